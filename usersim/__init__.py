@@ -1,0 +1,3 @@
+"""usersim: command line, plugin registry and configuration glue."""
+
+__version__ = "0.1.0"
