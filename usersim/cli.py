@@ -11,13 +11,8 @@ import click
 SUBCOMMANDS = [
     "cases.cli:validate",
     "cases.cli:cases",
-    "cases.cli:expand",
-    "cases.cli:decay",
     "graphs.cli:run",
     "graphs.cli:demo",
-    "graphs.cli:rescore",
-    "graphs.cli:explore",
-    "graphs.cli:promote",
     "sandbox.cli:tools",
     "personas.cli:persona",
     "judges.cli:judges",

@@ -1,0 +1,118 @@
+"""`usersim validate` and `usersim cases list`."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from cases.loader import case_files, load_case, load_cases
+from cases.yamlfile import FileProblems, Problem, read_yaml
+
+if importlib.util.find_spec("cases.cli_longctx") is not None:
+    from cases.cli_longctx import decay, expand  # noqa: F401  (registered by usersim.cli)
+
+
+def _kind(path: Path) -> str:
+    """case | persona | skill, from the file name, its folder and its keys."""
+    if path.name == "SKILL.md":
+        return "skill"
+    if "personas" in path.parts:
+        return "persona"
+    try:
+        data, _ = read_yaml(path)
+    except FileProblems:
+        return "case"
+    if isinstance(data, dict) and "identity" in data and "judging" not in data:
+        return "persona"
+    return "case"
+
+
+def _files(paths: tuple[str, ...]) -> list[Path]:
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if not p.exists():
+            raise click.BadParameter(f"no such file or directory: {p}", param_hint="PATH")
+        if p.is_file():
+            out.append(p)
+            continue
+        out.extend(f for f in case_files([p]))
+        out.extend(sorted(p.rglob("SKILL.md")))
+    return out
+
+
+def validate_file(path: Path) -> list[Problem]:
+    """Problems in one case, persona or skill file (empty when valid)."""
+    kind = _kind(path)
+    try:
+        if kind == "skill":
+            from sandbox.skills.loader import load_skill_file
+
+            load_skill_file(path)
+        elif kind == "persona":
+            from personas.loader import load_persona_file
+
+            load_persona_file(path)
+        else:
+            load_case(path)
+    except FileProblems as exc:
+        return exc.problems
+    return []
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+def validate(paths: tuple[str, ...]) -> None:
+    """Validate case, persona and SKILL.md files. Exit 0 when all are valid; otherwise print
+    `file:line: field: message` lines and exit 2."""
+    files = _files(paths)
+    problems: list[Problem] = []
+    for f in files:
+        problems.extend(validate_file(f))
+    for p in problems:
+        click.echo(str(p), err=False)
+    bad = len({p.file for p in problems})
+    click.echo(f"{len(files)} file(s) checked, {bad} with problems, {len(problems)} problem(s)", err=True)
+    sys.exit(2 if problems else 0)
+
+
+@click.group()
+def cases() -> None:
+    """Inspect the case library."""
+
+
+@cases.command("list")
+@click.argument("paths", nargs=-1)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+def list_cases(paths: tuple[str, ...], as_json: bool) -> None:
+    """List cases (default: the bundled library)."""
+    try:
+        found = load_cases(list(paths) or None)
+    except FileProblems as exc:
+        for p in exc.problems:
+            click.echo(str(p), err=True)
+        sys.exit(2)
+    rows = [
+        {
+            "id": c.id,
+            "dimension": c.dimension,
+            "category": c.category,
+            "mode": c.mode,
+            "scoring": c.scoring_label,
+            "difficulty": c.difficulty,
+            "title": c.title,
+            "persona": c.persona,
+            "long_context": c.long_context is not None,
+            "groups": c.skills.groups,
+        }
+        for c in found
+    ]
+    if as_json:
+        click.echo(json.dumps(rows, ensure_ascii=False, indent=1))
+        return
+    for r in rows:
+        click.echo(f"{r['id']:<12} {r['dimension']:<4} {r['mode']:<8} {r['scoring']:<18} {r['title']}")
+    click.echo(f"{len(rows)} case(s)", err=True)

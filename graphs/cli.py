@@ -1,0 +1,110 @@
+"""`usersim run`, `usersim demo`, `usersim rescore`, `usersim explore`, `usersim promote`."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import sys
+from pathlib import Path
+
+import click
+
+from cases.loader import load_cases
+from cases.yamlfile import FileProblems
+from graphs.record import RunRecord
+from graphs.runner import RunConfig, run_meta, run_trials
+from graphs.trials import plan_trials
+
+DEMO_CASES = ["B1-EI-01", "B1-CL-01", "B1-IF-01", "B1-MR-02", "C2-TD-04"]
+
+
+def _csv(value: str | None) -> list[str] | None:
+    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
+def _select(paths: tuple[str, ...], ids: tuple[str, ...]):
+    try:
+        found = load_cases(list(paths) or None)
+    except FileProblems as exc:
+        for p in exc.problems:
+            click.echo(str(p), err=True)
+        sys.exit(2)
+    if ids:
+        by_id = {c.id: c for c in found}
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            from usersim.registry import did_you_mean
+
+            hints = "; ".join(f"'{m}'.{did_you_mean(m, set(by_id))}" for m in missing)
+            raise click.BadParameter(f"unknown case id(s): {hints}", param_hint="--id")
+        found = [by_id[i] for i in ids]
+    if not found:
+        raise click.UsageError("no cases selected")
+    return found
+
+
+def print_outcome(records: list[RunRecord], out_dir: Path) -> None:
+    """A short table: one line per conversation, with the deciding reason."""
+    for r in records:
+        deciding = [v for v in r.verdicts if v.counts_toward_status]
+        worst = next((v for v in deciding if v.verdict in ("fail", "error")), None) or next(
+            (v for v in deciding if v.verdict in ("unjudged", "inconclusive")), None
+        )
+        why = f"{worst.judge}: {worst.reason}" if worst else (r.error or r.stop_detail or "")
+        score = "-" if r.score is None else f"{r.score:.2f}"
+        click.echo(f"{r.id:<40} {r.status:<9} score={score:<5} turns={r.turns:<3} {why[:110]}")
+    counts: dict[str, int] = {}
+    for r in records:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    click.echo(", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) + f"  ->  {out_dir}/report.html")
+
+
+def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
+    trials = plan_trials(cases, repeats=cfg.repeats, lengths=cfg.lengths, positions=cfg.positions, seed=cfg.seed)
+    meta = run_meta(cfg, out, [c.id for c in cases])
+    try:
+        return asyncio.run(run_trials(trials, cfg, out, meta))
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@click.command()
+@click.argument("paths", nargs=-1)
+@click.option("--id", "ids", multiple=True, help="Case id to run (repeatable). Default: all cases under PATHS.")
+@click.option("--agent", default="reference", show_default=True, help="Agent SPEC: reference, reference:window-N, openai:MODEL, python:mod:fn, http://...")
+@click.option("--simulator", default="rule", show_default=True, help="User simulator SPEC for organic cases: rule, openai:MODEL.")
+@click.option("--judge-model", default=None, help="LLM judge SPEC (openai:MODEL); without it LLM-judged criteria are unjudged.")
+@click.option("--repeats", default=1, show_default=True, type=click.IntRange(1), help="Runs per case variant (pass^k, flip rate).")
+@click.option("--length", "length", default=None, help="Long-context lengths, e.g. 4k,16k,32k (C5 cases).")
+@click.option("--position", "position", default=None, help="Key-info positions: beginning,middle,end (C5 cases).")
+@click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1), help="Conversations at once.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Run seed; per-conversation seeds derive from it.")
+@click.option("--resume", is_flag=True, help="Continue a run in --out, skipping conversations already stored.")
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Run directory.")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+def run(paths, ids, agent, simulator, judge_model, repeats, length, position, concurrency, seed, resume, out, no_progress):
+    """Run cases against an agent; writes OUT/results.jsonl, summary.json, report.html."""
+    for name, values, allowed in (("--length", _csv(length), {"4k", "16k", "32k"}),
+                                  ("--position", _csv(position), {"beginning", "middle", "end"})):
+        bad = [v for v in values or [] if v not in allowed]
+        if bad:
+            raise click.BadParameter(f"{bad} not in {sorted(allowed)}", param_hint=name)
+    cases = _select(paths, ids)
+    cfg = RunConfig(agent=agent, simulator=simulator, judge_model=judge_model, repeats=repeats,
+                    lengths=_csv(length), positions=_csv(position), concurrency=concurrency, resume=resume,
+                    seed=seed, progress=not no_progress)
+    records = _run(cases, cfg, out)
+    print_outcome(records, out)
+
+
+@click.command()
+@click.option("--out", "out", default=Path("runs/demo"), show_default=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--agent", default="reference", show_default=True, help="Agent SPEC.")
+def demo(out: Path, agent: str) -> None:
+    """The offline demo: seed cases against the reference agent, rule simulator and rule judges."""
+    if out.exists():
+        shutil.rmtree(out)
+    cases = _select((), tuple(DEMO_CASES))
+    cfg = RunConfig(agent=agent, simulator="rule", concurrency=4)
+    records = _run(cases, cfg, out)
+    print_outcome(records, out)

@@ -1,0 +1,295 @@
+"""Run trials concurrently through the conversation graph and commit each record as it finishes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from adapters.base import load_agent
+from cases.schema import Case
+from graphs.context import RunContext
+from graphs.conversation import graph
+from graphs.record import RunRecord, TranscriptMessage
+from graphs.store import RunStore
+from graphs.trials import Trial, plan_trials
+from judges.base import JudgeConfig
+from judges.verdict import combine_score, combine_status
+from usersim.secrets import redact
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunConfig:
+    """Everything `usersim run` was asked to do."""
+
+    agent: str = "reference"
+    simulator: str = "rule"
+    judge_model: str | None = None
+    repeats: int = 1
+    lengths: list[str] | None = None
+    positions: list[str] | None = None
+    concurrency: int = 4
+    resume: bool = False
+    seed: int = 0
+    max_tool_rounds: int = 8
+    extra_judges: list[str] = field(default_factory=list)
+    progress: bool = True
+
+
+def _transcript(messages: list[Any], turn_starts: list[int], history_len: int) -> list[TranscriptMessage]:
+    out = []
+    for i, m in enumerate(messages):
+        turn = 0 if i < history_len else sum(1 for s in turn_starts if s <= i)
+        out.append(
+            TranscriptMessage(
+                role=m.role,
+                content=redact(m.content),
+                tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in m.tool_calls] or None,
+                tool_call_id=m.tool_call_id,
+                name=m.name,
+                is_error=m.is_error if m.role == "tool" else None,
+                turn=turn,
+            )
+        )
+    return out
+
+
+def _count_tokens_fn():
+    from cases.tokens import count_tokens
+
+    return lambda msgs: count_tokens(msgs)
+
+
+async def run_trial(trial: Trial, cfg: RunConfig, run_id: str) -> RunRecord:
+    """One conversation start to finish. Harness failures become an `error` record, never a crash."""
+    from judges.select import select_judges
+    from sandbox.base import open_sandbox
+
+    case = trial.case
+    started = datetime.now(timezone.utc)
+    t0 = time.perf_counter()
+    agent = None
+    base: dict[str, Any] = dict(
+        id=trial.id,
+        run_id=run_id,
+        case_id=case.id,
+        dimension=case.dimension,
+        category=case.category,
+        difficulty=case.difficulty,
+        mode=case.mode,
+        scoring=case.scoring_label,
+        tags=case.tags,
+        variant=trial.variant,
+        seed=trial.seed,
+        agent=redact(cfg.agent),
+        simulator=redact(cfg.simulator) if case.mode == "organic" else None,
+        judge_model=redact(cfg.judge_model) if cfg.judge_model else None,
+        started_at=started.isoformat(timespec="seconds"),
+    )
+    try:
+        agent = load_agent(cfg.agent)
+        simulator = persona = None
+        if case.mode == "organic":
+            from personas.loader import resolve_persona
+            from simulator.base import load_simulator
+
+            persona = resolve_persona(case)
+            simulator = load_simulator(cfg.simulator)
+        ctx = RunContext(
+            case=case,
+            agent=agent,
+            sandbox=open_sandbox(case, seed=trial.seed, skills_on=trial.skills_on),
+            judges=select_judges(case, JudgeConfig(judge_model=cfg.judge_model, extra_judges=cfg.extra_judges)),
+            simulator=simulator,
+            persona=persona,
+            seed=trial.seed,
+            variant=trial.variant.model_dump(),
+            max_tool_rounds=cfg.max_tool_rounds,
+            count_tokens=_count_tokens_fn(),
+        )
+        max_turns = case.max_turns or len(case.input.script) + 1
+        final = await graph.ainvoke({}, context=ctx, config={"recursion_limit": 4 * max_turns + 20})
+    except Exception as exc:  # the harness itself failed for this trial: keep going with the others
+        log.exception("trial %s failed", trial.id)
+        return RunRecord(
+            **base,
+            status="error",
+            turns=0,
+            error=redact(f"{type(exc).__name__}: {exc}"),
+            system_config=_describe(agent),
+            duration_s=round(time.perf_counter() - t0, 3),
+        )
+    verdicts = final.get("verdicts", [])
+    for v in verdicts:
+        v.reason = redact(v.reason)
+    stop = final.get("stop")
+    history_len = len(case.input.history) if case.mode == "static" else 0
+    status = combine_status(verdicts)
+    if stop is not None and stop.reason in ("agent_error", "simulator_error") and status != "failed":
+        status = "error"
+    return RunRecord(
+        **base,
+        status=status,
+        score=combine_score(verdicts),
+        turns=final.get("turn", 0),
+        stop_reason=stop.reason if stop else None,
+        stop_detail=redact(stop.detail) if stop else "",
+        verdicts=verdicts,
+        transcript=_transcript(final.get("messages", []), final.get("turn_starts", []), history_len),
+        history_len=history_len,
+        tool_trace=final.get("tool_trace", []),
+        skill_events=final.get("skill_events", []),
+        usage=final.get("usage", {}),
+        context_tokens=final.get("context_tokens", []),
+        system_config=_describe(agent),
+        duration_s=round(time.perf_counter() - t0, 3),
+    )
+
+
+def _describe(agent: Any) -> dict[str, Any]:
+    if agent is None or not hasattr(agent, "describe"):
+        return {}
+    try:
+        return json.loads(redact(json.dumps(agent.describe(), ensure_ascii=False, default=str)))
+    except Exception as exc:
+        return {"describe_error": f"{type(exc).__name__}: {exc}"}
+
+
+def _check_resume(store: RunStore, meta: dict[str, Any]) -> None:
+    old = store.get_meta()
+    for key in ("agent", "simulator", "judge_model", "seed"):
+        if key in old and old[key] != meta[key]:
+            raise ValueError(
+                f"--resume: this run directory was run with {key}={old[key]!r}, not {meta[key]!r}; "
+                "use the same options or a new --out directory"
+            )
+
+
+async def run_trials(trials: list[Trial], cfg: RunConfig, out_dir: Path, meta: dict[str, Any]) -> list[RunRecord]:
+    """Run trials with bounded concurrency; each finished record is committed to SQLite and appended
+    to results.jsonl at once. With resume, trials already stored are skipped."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    store = RunStore(out_dir / "results.sqlite")
+    try:
+        if cfg.resume:
+            _check_resume(store, meta)
+            done = store.done_ids()
+        else:
+            if store.done_ids():
+                raise ValueError(
+                    f"{out_dir} already holds results; pass --resume to continue that run or choose a new --out"
+                )
+            done = set()
+        store.set_meta(meta)
+        todo = [(i, t) for i, t in enumerate(trials) if t.id not in done]
+        sem = asyncio.Semaphore(max(1, cfg.concurrency))
+        jsonl = (out_dir / "results.jsonl").open("a", encoding="utf-8")
+        progress = _Progress(len(todo), enabled=cfg.progress)
+
+        async def one(ordinal: int, trial: Trial) -> None:
+            async with sem:
+                record = await run_trial(trial, cfg, meta["run_id"])
+            store.put(record, ordinal)
+            jsonl.write(record.model_dump_json() + "\n")
+            jsonl.flush()
+            progress.advance(record)
+
+        try:
+            await asyncio.gather(*(one(i, t) for i, t in todo))
+        finally:
+            jsonl.close()
+            progress.close()
+        records = store.records()
+    finally:
+        store.close()
+    _write_outputs(out_dir, records, meta)
+    return records
+
+
+def _write_outputs(out_dir: Path, records: list[RunRecord], meta: dict[str, Any]) -> None:
+    """results.jsonl in plan order (rewritten from the store), summary.json and report.html."""
+    from reports.html import write_report
+    from reports.summary import build_summary
+
+    with (out_dir / "results.jsonl").open("w", encoding="utf-8") as f:
+        for r in records:
+            f.write(r.model_dump_json() + "\n")
+    summary = build_summary(records, meta)
+    (out_dir / "summary.json").write_text(json.dumps(summary, ensure_ascii=False, indent=2), encoding="utf-8")
+    write_report(out_dir / "report.html", records, summary)
+
+
+class _Progress:
+    """A rich progress bar on stderr (quiet when disabled or not a terminal)."""
+
+    def __init__(self, total: int, enabled: bool):
+        self._bar = None
+        if enabled and total:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._bar = Progress(
+                TextColumn("[bold]conversations"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("{task.fields[last]}"), TimeElapsedColumn(), transient=True,
+            )
+            self._bar.start()
+            self._task = self._bar.add_task("run", total=total, last="")
+
+    def advance(self, record: RunRecord) -> None:
+        if self._bar is not None:
+            self._bar.update(self._task, advance=1, last=f"{record.case_id}: {record.status}")
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+def run_meta(cfg: RunConfig, out_dir: Path, case_ids: list[str]) -> dict[str, Any]:
+    return {
+        "run_id": out_dir.name + "-" + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S"),
+        "agent": redact(cfg.agent),
+        "simulator": redact(cfg.simulator),
+        "judge_model": redact(cfg.judge_model) if cfg.judge_model else None,
+        "seed": cfg.seed,
+        "repeats": cfg.repeats,
+        "lengths": cfg.lengths,
+        "positions": cfg.positions,
+        "case_ids": case_ids,
+        "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+async def run_cases(
+    cases: list[Case],
+    *,
+    agent: str,
+    out_dir: str | Path,
+    simulator: str = "rule",
+    judge_model: str | None = None,
+    concurrency: int = 4,
+    repeats: int = 1,
+    resume: bool = False,
+    seed: int = 0,
+    lengths: list[str] | None = None,
+    positions: list[str] | None = None,
+    progress: bool = False,
+) -> list[RunRecord]:
+    """Library entry point: plan, run and store; returns every record of the run directory."""
+    cfg = RunConfig(
+        agent=agent, simulator=simulator, judge_model=judge_model, repeats=repeats, lengths=lengths,
+        positions=positions, concurrency=concurrency, resume=resume, seed=seed, progress=progress,
+    )
+    out = Path(out_dir)
+    trials = plan_trials(cases, repeats=repeats, lengths=lengths, positions=positions, seed=seed)
+    meta = run_meta(cfg, out, [c.id for c in cases])
+    if resume:
+        old = RunStore(out / "results.sqlite")
+        meta["run_id"] = old.get_meta().get("run_id", meta["run_id"])
+        old.close()
+    return await run_trials(trials, cfg, out, meta)
