@@ -163,6 +163,11 @@ class KeyInfo(Strict):
     fact: str = Field(description="The key fact, e.g. 对海鲜过敏.")
     keywords: list[str] = Field(default_factory=list, description="Words that identify the fact (for filler checks).")
     turn: int = Field(description="Index into input.history of the message that carries it.")
+    position: Position | None = Field(
+        default=None,
+        description="This fact's own position when the case scatters facts (used when no position is "
+        "requested); null = the length's position.",
+    )
 
 
 class GradientSpec(Strict):
