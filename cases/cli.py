@@ -72,8 +72,8 @@ def validate(paths: tuple[str, ...]) -> None:
     problems: list[Problem] = []
     for f in files:
         problems.extend(validate_file(f))
-    for p in problems:
-        click.echo(str(p), err=False)
+    for p in sorted(problems, key=lambda p: (p.file, p.line)):
+        click.echo(str(p))
     bad = len({p.file for p in problems})
     click.echo(f"{len(files)} file(s) checked, {bad} with problems, {len(problems)} problem(s)", err=True)
     sys.exit(2 if problems else 0)

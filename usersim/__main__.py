@@ -1,0 +1,3 @@
+from usersim.cli import main
+
+main()
