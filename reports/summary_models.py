@@ -1,0 +1,200 @@
+"""The typed shape of summary.json (the machine-readable report beside report.html).
+
+Every number the HTML report shows comes from these models, so a user can script against
+summary.json and see the same figures. Rates are fractions 0..1 (not percents).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SUMMARY_SCHEMA_VERSION = 1
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Rate(Strict):
+    """Status counts and pass rate of a set of conversations.
+
+    `pass_rate` is passed / (passed + failed): `error` and `unjudged` conversations decided
+    nothing, so they are counted beside the rate instead of silently passing or failing.
+    """
+
+    records: int = Field(default=0, description="Conversations in the set.")
+    passed: int = Field(default=0, description="Status passed.")
+    failed: int = Field(default=0, description="Status failed.")
+    error: int = Field(default=0, description="Status error (harness or judge error).")
+    unjudged: int = Field(default=0, description="Status unjudged (e.g. needs an LLM judge).")
+    pass_rate: float | None = Field(default=None, description="passed / (passed + failed); null if none decided.")
+    mean_score: float | None = Field(default=None, description="Mean of the non-null record scores.")
+
+
+class RepeatGroup(Strict):
+    """The repeats of one case variant (same case and variant except `repeat`)."""
+
+    key: str = Field(description="case_id|variant key without the repeat index.")
+    case_id: str = Field(description="Case id.")
+    k: int = Field(description="Number of repeats run.")
+    passed: int = Field(description="Repeats that passed.")
+    failed: int = Field(description="Repeats that failed.")
+    pass_all: bool = Field(description="pass^k: every one of the k repeats passed.")
+    pass_any: bool = Field(description="pass@k: at least one repeat passed.")
+    flip: bool = Field(description="The repeats disagree: some passed and some failed.")
+
+
+class RepeatStats(Strict):
+    """Consistency across repeats (tau-bench pass^k) and flip rate."""
+
+    groups: int = Field(default=0, description="Case variants that ran more than once.")
+    pass_hat_k: float | None = Field(default=None, description="Share of repeated variants whose repeats all passed.")
+    pass_at_k: float | None = Field(default=None, description="Share of repeated variants with at least one pass.")
+    flip_rate: float | None = Field(default=None, description="Share of repeated variants whose repeats disagree.")
+    pass_hat_k_curve: dict[int, float] = Field(
+        default_factory=dict,
+        description="k -> mean over variants with n >= k repeats of C(c,k)/C(n,k) (c passes of n).",
+    )
+    flips: list[RepeatGroup] = Field(default_factory=list, description="The variants that flipped.")
+    details: list[RepeatGroup] = Field(default_factory=list, description="Every repeated variant.")
+
+
+class SkillCase(Strict):
+    """One case run in Group A (skills off) and Group B (skills on), seed 002."""
+
+    case_id: str = Field(description="Case id.")
+    dimension: str = Field(description="Sub-dimension row key, e.g. B1-CL.")
+    rate_a: float | None = Field(default=None, description="Group A pass rate over the case's repeats.")
+    rate_b: float | None = Field(default=None, description="Group B pass rate over the case's repeats.")
+    delta: float | None = Field(default=None, description="skill_impact_delta = rate_b - rate_a.")
+    skill_triggered_b: bool = Field(default=False, description="A skill was loaded in some Group B conversation.")
+    b_failures_skill_triggered: bool = Field(
+        default=False, description="Every failing Group B conversation had loaded a skill (failure caused by a trigger)."
+    )
+    diagnosis: Literal["ok", "agent", "skill", "incomplete"] = Field(
+        description="Seed 002 失败定性: ok; agent = Group A failed (model/prompt); skill = only B failed "
+        "(fix the skill); incomplete = a group did not run or decided nothing."
+    )
+    excluded: bool = Field(default=False, description="Case carries the exempt_from_delta tag: not in any delta.")
+    override: bool = Field(default=False, description="Tagged [skill-trigger-override] (exempted drop, for review).")
+
+
+class SkillDimension(Strict):
+    """skill_impact_delta of one sub-dimension with the seed's thresholds and exemptions."""
+
+    dimension: str = Field(description="Row key, e.g. B1-CL (dimension-category).")
+    cases: int = Field(description="Paired cases counted (excluded cases left out).")
+    rate_a: float | None = Field(default=None, description="Mean Group A pass rate of the cases.")
+    rate_b: float | None = Field(default=None, description="Mean Group B pass rate of the cases.")
+    delta: float | None = Field(default=None, description="rate_b - rate_a.")
+    group_a_bar_met: bool | None = Field(default=None, description="Group A pass rate >= 70% (the seed's floor).")
+    target: float = Field(description="Summary target: delta >= this (0, or -0.10 for B1 CL/IF).")
+    target_met: bool | None = Field(default=None, description="delta >= target.")
+    exemption_limit: float | None = Field(
+        default=None, description="Largest drop the seed exempts (B1 CL 0.10 with a skill trigger, IF 0.05)."
+    )
+    exempt: bool = Field(default=False, description="The drop is within the exemption (not a skill regression).")
+    red_line: bool = Field(default=False, description="delta < -0.15: the skill must be fixed before release.")
+    verdict: Literal["pass", "exempt", "fail", "red_line", "incomplete"] = Field(description="Row outcome.")
+    note: str = Field(default="", description="Why the row got its verdict.")
+
+
+class SkillImpact(Strict):
+    """Group A/B comparison (seed 002 双组评测)."""
+
+    cases: list[SkillCase] = Field(default_factory=list, description="Per paired case.")
+    dimensions: list[SkillDimension] = Field(default_factory=list, description="Per sub-dimension.")
+    by_dimension: dict[str, float | None] = Field(
+        default_factory=dict, description="Top-level dimension (B1, C1 ..) -> mean delta of its paired cases."
+    )
+    overrides: list[str] = Field(default_factory=list, description="Case ids tagged [skill-trigger-override].")
+    red_line_dimensions: list[str] = Field(default_factory=list, description="Sub-dimensions with delta < -15%.")
+    excluded_cases: list[str] = Field(default_factory=list, description="Cases tagged exempt_from_delta.")
+    skill_negative_rate: float | None = Field(
+        default=None, description="Share of paired cases worse in B, leaving out [skill-trigger-override] cases."
+    )
+
+
+class CaseGradient(Strict):
+    """One long-context case across lengths and positions (seed 000)."""
+
+    case_id: str = Field(description="Case id.")
+    by_length: dict[str, float | None] = Field(description="4k/16k/32k -> mean score.")
+    by_position: dict[str, float | None] = Field(description="beginning/middle/end -> mean score.")
+    degradation_rate: float | None = Field(default=None, description="(short - long) / short; lower is better.")
+
+
+class LongContext(Strict):
+    """Gradient curves, degradation_rate and the lost-in-the-middle table."""
+
+    by_length: dict[str, float | None] = Field(default_factory=dict, description="Length -> mean score (all cases).")
+    degradation_rate: float | None = Field(default=None, description="(short - long) / short over all cases.")
+    by_position: dict[str, float | None] = Field(default_factory=dict, description="Position -> mean score.")
+    by_length_position: dict[str, dict[str, float | None]] = Field(
+        default_factory=dict, description="Length -> position -> mean score."
+    )
+    middle_drop: float | None = Field(
+        default=None, description="beginning - middle mean score (the seed's lost-in-the-middle figure)."
+    )
+    cases: list[CaseGradient] = Field(default_factory=list, description="Per case.")
+
+
+class TurnTokens(Strict):
+    """Agent context size at one user turn, across conversations."""
+
+    turn: int = Field(description="1-based user turn.")
+    conversations: int = Field(description="Conversations that reached this turn.")
+    mean_tokens: float = Field(description="Mean prompt tokens the agent saw.")
+    max_tokens: int = Field(description="Largest context at this turn.")
+
+
+class UsageTotal(Strict):
+    """Model usage of one role summed over the run."""
+
+    calls: int = Field(default=0, description="Model calls.")
+    prompt_tokens: int = Field(default=0, description="Prompt tokens.")
+    completion_tokens: int = Field(default=0, description="Completion tokens.")
+    cached_calls: int = Field(default=0, description="Calls answered from the LLM cache.")
+    cost_usd: float = Field(default=0.0, description="Estimated cost.")
+
+
+class ReasonCount(Strict):
+    """How often one judge gave one reason."""
+
+    judge: str = Field(description="Judge name.")
+    reason: str = Field(description="The verdict reason.")
+    verdicts: int = Field(description="Verdicts with this judge and reason.")
+    records: list[str] = Field(description="Record ids concerned.")
+
+
+class RedLineHit(Strict):
+    """A failed conversation of a case tagged red_line."""
+
+    record_id: str = Field(description="Record id.")
+    case_id: str = Field(description="Case id.")
+    status: str = Field(description="Record status.")
+
+
+class Summary(Strict):
+    """summary.json."""
+
+    schema_version: int = Field(default=SUMMARY_SCHEMA_VERSION, description="Summary format version.")
+    meta: dict[str, Any] = Field(default_factory=dict, description="Run meta (secrets redacted).")
+    totals: Rate = Field(description="All conversations.")
+    by_dimension: dict[str, Rate] = Field(default_factory=dict, description="Dimension -> rate.")
+    by_dimension_difficulty: dict[str, dict[str, Rate]] = Field(
+        default_factory=dict, description="Dimension -> difficulty -> rate."
+    )
+    by_category: dict[str, Rate] = Field(default_factory=dict, description="dimension-category (B1-CL) -> rate.")
+    repeats: RepeatStats = Field(default_factory=RepeatStats, description="pass^k and flip rate.")
+    skill_impact: SkillImpact = Field(default_factory=SkillImpact, description="Group A/B skill_impact_delta.")
+    red_line_hits: list[RedLineHit] = Field(default_factory=list, description="Failed records of red_line cases.")
+    long_context: LongContext = Field(default_factory=LongContext, description="Gradients and positions.")
+    decay: dict[str, Any] | None = Field(default=None, description="DIR/decay.json as written by the decay sweep.")
+    token_growth: list[TurnTokens] = Field(default_factory=list, description="Context tokens per user turn.")
+    stop_reasons: dict[str, int] = Field(default_factory=dict, description="Stop reason -> conversations.")
+    usage: dict[str, UsageTotal] = Field(default_factory=dict, description="Role -> usage, plus 'total'.")
+    unjudged: list[ReasonCount] = Field(default_factory=list, description="Unjudged verdicts by judge and reason.")
+    errors: list[ReasonCount] = Field(default_factory=list, description="Error verdicts and harness errors.")
