@@ -77,7 +77,10 @@ class Persona(Strict):
     """A simulated user."""
 
     schema_version: int = Field(default=PERSONA_SCHEMA_VERSION, description="Persona file format version.")
-    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_\-]*$", description="Unique persona id (file name stem).")
+    id: str = Field(
+        pattern=r"^[a-z0-9][a-z0-9_\-]*(~v[0-9]+)?$",
+        description="Unique persona id (file name stem); generated variants add `~v<k>`.",
+    )
     name: str = Field(description="Display name.")
     language: Literal["zh", "en"] = Field(default="zh", description="Language the user writes in.")
     identity: str = Field(description="Who the user is: background, situation.")
@@ -86,7 +89,11 @@ class Persona(Strict):
     goal: Goal = Field(description="What the user wants.")
     known_info: list[Fact] = Field(default_factory=list, description="Facts the user can give when asked.")
     unknown_info: list[str] = Field(
-        default_factory=list, description="Things the user does not know and must never invent."
+        default_factory=list,
+        description=(
+            "Things the user does not know and must never invent, as `topic` or `topic: hidden truth`. "
+            "They never reach the simulator's prompt; the fidelity judge flags user turns that contain them."
+        ),
     )
     reveal_policy: Literal["all_at_once", "when_asked", "gradually"] = Field(
         default="when_asked", description="How known facts come out."
@@ -95,3 +102,6 @@ class Persona(Strict):
     stop_rules: StopRules = Field(default_factory=StopRules, description="When to stop or give up.")
     max_turns: int | None = Field(default=None, ge=1, description="Default max user turns.")
     tags: list[str] = Field(default_factory=list, description="Domain and style tags.")
+    variation: dict[str, Any] = Field(
+        default_factory=dict, description="Axis levels of a generated variant (personas.variation.vary)."
+    )

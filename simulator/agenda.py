@@ -1,0 +1,148 @@
+"""The rule simulator's agenda: what the user knows, has said, still wants, and what to do next.
+
+ConvLab-style: the user starts with a stack of goals (the required deliverables, top = next to
+ask for) and a queue of facts to give. Each agent reply is observed (questions asked, items
+delivered, constraint breaches), scripted events fire at their turn, and `decide` produces the
+acts of the next user turn. Nothing here is random; wording is chosen later in phrasing.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from personas.schema import Event, Persona
+from simulator.phrasing import Act
+from simulator.signals import Violation, constraint_violations, delivered_items
+from simulator.slots import asked_slots, asks_anything
+
+# Consecutive unhelpful agent turns tolerated when stop_rules.patience_turns is not set.
+PATIENCE_BY_TRAIT = {"low": 2, "medium": 3, "high": 5}
+# How many questions the user answers in one turn, by cooperativeness.
+ANSWERS_BY_TRAIT = {"low": 1, "medium": 2, "high": 99}
+
+
+@dataclass
+class Observation:
+    """What one agent reply did, as the user perceives it."""
+
+    asked: list[str]
+    asked_unnamed: bool
+    delivered: dict[str, str]
+    violations: list[Violation]
+    helpful: bool
+
+
+@dataclass
+class Agenda:
+    """The user's state between turns."""
+
+    persona: Persona
+    facts: dict[str, str] = field(default_factory=dict)
+    revealed: set[str] = field(default_factory=set)
+    answered_unknown: set[str] = field(default_factory=set)
+    delivered: dict[str, int] = field(default_factory=dict)
+    constraints: dict = field(default_factory=dict)
+    unhelpful: int = 0
+
+    @classmethod
+    def start(cls, persona: Persona) -> "Agenda":
+        facts: dict[str, str] = {}
+        for fact in persona.known_info:
+            facts.setdefault(fact.slot, fact.value)  # the first value of a slot is the starting one
+        return cls(persona=persona, facts=facts, constraints=dict(persona.goal.constraints))
+
+    @property
+    def pending(self) -> list[str]:
+        """The request stack: required items not delivered yet, next one first."""
+        return [item for item in self.persona.goal.required if item not in self.delivered]
+
+    @property
+    def patience(self) -> int:
+        rules = self.persona.stop_rules.patience_turns
+        return rules if rules is not None else PATIENCE_BY_TRAIT[self.persona.traits.patience]
+
+    def unrevealed(self) -> list[str]:
+        return [slot for slot in self.facts if slot not in self.revealed]
+
+    def observe(self, agent_text: str, turn: int) -> Observation:
+        """Update the agenda with one agent reply (deliveries, patience)."""
+        asked = asked_slots(agent_text)
+        violations = constraint_violations(self.constraints, agent_text)
+        new = {}
+        if not violations:  # a rejected proposal delivers nothing
+            new = {k: v for k, v in delivered_items(self.persona.goal, agent_text).items() if k not in self.delivered}
+            for item in new:
+                self.delivered[item] = turn
+        fresh_question = any(s not in self.revealed and s not in self.answered_unknown for s in asked)
+        unnamed = not asked and asks_anything(agent_text)
+        helpful = bool(new) or fresh_question or (unnamed and not violations)
+        self.unhelpful = 0 if helpful and not violations else self.unhelpful + 1
+        return Observation(asked, unnamed, new, violations, helpful and not violations)
+
+    def apply_event(self, event: Event) -> Act:
+        """Fire one scripted event: change the facts / constraints and say so."""
+        if event.kind in ("change_fact", "change_mind") and event.slot and event.value is not None:
+            self.facts[event.slot] = event.value
+            self.revealed.add(event.slot)
+            return Act(event.kind, slot=event.slot, value=event.value, text=event.text)
+        if event.kind == "add_constraint" and event.slot:
+            self._add_constraint(event.slot, event.value)
+            return Act("add_constraint", slot=event.slot, value=event.value, text=event.text or event.value)
+        return Act(event.kind, text=event.text)
+
+    def _add_constraint(self, key: str, value: str | None) -> None:
+        if key == "exclude":
+            self.constraints["exclude"] = list(self.constraints.get("exclude", [])) + [value]
+        else:
+            self.constraints[key] = float(value) if value is not None else None
+
+
+Decision = tuple[list[Act], Literal["goal_met", "gave_up"] | None]
+
+
+def answer_acts(agenda: Agenda, slots: list[str], limit: int) -> list[Act]:
+    """Answers to the agent's questions: known facts, repeats, or honest 'not sure'."""
+    acts: list[Act] = []
+    hedge = agenda.persona.traits.clarity == "low"  # vague users hedge their first answer of a turn
+    for slot in slots[:limit]:
+        if slot in agenda.facts:
+            value = agenda.facts[slot]
+            if slot in agenda.revealed:
+                acts.append(Act("repeat", slot=slot, value=value))
+            else:
+                acts.append(Act("answer", slot=slot, value=value, hedged=hedge))
+                hedge = False
+                agenda.revealed.add(slot)
+        else:  # never invent what the persona does not know
+            acts.append(Act("unknown", slot=slot))
+            agenda.answered_unknown.add(slot)
+    return acts
+
+
+def decide(agenda: Agenda, obs: Observation, events: list[Event]) -> Decision:
+    """The acts of the next user turn (after turn 1) and whether the user stops."""
+    persona = agenda.persona
+    acts = [agenda.apply_event(e) for e in events]
+    hesitating = any(e.kind == "hesitate" for e in events)
+    if obs.violations:
+        v = obs.violations[0]
+        acts.append(Act("reject", slot=v.constraint, found=v.found, limit=v.limit))
+    acts += answer_acts(agenda, obs.asked, ANSWERS_BY_TRAIT[persona.traits.cooperativeness])
+    if obs.asked_unnamed and not obs.violations:
+        acts.append(Act("generic"))
+    if persona.reveal_policy in ("gradually", "all_at_once"):
+        extra = agenda.unrevealed()[: 1 if persona.reveal_policy == "gradually" else None]
+        for slot in extra:
+            acts.append(Act("volunteer", slot=slot, value=agenda.facts[slot]))
+            agenda.revealed.add(slot)
+    if not agenda.pending and persona.stop_rules.stop_when_goal_met and not obs.violations and not hesitating:
+        return [Act("goal_met")], "goal_met"
+    if agenda.unhelpful >= agenda.patience:
+        return [Act("give_up")], "gave_up"
+    stalled = not obs.asked and not obs.asked_unnamed
+    if stalled and agenda.pending and not obs.violations:
+        acts.append(Act("continue", item=agenda.pending[0]))
+    if not acts:
+        acts.append(Act("ack"))
+    return acts, None
