@@ -188,6 +188,17 @@ class LongContextSpec(Strict):
     key_info: list[KeyInfo] = Field(default_factory=list, description="Key facts and the history turns carrying them.")
 
 
+class PromotedFrom(Strict):
+    """Where a promoted regression case came from."""
+
+    run_id: str = Field(description="Run the record belongs to.")
+    record_id: str = Field(description="Record id in that run.")
+    case_id: str = Field(description="The original case.")
+    agent: str = Field(description="Agent SPEC that produced the transcript.")
+    simulator: str | None = Field(default=None, description="Simulator SPEC (organic source).")
+    status: str = Field(description="The record's status when promoted.")
+
+
 class Case(Strict):
     """One test case: a static replay or an organic (simulated-user) conversation."""
 
@@ -219,6 +230,13 @@ class Case(Strict):
     # --- what only the judges see ------------------------------------------------------------
     judging: Judging = Field(description="Expected behaviour, criteria, scoring and checks.")
     notes: str | None = Field(default=None, description="备注 from the seed.")
+    promoted_from: PromotedFrom | None = Field(
+        default=None, description="Set on regression cases promoted from a run record (`usersim promote`)."
+    )
+    reference_transcript: list[Message] = Field(
+        default_factory=list,
+        description="The recorded conversation a promoted case came from; replays are compared to it (divergence).",
+    )
 
     @field_validator("difficulty", mode="before")
     @classmethod

@@ -108,3 +108,61 @@ def demo(out: Path, agent: str) -> None:
     cfg = RunConfig(agent=agent, simulator="rule", concurrency=4)
     records = _run(cases, cfg, out)
     print_outcome(records, out)
+
+
+@click.command()
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--judge-model", default=None, help="LLM judge SPEC for LLM-judged criteria.")
+@click.option("--out", "out", default=None, type=click.Path(file_okay=False, path_type=Path), help="Write here instead of in place.")
+def rescore(run_dir: Path, judge_model: str | None, out: Path | None) -> None:
+    """Re-judge the stored transcripts of RUN_DIR without re-running any conversation."""
+    from graphs.rescore import rescore_run
+    from judges.base import JudgeConfig
+
+    try:
+        records = asyncio.run(rescore_run(run_dir, JudgeConfig(judge_model=judge_model), out))
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    print_outcome(records, out or run_dir)
+
+
+@click.command()
+@click.argument("paths", nargs=-1)
+@click.option("--id", "ids", multiple=True, help="Organic case id (repeatable). Default: all organic cases.")
+@click.option("--agent", default="reference", show_default=True, help="Agent SPEC.")
+@click.option("--simulator", default="rule", show_default=True, help="User simulator SPEC.")
+@click.option("--judge-model", default=None, help="LLM judge SPEC.")
+@click.option("--n", "n", default=8, show_default=True, type=click.IntRange(1), help="Persona variants per case.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Exploration seed.")
+@click.option("--branch-at", default=None, type=click.IntRange(1), help="Branch each conversation at this user turn.")
+@click.option("--branches", default=0, show_default=True, type=click.IntRange(0), help="Continuations per branch point.")
+@click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1))
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path))
+def explore(paths, ids, agent, simulator, judge_model, n, seed, branch_at, branches, concurrency, out):
+    """Persona variants x seeds on organic cases; failures clustered by judge reasons (OUT/clusters.json)."""
+    from graphs.explore import explore as run_explore
+
+    cases = [c for c in _select(paths, ids) if c.mode == "organic"]
+    cfg = RunConfig(agent=agent, simulator=simulator, judge_model=judge_model, concurrency=concurrency, seed=seed)
+    try:
+        records, clusters = asyncio.run(run_explore(cases, cfg, out, n=n, branch_at=branch_at, branches=branches))
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    print_outcome(records, out)
+    for c in clusters[:10]:
+        click.echo(f"[{c['count']:>3}] {c['judge']}: {c['example_reason'][:100]}  e.g. {c['records'][0]}")
+
+
+@click.command()
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("record_id")
+@click.option("--to", "to", required=True, type=click.Path(file_okay=False, path_type=Path), help="Folder for the new case file.")
+def promote(run_dir: Path, record_id: str, to: Path) -> None:
+    """Turn RECORD_ID of RUN_DIR into a static regression case that replays its user turns."""
+    from graphs.promote import promote as do_promote
+
+    try:
+        path = do_promote(run_dir, record_id, to)
+    except (ValueError, KeyError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(str(path))

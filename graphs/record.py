@@ -74,6 +74,9 @@ class RunRecord(Strict):
     simulator: str | None = Field(default=None, description="Simulator SPEC (organic).")
     judge_model: str | None = Field(default=None, description="Judge model SPEC or null.")
     system_config: dict[str, Any] = Field(default_factory=dict, description="Agent configuration under test.")
+    branch: dict[str, Any] | None = Field(
+        default=None, description="For branched continuations: {parent_id, at_turn, index}."
+    )
     error: str | None = Field(default=None, description="Harness error, if the conversation could not run.")
     started_at: str = Field(description="UTC ISO time the conversation started.")
     duration_s: float = Field(description="Wall time in seconds.")

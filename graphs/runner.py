@@ -92,15 +92,18 @@ async def run_trial(trial: Trial, cfg: RunConfig, run_id: str) -> RunRecord:
         simulator=redact(cfg.simulator) if case.mode == "organic" else None,
         judge_model=redact(cfg.judge_model) if cfg.judge_model else None,
         started_at=started.isoformat(timespec="seconds"),
+        branch=trial.branch,
     )
     try:
         agent = load_agent(cfg.agent)
         simulator = persona = None
-        if case.mode == "organic":
+        if case.persona:  # organic cases, and regression cases promoted from them (judges read the goal)
             from personas.loader import resolve_persona
+
+            persona = trial.persona or resolve_persona(case)
+        if case.mode == "organic":
             from simulator.base import load_simulator
 
-            persona = resolve_persona(case)
             simulator = load_simulator(cfg.simulator)
         ctx = RunContext(
             case=case,
@@ -115,7 +118,7 @@ async def run_trial(trial: Trial, cfg: RunConfig, run_id: str) -> RunRecord:
             count_tokens=_count_tokens_fn(),
         )
         max_turns = case.max_turns or len(case.input.script) + 1
-        final = await graph.ainvoke({}, context=ctx, config={"recursion_limit": 4 * max_turns + 20})
+        final = await graph.ainvoke(dict(trial.initial_state or {}), context=ctx, config={"recursion_limit": 4 * max_turns + 20})
     except Exception as exc:  # the harness itself failed for this trial: keep going with the others
         log.exception("trial %s failed", trial.id)
         return RunRecord(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from typing import Any
 
 from cases.schema import LENGTH_TOKENS, Case
 from graphs.record import Variant
@@ -18,6 +19,9 @@ class Trial:
     variant: Variant
     seed: int
     skills_on: bool | None  # None = the case's own skill config
+    persona: Any = None  # a Persona variant (exploration); None = the case's persona
+    initial_state: dict[str, Any] | None = None  # start from a checkpoint (branching), else from scratch
+    branch: dict[str, Any] | None = None  # {parent_id, at_turn, index} for branched continuations
 
 
 def derive_seed(run_seed: int, trial_id: str) -> int:
