@@ -8,7 +8,8 @@ Group A runs a case with skills off, Group B with its active skills on. Per sub-
   the cases behind an exempted drop are tagged [skill-trigger-override] for skill designers
   to review, and do not count toward skill_negative_rate;
 - red line: any sub-dimension with delta < -15% means the skill must be fixed before release.
-Cases tagged `exempt_from_delta` (case file `skills.exempt_from_delta`) are left out entirely.
+The exemptions follow the sub-dimension (B1 CL / IF), exactly the cases whose files set
+`skills.exempt_from_delta`; so the report needs no extra tag on the record.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from graphs.record import RunRecord
 from reports.long_context import mean
 from reports.summary_models import SkillCase, SkillDimension, SkillImpact
 
-EXEMPT_TAG = "exempt_from_delta"
 OVERRIDE_TAG = "[skill-trigger-override]"
 GROUP_A_BAR = 0.70
 RED_LINE = -0.15
@@ -85,7 +85,6 @@ def _case(case_id: str, a: list[RunRecord], b: list[RunRecord]) -> SkillCase:
         skill_triggered_b=any(_triggered(r) for r in b),
         b_failures_skill_triggered=bool(b_failed) and all(_triggered(r) for r in b_failed),
         diagnosis=diagnosis,
-        excluded=EXEMPT_TAG in first.tags,
     )
 
 
@@ -94,7 +93,7 @@ def _pct(x: float) -> str:
 
 
 def _dimension(key: str, rule: DeltaRule, cases: list[SkillCase], rate_a_floor: float) -> SkillDimension:
-    counted = [c for c in cases if not c.excluded and c.delta is not None]
+    counted = [c for c in cases if c.delta is not None]
     if not counted:
         return SkillDimension(
             dimension=key, cases=0, target=rule.target, exemption_limit=rule.exemption_limit,
@@ -181,10 +180,10 @@ def skill_impact(records: list[RunRecord]) -> SkillImpact:
         dimensions.append(row)
         if row.exempt:
             for c in by_key[key]:
-                if not c.excluded and (c.delta or 0) < 0:
+                if (c.delta or 0) < 0:
                     c.override = True
 
-    counted = [c for c in cases if not c.excluded and c.delta is not None]
+    counted = [c for c in cases if c.delta is not None]
     negative = [c for c in counted if (c.delta or 0) < 0 and not c.override]
     tops: dict[str, list[SkillCase]] = defaultdict(list)
     for c in counted:
@@ -195,6 +194,5 @@ def skill_impact(records: list[RunRecord]) -> SkillImpact:
         by_dimension={d: mean(c.delta for c in cs) for d, cs in sorted(tops.items())},
         overrides=[c.case_id for c in cases if c.override],
         red_line_dimensions=[d.dimension for d in dimensions if d.red_line],
-        excluded_cases=[c.case_id for c in cases if c.excluded],
         skill_negative_rate=round(len(negative) / len(counted), 4) if counted else None,
     )

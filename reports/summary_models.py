@@ -77,7 +77,6 @@ class SkillCase(Strict):
         description="Seed 002 失败定性: ok; agent = Group A failed (model/prompt); skill = only B failed "
         "(fix the skill); incomplete = a group did not run or decided nothing."
     )
-    excluded: bool = Field(default=False, description="Case carries the exempt_from_delta tag: not in any delta.")
     override: bool = Field(default=False, description="Tagged [skill-trigger-override] (exempted drop, for review).")
 
 
@@ -85,7 +84,7 @@ class SkillDimension(Strict):
     """skill_impact_delta of one sub-dimension with the seed's thresholds and exemptions."""
 
     dimension: str = Field(description="Row key, e.g. B1-CL (dimension-category).")
-    cases: int = Field(description="Paired cases counted (excluded cases left out).")
+    cases: int = Field(description="Cases that ran and were decided in both groups.")
     rate_a: float | None = Field(default=None, description="Mean Group A pass rate of the cases.")
     rate_b: float | None = Field(default=None, description="Mean Group B pass rate of the cases.")
     delta: float | None = Field(default=None, description="rate_b - rate_a.")
@@ -111,7 +110,6 @@ class SkillImpact(Strict):
     )
     overrides: list[str] = Field(default_factory=list, description="Case ids tagged [skill-trigger-override].")
     red_line_dimensions: list[str] = Field(default_factory=list, description="Sub-dimensions with delta < -15%.")
-    excluded_cases: list[str] = Field(default_factory=list, description="Cases tagged exempt_from_delta.")
     skill_negative_rate: float | None = Field(
         default=None, description="Share of paired cases worse in B, leaving out [skill-trigger-override] cases."
     )

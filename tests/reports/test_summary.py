@@ -68,8 +68,6 @@ def test_skill_impact_delta_thresholds_exemptions_and_red_line():
     # CL: 10 cases, one B failure caused by a skill trigger -> -10%, within the CL exemption
     for i in range(1, 11):
         recs += _ab(f"B1-CL-{i:02d}", "passed", "failed" if i == 1 else "passed", triggered=i == 1)
-    # an exempt_from_delta case that got worse would push CL past the red line if counted
-    recs += _ab("B1-CL-99", "passed", "failed", tags=["exempt_from_delta"])
     # IF: -10% is within the summary target but beyond IF's 5% exemption
     for i in range(1, 11):
         recs += _ab(f"B1-IF-{i:02d}", "passed", "failed" if i == 1 else "passed")
@@ -80,7 +78,6 @@ def test_skill_impact_delta_thresholds_exemptions_and_red_line():
     assert (cl.cases, cl.delta, cl.verdict, cl.exempt, cl.target_met) == (10, -0.1, "exempt", True, True)
     assert "[skill-trigger-override]" in cl.note
     assert si.overrides == ["B1-CL-01"]
-    assert si.excluded_cases == ["B1-CL-99"]
 
     iff = rows["B1-IF"]
     assert (iff.delta, iff.verdict, iff.exempt, iff.target_met) == (-0.1, "fail", False, True)
@@ -105,6 +102,16 @@ def test_cl_drop_without_a_skill_trigger_is_not_exempt():
     row = summarize(recs, {}).skill_impact.dimensions[0]
     assert (row.verdict, row.exempt) == ("fail", False)
     assert "Skill 未触发但仍未澄清" in row.note
+
+
+def test_cl_drop_beyond_the_red_line_is_not_exempt_even_with_a_trigger():
+    recs = []
+    for i in range(1, 6):
+        recs += _ab(f"B1-CL-{i:02d}", "passed", "failed" if i == 1 else "passed", triggered=True)
+    si = summarize(recs, {}).skill_impact
+    row = si.dimensions[0]
+    assert (row.delta, row.verdict, row.exempt, row.red_line) == (-0.2, "red_line", False, True)
+    assert si.overrides == [] and si.skill_negative_rate == 0.2
 
 
 def test_group_a_below_floor_is_diagnosed_as_agent_problem():
