@@ -1,0 +1,152 @@
+"""End to end through the CLI: demo, run, resume, rescore, promote, secrets."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+DEMO_IDS = {"B1-EI-01", "B1-CL-01", "B1-IF-01", "B1-MR-02", "C2-TD-04"}
+REPO = Path(__file__).resolve().parents[2]
+
+
+def usersim(*args: str, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    res = subprocess.run(
+        [sys.executable, "-m", "usersim", *args], capture_output=True, text=True, cwd=REPO,
+        env={**os.environ, **(env or {})}, timeout=600,
+    )
+    if check and res.returncode != 0:
+        raise AssertionError(f"usersim {' '.join(args)} exited {res.returncode}\n{res.stdout}\n{res.stderr}")
+    return res
+
+
+def records(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.fixture(scope="module")
+def demo_dir(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("demo")
+    usersim("demo", "--out", str(out))
+    return out
+
+
+def test_demo_writes_the_five_cases_with_transcripts_and_reasons(demo_dir):
+    recs = records(demo_dir)
+    assert {r["case_id"] for r in recs} == DEMO_IDS
+    ids = [r["id"] for r in recs]
+    assert len(ids) == len(set(ids))
+    for r in recs:
+        assert r["status"] in {"passed", "failed", "error", "unjudged"}
+        assert r["score"] is None or 0 <= r["score"] <= 1
+        assert isinstance(r["turns"], int) and r["turns"] >= 1
+        assert r["transcript"] and all({"role", "content"} <= set(m) for m in r["transcript"])
+        assert r["verdicts"] and all(v["reason"] and v["verdict"] in {"pass", "fail", "inconclusive", "unjudged", "error"} for v in r["verdicts"])
+        assert {"length", "position", "group", "repeat"} <= set(r["variant"])
+    assert (demo_dir / "summary.json").is_file() and (demo_dir / "report.html").is_file()
+
+
+def test_demo_reference_agent_passes_rule_checked_cases(demo_dir):
+    by_case: dict[str, list[dict]] = {}
+    for r in records(demo_dir):
+        by_case.setdefault(r["case_id"], []).append(r)
+    for cid in ("B1-EI-01", "B1-CL-01", "B1-IF-01", "B1-MR-02"):
+        for r in by_case[cid]:
+            rule = [v for v in r["verdicts"] if v["judge"] not in ("llm_rubric", "human")]
+            assert all(v["verdict"] == "pass" for v in rule if v.get("counts_toward_status", True)), (cid, rule)
+    ei = by_case["B1-EI-01"][0]
+    call = next(m for m in ei["transcript"] if m.get("tool_calls"))["tool_calls"][0]
+    assert call["name"] == "search_flights" and call["arguments"]["passengers"] == 2
+    organic = by_case["C2-TD-04"][0]
+    assert organic["stop_reason"] == "goal_met", organic["stop_detail"]
+    assert organic["turns"] > 2
+
+
+def test_llm_judged_criteria_without_judge_are_unjudged_not_passed(demo_dir):
+    organic = next(r for r in records(demo_dir) if r["case_id"] == "C2-TD-04")
+    llm = [v for v in organic["verdicts"] if v["judge"] == "llm_rubric"]
+    assert llm and all(v["verdict"] == "unjudged" for v in llm)
+    assert organic["status"] in ("unjudged", "failed")
+    assert organic["status"] != "passed"
+
+
+def test_python_agent_failure_is_an_error_record_not_a_crash(tmp_path):
+    out = tmp_path / "run"
+    res = usersim("run", "--id", "B1-EI-01", "--id", "B1-CL-01", "--agent",
+                  "python:tests.integration.toy_agents:crashing_agent", "--out", str(out), "--no-progress")
+    recs = records(out)
+    assert len(recs) >= 2 and all(r["stop_reason"] == "agent_error" for r in recs)
+    assert all("agent exploded" in r["stop_detail"] for r in recs)
+    assert all(r["status"] in ("error", "failed") for r in recs)
+    assert "report.html" in res.stdout
+
+
+def test_weak_agent_fails_with_reasons(tmp_path):
+    out = tmp_path / "weak"
+    usersim("run", "--id", "B1-EI-01", "--agent", "python:tests.integration.toy_agents:echo_agent",
+            "--out", str(out), "--no-progress")
+    for r in records(out):
+        assert r["status"] == "failed"
+        fail = [v for v in r["verdicts"] if v["verdict"] == "fail"]
+        assert any("search_flights" in v["reason"] for v in fail)
+
+
+def test_resume_keeps_finished_records_and_runs_only_missing(tmp_path):
+    out = tmp_path / "r"
+    usersim("run", "--id", "B1-CL-01", "--id", "B1-IF-01", "--out", str(out), "--no-progress")
+    first = {r["id"]: r for r in records(out)}
+    # without --resume an existing run directory is refused (nothing is overwritten)
+    again = usersim("run", "--id", "B1-CL-01", "--out", str(out), "--no-progress", check=False)
+    assert again.returncode != 0 and "--resume" in again.stderr
+    # simulate a crash that lost one conversation
+    lost = sorted(first)[0]
+    db = sqlite3.connect(out / "results.sqlite")
+    db.execute("DELETE FROM records WHERE id = ?", (lost,))
+    db.commit()
+    db.close()
+    usersim("run", "--id", "B1-CL-01", "--id", "B1-IF-01", "--out", str(out), "--resume", "--no-progress")
+    second = {r["id"]: r for r in records(out)}
+    assert set(second) == set(first)
+    for rid, rec in second.items():
+        if rid != lost:
+            assert rec["started_at"] == first[rid]["started_at"] and rec["duration_s"] == first[rid]["duration_s"]
+
+
+def test_rescore_rejudges_without_rerunning(tmp_path, demo_dir):
+    out = tmp_path / "rescored"
+    usersim("rescore", str(demo_dir), "--out", str(out))
+    before = {r["id"]: r for r in records(demo_dir)}
+    after = {r["id"]: r for r in records(out)}
+    assert set(before) == set(after)
+    for rid in before:
+        assert after[rid]["transcript"] == before[rid]["transcript"]
+        assert [v["verdict"] for v in after[rid]["verdicts"]] == [v["verdict"] for v in before[rid]["verdicts"]]
+
+
+def test_promote_organic_record_to_static_regression_case(tmp_path, demo_dir):
+    rec = next(r for r in records(demo_dir) if r["case_id"] == "C2-TD-04")
+    res = usersim("promote", str(demo_dir), rec["id"], "--to", str(tmp_path / "reg"))
+    path = Path(res.stdout.strip())
+    usersim("validate", str(path))
+    out = tmp_path / "replay"
+    usersim("run", str(path), "--out", str(out), "--no-progress")
+    (replayed,) = records(out)
+    users = [m["content"] for m in rec["transcript"] if m["role"] == "user"]
+    assert [m["content"] for m in replayed["transcript"] if m["role"] == "user"] == users
+    div = next(v for v in replayed["verdicts"] if v["judge"] == "divergence")
+    assert div["verdict"] == "pass", div["reason"]
+
+
+def test_api_keys_never_reach_outputs(tmp_path):
+    secret = "sk-test-SECRET-abcdef123456"
+    out = tmp_path / "s"
+    usersim("run", "--id", "B1-CL-01", "--agent", f"reference?api_key={secret}", "--out", str(out),
+            "--no-progress", env={"OPENAI_API_KEY": secret}, check=False)
+    for f in out.rglob("*"):
+        if f.is_file():
+            assert secret not in f.read_bytes().decode("utf-8", "ignore"), f

@@ -1,0 +1,29 @@
+"""Plain-callable agents used through `python:tests.integration.toy_agents:NAME` specs."""
+
+from __future__ import annotations
+
+import json
+
+
+def echo_agent(messages: list[dict], tools: list[dict]) -> dict:
+    """Answers in text only, never calls a tool: a deliberately weak agent."""
+    last = next(m for m in reversed(messages) if m["role"] == "user")
+    return {"role": "assistant", "content": f"收到：{last['content']}"}
+
+
+def flights_agent(messages: list[dict], tools: list[dict]) -> dict:
+    """Calls search_flights once with fixed arguments, then summarises the result."""
+    if messages[-1]["role"] == "tool":
+        data = json.loads(messages[-1]["content"])
+        first = (data.get("outbound") or [{}])[0]
+        return {"role": "assistant", "content": f"找到航班 {first.get('flight_no', '?')}，价格 {first.get('price_per_person', '?')}"}
+    args = {"origin": "上海", "destination": "大阪", "departure_date": "2026-06-15", "passengers": 2}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "search_flights", "arguments": json.dumps(args, ensure_ascii=False)}}],
+    }
+
+
+def crashing_agent(messages: list[dict], tools: list[dict]) -> dict:
+    raise RuntimeError("agent exploded")
