@@ -12,7 +12,8 @@ its own thread, so it works from sync code, from any pytest event loop and from 
 Scripted replies are consumed in order; when the script is empty the `responder` callable (if
 any) answers, else the server says "ok". A reply is a dict:
 
-* `content`, `tool_calls` ([{name, arguments (dict or raw string), id?}]), `usage` — a reply;
+* `content`, `tool_calls` ([{name, arguments (dict or raw string), id?}] or the OpenAI form),
+  `usage` — a reply;
 * `status` (+ `error`, `headers`) — an HTTP error with an OpenAI-style error body;
 * `delay` — seconds to wait before answering (for client timeouts);
 * `raw` — an exact JSON body to send.
@@ -167,13 +168,14 @@ def _completion(body: dict[str, Any], reply: Reply, n: int) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.get("content") or None}
     calls = []
     for i, tc in enumerate(reply.get("tool_calls") or []):
-        args = tc["arguments"]
+        fn = tc.get("function") or tc  # accept our short form and the OpenAI form
+        args = fn.get("arguments", {})
         calls.append(
             {
                 "id": tc.get("id") or f"call_{n}_{i}",
                 "type": "function",
                 "function": {
-                    "name": tc["name"],
+                    "name": fn["name"],
                     "arguments": args if isinstance(args, str) else json.dumps(args, ensure_ascii=False),
                 },
             }
