@@ -85,11 +85,11 @@ class Agenda:
         if event.kind in ("change_fact", "change_mind") and event.slot and event.value is not None:
             self.facts[event.slot] = event.value
             self.revealed.add(event.slot)
-            return Act(event.kind, slot=event.slot, value=event.value, text=event.text)
         if event.kind == "add_constraint" and event.slot:
             self._add_constraint(event.slot, event.value)
-            return Act("add_constraint", slot=event.slot, value=event.value, text=event.text or event.value)
-        return Act(event.kind, text=event.text)
+        if event.text == "":  # an explicit empty text makes the event silent (state change only)
+            return Act("silent")
+        return Act(event.kind, slot=event.slot, value=event.value, text=event.text)
 
     def _add_constraint(self, key: str, value: str | None) -> None:
         if key == "exclude":

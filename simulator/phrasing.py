@@ -60,6 +60,8 @@ def _pick(rng: random.Random, options: list[str]) -> str:
 def _phrase(act: Act, t: dict[str, Any], language: str, rng: random.Random, terse: bool) -> str:
     label = slot_label(language, act.slot) if act.slot else ""
     item = item_label(language, act.item) if act.item else ""
+    if act.kind == "silent":
+        return ""
     if act.kind in ("opening", "say") or (act.text and act.kind != "reject"):
         return act.text or ""
     if act.kind == "answer":
