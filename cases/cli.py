@@ -116,3 +116,18 @@ def list_cases(paths: tuple[str, ...], as_json: bool) -> None:
     for r in rows:
         click.echo(f"{r['id']:<12} {r['dimension']:<4} {r['mode']:<8} {r['scoring']:<18} {r['title']}")
     click.echo(f"{len(rows)} case(s)", err=True)
+
+
+@click.command()
+@click.argument("kind", type=click.Choice(["case", "persona", "record", "skill"]))
+def schema(kind: str) -> None:
+    """Print the JSON Schema of a file format (every field is described)."""
+    if kind == "case":
+        from cases.schema import Case as model
+    elif kind == "persona":
+        from personas.schema import Persona as model
+    elif kind == "record":
+        from graphs.record import RunRecord as model
+    else:
+        from sandbox.skills.loader import SkillFrontmatter as model
+    click.echo(json.dumps(model.model_json_schema(), ensure_ascii=False, indent=1))

@@ -11,6 +11,7 @@ import click
 SUBCOMMANDS = [
     "cases.cli:validate",
     "cases.cli:cases",
+    "cases.cli:schema",
     "graphs.cli:run",
     "graphs.cli:demo",
     "graphs.cli:rescore",
