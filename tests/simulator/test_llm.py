@@ -1,0 +1,142 @@
+"""The LLM simulator with a scripted fake model (and once over HTTP against the OpenAI stub)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from cases.messages import Message
+from graphs.state import Usage
+from simulator.base import SimulatorError, load_simulator
+from simulator.llm import LLMSimulator
+from simulator.llm_prompt import build_messages
+from tests.simulator.helpers import persona, view
+
+FLIGHTS = "为你找到以下航班：\n1. 东航 MU523 6月15日 08:00 起飞 ¥2300/人"
+
+
+class ScriptedModel:
+    """Answers each call with the next scripted content; records the messages it was sent."""
+
+    def __init__(self, *contents: str) -> None:
+        self.contents = list(contents)
+        self.calls: list[list[dict[str, Any]]] = []
+
+    async def __call__(self, *, model: str, messages: list[dict[str, Any]], **kw: Any) -> tuple[dict, Usage]:
+        self.calls.append(messages)
+        assert kw["role"] == "simulator" and kw["response_format"] == {"type": "json_object"}
+        return {"role": "assistant", "content": self.contents.pop(0)}, Usage(calls=1, prompt_tokens=10, completion_tokens=5)
+
+
+def reply(message: str, action: str = "continue", reason: str = "") -> str:
+    return json.dumps({"message": message, "action": action, "reason": reason}, ensure_ascii=False)
+
+
+def convo(*pairs: tuple[str, str]) -> list[Message]:
+    return [Message(role=r, content=c) for r, c in pairs]
+
+
+T2 = convo(("user", "帮我订去大阪的票"), ("assistant", "好的，从哪里出发？"))
+
+
+async def test_opening_turn_is_verbatim_without_a_model_call():
+    model = ScriptedModel()
+    turn = await LLMSimulator("openai:m", complete=model).next_turn(view(persona(), [], 1, opening="我想暑假去日本玩"))
+    assert turn.message == "我想暑假去日本玩" and model.calls == []
+
+
+async def test_prompt_flips_roles_and_never_carries_unknown_truths():
+    p = persona(events=[{"at_turn": 2, "kind": "change_fact", "slot": "dates", "value": "6 月 20 号"}])
+    msgs = build_messages(view(p, T2, 2))
+    assert [m["role"] for m in msgs] == ["system", "assistant", "user"]  # agent speaks as `user`
+    assert msgs[2]["content"] == "好的，从哪里出发？"
+    system = msgs[0]["content"]
+    assert "上海" in system and "6 月 20 号" in system and "6 月 15 号" not in system  # event applied
+    assert "签证政策" in system and "酒店房价" in system  # topics the user does not know...
+    assert "888" not in json.dumps(msgs, ensure_ascii=False)  # ...but never the hidden truth
+    assert "max_price = 3000" in system
+
+
+async def test_sent_prompts_never_contain_unknown_truths_or_tool_results():
+    model = ScriptedModel(reply("从上海出发"))
+    t = T2[:1] + [Message(role="assistant", content="好的，从哪里出发？")]
+    await LLMSimulator("openai:m", complete=model).next_turn(view(persona(), t, 2))
+    sent = json.dumps(model.calls, ensure_ascii=False)
+    assert "888" not in sent and '"tool"' not in sent
+
+
+async def test_role_flip_and_empty_replies_are_regenerated():
+    model = ScriptedModel(reply("作为AI助手，我可以帮您查询航班。"), "", reply("从上海出发，两个人"))
+    turn = await LLMSimulator("openai:m", complete=model).next_turn(view(persona(), T2, 2))
+    assert turn.message == "从上海出发，两个人" and turn.stop is None
+    assert turn.meta["attempts"] == 3
+    assert turn.meta["problems"][0].startswith("broke character") and turn.meta["problems"][1] == "empty output"
+    assert "broke character" in model.calls[1][-1]["content"]  # the problem is fed back
+    assert turn.usage is not None and turn.usage.calls == 3
+
+
+async def test_leak_of_unknown_truth_is_regenerated():
+    model = ScriptedModel(reply("酒店每晚 888 元就行"), reply("酒店价格我不清楚，你帮我查查"))
+    turn = await LLMSimulator("openai:m", complete=model).next_turn(view(persona(), T2, 2))
+    assert "888" not in turn.message and "unknown_info" in turn.meta["problems"][0]
+
+
+async def test_repeated_bad_outputs_raise_simulator_error():
+    model = ScriptedModel(reply("How can I help you today?"), "", reply("", "continue"))
+    sim = LLMSimulator("openai:m", complete=model, max_attempts=3)
+    with pytest.raises(SimulatorError, match=r"produced no valid turn in 3 attempts \(turn 2\): broke character"):
+        await sim.next_turn(view(persona(), T2, 2))
+
+
+async def test_premature_stop_after_confirmation_is_refused_then_nudged():
+    t = convo(("user", "帮我订去大阪的票"), ("assistant", "好的，已确认，我会帮你订机票和酒店。"))
+    model = ScriptedModel(reply("好的谢谢", "stop", "agent confirmed"), reply("谢谢，再见", "stop"))
+    turn = await LLMSimulator("openai:m", complete=model).next_turn(view(persona(), t, 2))
+    assert turn.stop is None and turn.meta["refused_stop"] and turn.meta["nudged"] == ["flights", "hotel"]
+    assert "机票" in turn.message  # "那机票呢？"-style nudge for the first missing item
+    assert "flights, hotel" in model.calls[1][-1]["content"]  # the refusal told the model what is missing
+
+
+async def test_refused_stop_then_model_continues():
+    t = convo(("user", "帮我订"), ("assistant", FLIGHTS))
+    model = ScriptedModel(reply("好的", "stop"), reply("那酒店呢？"))
+    turn = await LLMSimulator("openai:m", complete=model).next_turn(view(persona(), t, 2))
+    assert turn.message == "那酒店呢？" and turn.stop is None and turn.meta["refused_stop"]
+
+
+async def test_stop_accepted_once_everything_was_delivered():
+    t = convo(("user", "帮我订"), ("assistant", FLIGHTS), ("user", "酒店呢"), ("assistant", "推荐酒店：难波日航 ¥800/晚"))
+    model = ScriptedModel(reply("好的谢谢", "stop", "all delivered"))
+    turn = await LLMSimulator("openai:m", complete=model).next_turn(view(persona(), t, 3))
+    assert turn.stop == "goal_met" and turn.reason == "all delivered"
+
+
+async def test_give_up_is_a_gave_up_stop():
+    model = ScriptedModel(reply("算了", "give_up", "agent keeps ignoring me"))
+    turn = await LLMSimulator("openai:m", complete=model).next_turn(view(persona(), T2, 2))
+    assert turn.stop == "gave_up" and turn.message == "算了"
+
+
+def test_spec_needs_a_model_name():
+    with pytest.raises(ValueError, match="needs a model name, e.g. openai:gpt-4o-mini"):
+        load_simulator("openai:")
+    assert load_simulator("openai:qwen-plus").model == "qwen-plus"
+
+
+async def test_against_the_local_openai_stub(monkeypatch, tmp_path):
+    stub_mod = pytest.importorskip("tests.support.openai_stub")
+    monkeypatch.setenv("USERSIM_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with stub_mod.OpenAIStub() as stub:
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        stub.script(stub_mod.text(reply("As an AI assistant, I can help.")), stub_mod.text(reply("从上海出发")))
+        turn = await load_simulator("openai:stub-model").next_turn(view(persona(), T2, 2))
+        assert turn.message == "从上海出发"
+        first = stub.requests[0]
+        assert first["model"] == "stub-model" and first["messages"][-1]["role"] == "user"
+        assert "888" not in json.dumps(stub.requests, ensure_ascii=False)
+        from adapters.openai_client import aclose_clients
+
+        await aclose_clients()
