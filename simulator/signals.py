@@ -49,7 +49,8 @@ _NEGATION = re.compile(r"(不|无|没有|避开|避免|排除|不含|免|非|去
 _REJECTING = re.compile(r"(不推荐|超出|超过|超预算|排除|不考虑|不适合|exceed|over budget|not recommend)", re.IGNORECASE)
 
 _ROLE_FLIP = re.compile(
-    r"(作为(一个|一名|您的|你的)?\s*(AI|人工智能|语言模型|助手|智能助手)|我是(一个)?\s*(AI|人工智能|语言模型|智能助手)|"
+    r"(作为(一个|一名|您的|你的)?\s*(AI\s*助手|AI|人工智能助手|人工智能|语言模型|智能助手|助手)|"
+    r"我是(一个)?\s*(AI\s*助手|AI|人工智能|语言模型|智能助手)|"
     r"有什么(可以|能)帮(您|你)|请问有什么需要|很高兴为(您|你)服务|我可以为您提供|"
     r"\bas an ai\b|\bas a language model\b|\bi('| a)m an ai\b|\bi am an ai\b|\bhow can i (help|assist) you\b|"
     r"\bhow may i (help|assist)\b|\bis there anything else i can help\b|\bi'm here to help\b)",
