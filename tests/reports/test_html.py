@@ -1,0 +1,102 @@
+"""report.html: self-contained, escaped, and showing every record and verdict."""
+
+from __future__ import annotations
+
+import re
+from html import escape
+
+from judges.verdict import Verdict
+from reports.charts import line_chart
+from reports.html import render_report, write_report
+from reports.summary import build_summary
+
+from .factory import record, transcript_record
+
+
+def _page(records, meta=None, run_dir=None):
+    return render_report(records, build_summary(records, meta or {"run_id": "run-1"}, run_dir=run_dir))
+
+
+def _mixed_records():
+    recs = [transcript_record()]
+    recs.append(record("B1-CL-01", status="failed", verdicts=[
+        Verdict(judge="asked_clarification", verdict="fail", reason="asked 1 question, expected at least 3")
+    ]))
+    for i in range(1, 4):
+        recs += [record(f"B1-CL-{i:02d}", group="A"),
+                 record(f"B1-CL-{i:02d}", group="B", status="failed" if i == 1 else "passed", triggered=True)]
+    for length in ("4k", "32k"):
+        for pos in ("beginning", "middle", "end"):
+            recs.append(record("C5-MI-01", length=length, position=pos, score=0.5 if pos == "middle" else 1.0,
+                               context_tokens=[1000, 3000]))
+    return recs
+
+
+def test_page_is_self_contained():
+    html = _page(_mixed_records())
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)
+    assert "<link" not in html and "@import" not in html and "url(" not in html
+    assert "<style>" in html and "<script>" in html and "<svg" in html
+
+
+def test_transcript_text_is_escaped():
+    html = _page([transcript_record()])
+    assert "<script>alert(1)</script>" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "抱歉，查询超时 &amp; 请稍后 &quot;重试&quot;" in html
+    # exactly one real script element: the page's own filter code
+    assert html.count("<script>") == 1
+
+
+def test_every_record_id_and_verdict_reason_is_shown():
+    recs = _mixed_records()
+    html = _page(recs)
+    for n, r in enumerate(recs):
+        assert f'id="r{n}"' in html
+        assert f"<b>{escape(r.id)}</b>" in html
+        for v in r.verdicts:
+            assert v.reason in html
+    assert "asked 1 question, expected at least 3" in html
+
+
+def test_transcript_viewer_shows_tool_calls_results_and_markers():
+    html = _page([transcript_record()])
+    assert "search_flights" in html and "&quot;origin&quot;: &quot;上海&quot;" in html
+    assert 'class="tag intercepted">intercepted' in html
+    assert 'class="tag is-error">error' in html
+    assert "turn 1" in html
+    # verdict evidence links to the message anchor
+    assert 'href="#r0-m1"' in html and 'id="r0-m1"' in html
+    assert 'data-status="unjudged"' in html and 'data-dimension="B1"' in html
+    assert 'id="f-status"' in html and 'id="f-text"' in html
+
+
+def test_sections_for_skill_impact_long_context_tokens_and_decay(tmp_path):
+    (tmp_path / "decay.json").write_text(
+        '{"points": [{"turns": 3, "memory": 1.0}, {"turns": 5, "memory": 0.4}], "summary": {"memory_half_life": 5}}',
+        encoding="utf-8",
+    )
+    html = _page(_mixed_records(), run_dir=tmp_path)
+    assert "[skill-trigger-override]" in html
+    assert "Red line: skill_impact_delta &lt; -15% in B1-CL" in html  # 1 of 3 CL cases worse: -33%
+    assert "Lost in the middle" in html and "degradation_rate" in html
+    assert "Agent context tokens per user turn" in html
+    assert "Decay: points" in html and "memory_half_life" in html
+    assert "no judge model configured" in html  # unjudged reasons table
+
+
+def test_no_api_key_reaches_the_page(tmp_path):
+    meta = {"run_id": "r", "args": {"api_key": "sk-secret-123"}, "agent": "openai:gpt-4o"}
+    path = write_report(tmp_path / "out" / "report.html", [record()], build_summary([record()], meta))
+    html = path.read_text(encoding="utf-8")
+    assert "sk-secret-123" not in html and "openai:gpt-4o" in html
+
+
+def test_empty_run_renders():
+    html = _page([])
+    assert "Transcripts (0)" in html
+
+
+def test_chart_labels_are_escaped():
+    svg = line_chart("a<b", ["<x>"], {"s&t": [0.5]})
+    assert "a&lt;b" in svg and "&lt;x&gt;" in svg and "s&amp;t" in svg and "<x>" not in svg
