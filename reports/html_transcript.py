@@ -122,15 +122,18 @@ def render_record(record: RunRecord, n: int) -> str:
     )
 
 
+def _options(values: list[str]) -> str:
+    return "".join(f'<option value="{escape(v)}">{escape(v)}</option>' for v in values)
+
+
 def render_viewer(records: list[RunRecord]) -> str:
     """The filter bar (status / dimension / text) and every record's section."""
     statuses = ["passed", "failed", "error", "unjudged"]
     dims = sorted({r.dimension for r in records})
-    opt = lambda values: "".join(f'<option value="{escape(v)}">{escape(v)}</option>' for v in values)  # noqa: E731
     bar = (
         '<div id="filters">'
-        f'<select id="f-status" aria-label="status"><option value="">all statuses</option>{opt(statuses)}</select>'
-        f'<select id="f-dim" aria-label="dimension"><option value="">all dimensions</option>{opt(dims)}</select>'
+        f'<select id="f-status" aria-label="status"><option value="">all statuses</option>{_options(statuses)}</select>'
+        f'<select id="f-dim" aria-label="dimension"><option value="">all dimensions</option>{_options(dims)}</select>'
         '<input id="f-text" type="search" placeholder="filter by text: case id, reason, transcript…">'
         '<span id="f-count" class="muted"></span></div>'
     )

@@ -167,7 +167,7 @@ def skill_impact(records: list[RunRecord]) -> SkillImpact:
     cases = [_case(cid, g["A"], g["B"]) for cid, g in sorted(grouped.items())]
     by_key: dict[str, list[SkillCase]] = defaultdict(list)
     key_info: dict[str, tuple[str, str | None]] = {}
-    for cid, g in grouped.items():
+    for g in grouped.values():
         first = (g["A"] or g["B"])[0]
         key_info[_row_key(first)] = (first.dimension, first.category)
     for c in cases:

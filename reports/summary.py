@@ -29,8 +29,8 @@ from reports.summary_models import (
 
 RED_LINE_TAG = "red_line"
 DECAY_FILE = "decay.json"
-_SECRET_KEY = re.compile(r"api[_-]?key|secret|password|passwd|authorization|bearer|access[_-]?token", re.I)
-_SECRET_VALUE = re.compile(r"^(sk-|Bearer\s)", re.I)
+_SECRET_KEY = re.compile(r"api[_-]?key|secret|password|passwd|authorization|bearer|access[_-]?token", re.IGNORECASE)
+_SECRET_VALUE = re.compile(r"^(sk-|Bearer\s)", re.IGNORECASE)
 
 
 def redact(value: Any) -> Any:

@@ -31,27 +31,27 @@ def record(
     variant = Variant(group=group, length=length, position=position, repeat=repeat)
     if verdicts is None:
         verdicts = [Verdict(judge="tool_called", verdict="pass" if status == "passed" else "fail", reason="checked")]
-    fields: dict[str, Any] = dict(
-        id=f"{case_id}|{variant.key()}",
-        run_id="run-test",
-        case_id=case_id,
-        dimension=dimension or parts[0],
-        category=category or (parts[1] if len(parts) > 2 else None),
-        difficulty=difficulty,
-        mode="static",
-        scoring="auto",
-        tags=tags or [],
-        variant=variant,
-        seed=1,
-        status=status,
-        score=score,
-        turns=1,
-        verdicts=verdicts,
-        skill_events=[SkillEvent(turn=1, skill="s", kind="triggered")] if triggered else [],
-        agent="reference",
-        started_at="2026-04-07T00:00:00Z",
-        duration_s=0.1,
-    )
+    fields: dict[str, Any] = {
+        "id": f"{case_id}|{variant.key()}",
+        "run_id": "run-test",
+        "case_id": case_id,
+        "dimension": dimension or parts[0],
+        "category": category or (parts[1] if len(parts) > 2 else None),
+        "difficulty": difficulty,
+        "mode": "static",
+        "scoring": "auto",
+        "tags": tags or [],
+        "variant": variant,
+        "seed": 1,
+        "status": status,
+        "score": score,
+        "turns": 1,
+        "verdicts": verdicts,
+        "skill_events": [SkillEvent(turn=1, skill="s", kind="triggered")] if triggered else [],
+        "agent": "reference",
+        "started_at": "2026-04-07T00:00:00Z",
+        "duration_s": 0.1,
+    }
     fields.update(extra)
     return RunRecord(**fields)
 

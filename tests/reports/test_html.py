@@ -34,7 +34,7 @@ def _mixed_records():
 
 def test_page_is_self_contained():
     html = _page(_mixed_records())
-    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.IGNORECASE)
     assert "<link" not in html and "@import" not in html and "url(" not in html
     assert "<style>" in html and "<script>" in html and "<svg" in html
 
