@@ -14,6 +14,9 @@ from graphs.record import RunRecord, TranscriptMessage
 from graphs.state import ToolEvent
 
 
+_OPEN_HISTORY = 6  # replayed histories longer than this start folded
+
+
 def _num(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}"
 
@@ -108,10 +111,20 @@ def render_record(record: RunRecord, n: int) -> str:
         facts.append(("skills", "; ".join(skills)))
     fact_rows = "".join(f"<tr><td>{escape(k)}</td><td>{escape(str(v))}</td></tr>" for k, v in facts)
     events = _events_by_message(r)
-    messages = "".join(
+    rendered = [
         _message(anchor, i, m, i < r.history_len, events.get(i) if m.role == "tool" else None)
         for i, m in enumerate(r.transcript)
-    )
+    ]
+    history = min(r.history_len, len(rendered))
+    messages = "".join(rendered[history:])
+    if history > _OPEN_HISTORY:
+        # long replayed histories (C5 runs to 32k tokens) would bury the live turns; fold them
+        messages = (
+            f'<details class="history"><summary>{history} replayed history messages</summary>'
+            f"{''.join(rendered[:history])}</details>{messages}"
+        )
+    else:
+        messages = "".join(rendered[:history]) + messages
     return (
         f'<details class="rec" id="{anchor}" data-status="{escape(r.status)}" data-dimension="{escape(r.dimension)}">'
         f"<summary>{head}</summary><div>"

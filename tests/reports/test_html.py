@@ -100,3 +100,17 @@ def test_empty_run_renders():
 def test_chart_labels_are_escaped():
     svg = line_chart("a<b", ["<x>"], {"s&t": [0.5]})
     assert "a&lt;b" in svg and "&lt;x&gt;" in svg and "s&amp;t" in svg and "<x>" not in svg
+
+
+def test_long_replayed_history_is_folded_but_present():
+    from graphs.record import TranscriptMessage
+
+    history = [TranscriptMessage(role="user" if i % 2 == 0 else "assistant", content=f"filler {i}", turn=0)
+               for i in range(10)]
+    live = [TranscriptMessage(role="user", content="我对什么过敏？", turn=1),
+            TranscriptMessage(role="assistant", content="你对海鲜过敏。", turn=1)]
+    rec = record("C5-EI-01", length="32k", transcript=history + live, history_len=10)
+    html = _page([rec])
+    assert '<details class="history"><summary>10 replayed history messages</summary>' in html
+    assert "filler 9" in html and 'id="r0-m10"' in html
+    assert html.index("filler 9") < html.index("我对什么过敏")
