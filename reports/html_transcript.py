@@ -100,8 +100,10 @@ def render_record(record: RunRecord, n: int) -> str:
     facts = [
         ("case", r.case_id), ("variant", r.variant.key()), ("agent", r.agent), ("simulator", r.simulator or "—"),
         ("judge model", r.judge_model or "—"), ("scoring", r.scoring), ("stop detail", r.stop_detail or "—"),
-        ("tags", ", ".join(r.tags) or "—"), ("duration", f"{r.duration_s:.2f}s"),
+        ("tags", ", ".join(r.tags) or "—"), ("seed", r.seed), ("duration", f"{r.duration_s:.2f}s"),
     ]
+    if r.branch:
+        facts.append(("branch", json.dumps(r.branch, ensure_ascii=False)))
     if r.system_config:
         facts.append(("system config", json.dumps(r.system_config, ensure_ascii=False)))
     if r.error:
