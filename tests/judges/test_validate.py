@@ -1,0 +1,59 @@
+import pytest
+
+from judges.checks import check_registry, run_check, validate_check
+from tests.judges.helpers import bot, case, state, user
+
+
+def error_of(spec) -> str:
+    with pytest.raises(ValueError) as exc:
+        validate_check(spec)
+    return str(exc.value)
+
+
+def test_every_vocabulary_check_is_registered():
+    assert check_registry.names() == sorted([
+        "tool_called", "tool_not_called", "tool_order", "asked_clarification", "keywords", "count",
+        "constraint", "memory_recall", "step_completion", "skill_triggered", "skill_not_triggered",
+        "stop_reason", "turns"])
+
+
+def test_unknown_check_suggests_the_closest_name():
+    msg = error_of({"tool_caled": {"tool": "search_flights"}})
+    assert msg.startswith("Unknown check 'tool_caled'. Did you mean 'tool_called'? Available: asked_clarification")
+
+
+def test_bad_params_name_check_and_field():
+    assert error_of({"tool_called": {"tool": "x", "arg": {}}}) == \
+        "tool_called.arg: unknown field 'arg'. Did you mean 'args'? Fields: args, min_calls, tool"
+    assert error_of({"tool_called": {"tool": "x", "min_calls": 0}}).startswith("tool_called.min_calls: Input should be greater")
+    assert "unknown matcher 'lt'. Did you mean 'lte'?" in error_of({"tool_called": {"tool": "x", "args": {"p": {"lt": 3}}}})
+    assert "write {any_of: [...]}" in error_of({"tool_called": {"tool": "x", "args": {"p": ["a", "b"]}}})
+    assert "is not a date" in error_of({"tool_called": {"tool": "x", "args": {"d": {"date_between": ["上海", "明天"]}}}})
+    assert error_of({"stop_reason": {"in": ["goal_mt"]}}).startswith(
+        "stop_reason.in.0: 'goal_mt' is not allowed. Did you mean 'goal_met'?")
+    assert error_of({"count": {"scope": "final"}}) == "count: give min, max or exactly"
+    assert "pattern is not a valid regex" in error_of({"count": {"pattern": "(", "min": 1}})
+    assert error_of({"keywords": {"any": ["a"], "scope": "last"}}).startswith("keywords.scope: 'last' is not allowed")
+    assert "op '<=' needs a number" in error_of({"constraint": {"catalog": "products", "field": "price", "op": "<=", "value": "cheap"}})
+
+
+def test_nested_step_checks_are_validated():
+    msg = error_of({"step_completion": {"steps": [{"name": "a", "check": {"keywrds": {"any": ["x"]}}}]}})
+    assert "Unknown check 'keywrds'. Did you mean 'keywords'?" in msg
+    assert msg.startswith("step_completion.steps.0.check:")
+
+
+def test_not_a_one_key_mapping():
+    assert error_of({"keywords": {"any": ["a"]}, "turns": {"max": 3}}).startswith("a check is a one-key mapping")
+
+
+def test_valid_specs_pass():
+    for spec in ({"tool_called": {"tool": "search_flights", "args": {"origin": "上海", "passengers": {"gte": 2}}}},
+                 {"skill_not_triggered": None}, {"turns": {"max": 20}}, {"memory_recall": {"facts": [{"expected": "张三"}]}}):
+        validate_check(spec)
+
+
+async def test_run_check_turns_a_bad_spec_into_an_error_verdict():
+    t = [user("…"), bot("…")]
+    v = await run_check({"keywordz": {"any": ["a"]}}, transcript=t, case=case(), state=state(t))
+    assert v.verdict == "error" and v.reason.startswith("invalid check: Unknown check 'keywordz'")
