@@ -29,6 +29,10 @@ _STOP = re.compile(
 )
 _LATIN = re.compile(r"[A-Za-z][A-Za-z0-9\-]+|\d+")
 LEVELS = (100, 70, 30, 0)
+# A user message that refers back ("这些车", "继续", "刚才") continues the topic; one that opens
+# with a switch marker ("对了", "另外") starts a new one.
+_CONTINUES = re.compile(r"(这|那|它|继续|刚才|上面|之前|接着|然后|再|还|嗯|好的|详细|具体)")
+_SWITCHES = re.compile(r"^\W*(对了|另外|顺便|换个|话说|by the way)", re.IGNORECASE)
 
 
 def keywords(text: str) -> set[str]:
@@ -100,7 +104,8 @@ def lexical_curve(transcript: list[Message], history_len: int) -> tuple[list[dic
         u_kw, r_kw = keywords(user), keywords(reply)
         # A user switch: the user's message brings content unrelated to the anchor and to the
         # previous reply (a follow-up like "住哪里方便" shares words with the previous reply).
-        switched = turn > 1 and len(u_kw) >= 2 and not (u_kw & anchor) and not (u_kw & keywords(prev_reply))
+        unrelated = len(u_kw) >= 2 and not (u_kw & anchor) and not (u_kw & keywords(prev_reply))
+        switched = turn > 1 and unrelated and (bool(_SWITCHES.search(user)) or not _CONTINUES.search(user))
         if switched:
             anchor |= u_kw
         base = u_kw if switched else anchor

@@ -33,10 +33,15 @@ class CheckContext:
     transcript: list[Message]
     case: Case
     state: JudgeState
+    # Read tool calls from the transcript when the run recorded no trace at all (a transcript
+    # re-scored from results.jsonl); decided once, so a prefix with no calls yet stays empty.
+    calls_from_transcript: bool | None = None
     today: date | None = field(init=False)
 
     def __post_init__(self) -> None:
         self.today = parse_today(self.case.context.current_date)
+        if self.calls_from_transcript is None:
+            self.calls_from_transcript = not self.state.tool_trace
 
     @property
     def history_len(self) -> int:
@@ -72,7 +77,7 @@ class CheckContext:
     def calls(self) -> list[Call]:
         """Live tool calls: the graph's tool trace, or the transcript's tool calls when no trace
         was recorded (a transcript re-scored from results.jsonl)."""
-        if self.state.tool_trace:
+        if not self.calls_from_transcript:
             return [Call(e.name, dict(e.arguments), e.turn, e.message_index, e.is_error) for e in self.state.tool_trace]
         out = []
         for i, m in self.live():
@@ -104,4 +109,4 @@ class CheckContext:
                 "stop": self.state.stop if end >= len(self.transcript) else None,
             }
         )
-        return CheckContext(self.transcript[:end], self.case, state)
+        return CheckContext(self.transcript[:end], self.case, state, self.calls_from_transcript)

@@ -1,0 +1,88 @@
+import json
+
+from judges.drift import DriftJudge, keywords, overall
+from tests.judges.helpers import bot, case, state, user
+
+# Seed 003's drift path: 电动车 -> 新能源补贴 -> 补贴政策 -> 政策对比 (the agent wanders off on its own).
+DRIFTING = [
+    user("统计 2024 年华东区电动车销量"),
+    bot("2024 年华东区电动车销量约 320 万辆，其中上海、江苏、浙江占比最高。"),
+    user("这些车主要靠什么卖得好？"),
+    bot("华东区电动车销量增长主要受新能源补贴推动，补贴降低了购车成本。"),
+    user("继续说说"),
+    bot("新能源补贴政策经历了多轮调整：2016 年起补贴逐年退坡，各地地方补贴标准不同。"),
+    user("嗯"),
+    bot("对比欧美的政策，美国的税收抵免和欧洲的碳排放法规各有侧重，德国曾提供环保奖金。"),
+]
+
+
+async def run(t, c=None, judge=None):
+    return (await (judge or DriftJudge())(transcript=t, case=c or case(), state=state(t)))[0]
+
+
+def test_keywords_drop_function_words():
+    assert keywords("帮我搜一下6月中旬从上海飞大阪的机票") == {"6", "月中", "中旬", "上海", "海飞", "飞大", "大阪", "机票"}
+
+
+async def test_agent_initiated_drift_curve():
+    v = await run(DRIFTING)
+    assert [(p["turn"], p["anchoring"], p["kind"]) for p in v.details["curve"]] == [
+        (1, 100, "anchored"), (2, 100, "anchored"), (3, 0, "off_topic"), (4, 0, "off_topic")]
+    assert v.details["overall"] == 0 and v.score == 0.0
+    assert v.reason == "drift score 0 (lexical); per turn: t1=100, t2=100, t3=0, t4=0; agent-initiated drift in turn(s) 3, 4"
+    assert v.counts_toward_status is False  # informational without a case threshold
+    assert v.evidence_turn == 5
+
+
+async def test_pulled_back_scores_70():
+    t = DRIFTING[:6] + [user("回到刚才的销量，浙江呢？"), bot("2024 年浙江电动车销量增长最快，华东区占比第一。")]
+    v = await run(t)
+    assert [p["anchoring"] for p in v.details["curve"]] == [100, 100, 0, 100]
+    assert v.details["overall"] == 70 and v.verdict == "pass"
+
+
+async def test_user_driven_switch_is_not_agent_drift():
+    t = DRIFTING[:2] + [user("对了，明天北京天气怎么样"), bot("明天北京晴，气温 12-24℃。"),
+                        user("好的，回到刚才的销量"), bot("2024 年华东区电动车销量中，浙江增长最快。")]
+    v = await run(t)
+    kinds = [p["kind"] for p in v.details["curve"]]
+    assert kinds == ["anchored", "user_switch", "anchored"]
+    assert v.details["overall"] == 100
+    assert v.reason.endswith("user switched topic in turn(s) 2 (not counted as drift)")
+
+
+async def test_case_threshold_makes_drift_count():
+    c = case(tags=["drift-threshold:70"])
+    v = await run(DRIFTING, c)
+    assert v.counts_toward_status is True and v.verdict == "fail"
+    assert v.criterion == "semantic drift (threshold 70)"
+
+
+def test_overall_scale():
+    pts = lambda *xs: [{"anchoring": x} for x in xs]  # noqa: E731
+    assert overall(pts(100, 100)) == 100
+    assert overall(pts(100, 30, 100)) == 70
+    assert overall(pts(100, 70)) == 70
+    assert overall(pts(100, 100, 30)) == 30
+    assert overall(pts(100, 0)) == 0
+
+
+async def test_llm_drift_with_scripted_model_and_fallback():
+    answers = [json.dumps({"turns": [{"turn": 1, "anchoring": 100, "kind": "anchored"},
+                                     {"turn": 2, "anchoring": 70, "kind": "expansion", "reason": "扩展到补贴"},
+                                     {"turn": 3, "anchoring": 30, "kind": "expansion"},
+                                     {"turn": 4, "anchoring": 30, "kind": "expansion"}]})]
+
+    async def complete(messages):
+        return answers.pop(0)
+
+    v = await run(DRIFTING, judge=DriftJudge("openai:j", complete))
+    assert v.details["mode"] == "llm" and v.details["overall"] == 30
+    assert v.details["curve"][1]["reason"] == "扩展到补贴"
+
+    async def broken(messages):
+        return "not json"
+
+    v = await run(DRIFTING, judge=DriftJudge("openai:j", broken))
+    assert v.details["mode"] == "lexical"
+    assert "LLM drift judge failed, lexical fallback: judge model openai:j returned malformed output" in v.reason
