@@ -103,7 +103,7 @@ def semantic_problems(p: Persona, path: str, lines: LineIndex) -> list[LintProbl
     for i, topic in enumerate(unknown_topics(p)):
         for fact in p.known_info:
             names = {n.lower() for n in labels[fact.slot]}
-            if topic.lower() in names or (len(fact.value) >= 2 and fact.value in topic):
+            if topic.lower() in names or (len(topic) >= 2 and topic in fact.value):
                 add(("unknown_info", i),
                     f"'{topic}' is listed as unknown, but known_info gives {fact.slot} = '{fact.value}'. "
                     "Remove it from unknown_info or from known_info.")

@@ -45,6 +45,7 @@ _INTENT = re.compile(
 _QUESTION_END = re.compile(r"[?？]\s*$|[吗呢么]\s*[。.]?\s*$")
 _SENTENCE_SPLIT = re.compile(r"(?<=[。！？!?；;\n])|(?<=\.)\s+")
 _NEGATION = re.compile(r"(不|无|没有|避开|避免|排除|不含|免|非|去掉|without|no |free of|avoid|exclud)", re.IGNORECASE)
+_RESTRICTION = re.compile(r"\s*(过敏|忌口|不耐受|-free|free\b| allerg)", re.IGNORECASE)
 # Sentences that reject or warn rather than propose ("超出预算的 9000 元机型不推荐").
 _REJECTING = re.compile(r"(不推荐|超出|超过|超预算|排除|不考虑|不适合|exceed|over budget|not recommend)", re.IGNORECASE)
 
@@ -102,10 +103,18 @@ def delivered_items(goal: Goal, text: str) -> dict[str, str]:
     body = "\n".join(proposal_sentences(text)).lower()
     for item in goal.required:
         for word in item_keywords(goal, item):
-            if word.lower() in body:
+            if keyword_in(word, body):
                 found[item] = word
                 break
     return found
+
+
+def keyword_in(word: str, lowered_text: str) -> bool:
+    """Case-insensitive keyword match; short Latin keywords (CA, MU, D1) must stand alone as a word."""
+    w = word.lower()
+    if len(w) <= 3 and w.isascii():
+        return re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", lowered_text) is not None
+    return w in lowered_text
 
 
 def undelivered(goal: Goal, assistant_texts: list[str], constraints: dict | None = None) -> list[str]:
@@ -141,8 +150,9 @@ def _numbers(pattern: re.Pattern[str], sentence: str) -> list[float]:
     return out
 
 
-def _negated(sentence: str, start: int) -> bool:
-    return bool(_NEGATION.search(sentence[max(0, start - 6) : start]))
+def _negated(sentence: str, start: int, end: int) -> bool:
+    """Whether the word at [start, end) is negated or named as a restriction ("无海鲜", "花生过敏")."""
+    return bool(_NEGATION.search(sentence[max(0, start - 6) : start]) or _RESTRICTION.match(sentence[end : end + 8]))
 
 
 def constraint_violations(constraints: dict, text: str) -> list[Violation]:
@@ -162,7 +172,7 @@ def constraint_violations(constraints: dict, text: str) -> list[Violation]:
                         found.append(Violation(key, f"{value:g}{unit}", f"{limit:g}{unit}"))
         for word in constraints.get("exclude", []) or []:
             idx = sentence.lower().find(str(word).lower())
-            if idx >= 0 and not _negated(sentence, idx):
+            if idx >= 0 and not _negated(sentence, idx, idx + len(str(word))):
                 found.append(Violation("exclude", str(word), f"no {word}"))
     return found
 
