@@ -62,4 +62,5 @@ class TaskCompletionJudge:
 
 @judge_registry.register("task_completion")
 def make_task_completion(config: JudgeConfig) -> TaskCompletionJudge:
+    """Organic cases: stop reason goal_met and the persona goal deliverables present."""
     return TaskCompletionJudge()

@@ -198,4 +198,5 @@ class DriftJudge:
 
 @judge_registry.register("drift")
 def make_drift(config: JudgeConfig) -> DriftJudge:
+    """Per-turn anchoring to the original intent (seed 003 100/70/30/0); informational unless the case sets a threshold."""
     return DriftJudge(config.judge_model)

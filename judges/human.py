@@ -51,6 +51,7 @@ class HumanJudge:
 
 @judge_registry.register("human")
 def make_human(config: JudgeConfig) -> HumanJudge:
+    """人工 criteria queued for human review (unjudged until labels are imported)."""
     return HumanJudge()
 
 

@@ -197,4 +197,5 @@ class LLMRubricJudge:
 
 @judge_registry.register("llm_rubric")
 def make_llm_rubric(config: JudgeConfig) -> LLMRubricJudge:
+    """LLM judge per rubric criterion (+ C1 0-5 skill rubric); unjudged without --judge-model."""
     return LLMRubricJudge(config.judge_model)

@@ -102,4 +102,5 @@ class MilestonesJudge:
 
 @judge_registry.register("milestones")
 def make_milestones(config: JudgeConfig) -> MilestonesJudge:
+    """Milestone DAG: reached in order, partial credit; minefields void the score."""
     return MilestonesJudge()

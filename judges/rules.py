@@ -20,4 +20,5 @@ class RulesJudge:
 
 @judge_registry.register("rules")
 def make_rules(config: JudgeConfig) -> RulesJudge:
+    """Every case check -> one verdict (judge = check type)."""
     return RulesJudge()

@@ -47,6 +47,7 @@ class FidelityJudge:
 
 @judge_registry.register("fidelity")
 def make_fidelity(config: JudgeConfig) -> FidelityJudge:
+    """Simulator fidelity (leaks, character breaks, early stops); informational."""
     return FidelityJudge(config)
 
 

@@ -93,3 +93,16 @@ def test_select_judges_per_design():
     assert names(case(), extra_judges=["drift"]) == ["rules", "drift"]
     with pytest.raises(UnknownNameError, match="Unknown judge 'drfit'. Did you mean 'drift'?"):
         names(case(), extra_judges=["drfit"])
+
+
+async def test_fidelity_wrapper_is_informational():
+    from judges.select import fidelity_available
+    from tests.judges.helpers import bot, state, user
+
+    if not fidelity_available():
+        pytest.skip("simulator.fidelity not in this build")
+    c = case(mode="organic")
+    judges = {j.name: j for j in select_judges(c, JudgeConfig())}
+    t = [user("我想暑假去日本玩"), bot("请问几天？")]
+    out = await judges["fidelity"](transcript=t, case=c, state=state(t))
+    assert out and all(v.counts_toward_status is False for v in out)
