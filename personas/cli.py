@@ -110,7 +110,9 @@ def vary_cmd(persona_ref: str, n: int, seed: int, axes: str | None) -> None:
 @click.option("--max-turns", type=int, default=None)
 def preview(persona_ref: str, case_id: str | None, simulator: str, agent: str, seed: int, max_turns: int | None) -> None:
     """Print a sample conversation of PERSONA (id or file) against an agent."""
+    from adapters.base import AgentError
     from personas.preview import format_preview, run_preview
+    from simulator.base import SimulatorError
 
     case = None
     try:
@@ -121,7 +123,7 @@ def preview(persona_ref: str, case_id: str | None, simulator: str, agent: str, s
         result = asyncio.run(
             run_preview(persona_ref, case=case, simulator=simulator, agent=agent, seed=seed, max_turns=max_turns)
         )
-    except (UnknownNameError, ValueError) as exc:
+    except (UnknownNameError, ValueError, AgentError, SimulatorError) as exc:
         raise click.ClickException(str(exc)) from None
     except ImportError as exc:  # a part of the build (agent, sandbox) that is not installed
         raise click.ClickException(f"cannot run the preview: {exc}; try another --agent") from None
