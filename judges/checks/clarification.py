@@ -73,7 +73,7 @@ def extract_questions(text: str) -> list[str]:
 
 
 class AskedClarificationParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)  # YAML `- 798` is a keyword too
 
     min_questions: int = Field(default=1, ge=0, description="At least this many distinct questions.")
     max_questions: int | None = Field(default=None, ge=0, description="At most this many (None = no limit).")

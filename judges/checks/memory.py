@@ -38,7 +38,7 @@ def compute_memory_recall_score(output: str, key_info: dict[str, str]) -> float:
 
 
 class Fact(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)  # YAML `- 798` is a keyword too
 
     expected: str = Field(min_length=1, description="The fact as the user stated it, e.g. 测试工程师.")
     fuzzy: list[str] = Field(
@@ -47,7 +47,7 @@ class Fact(BaseModel):
 
 
 class MemoryRecallParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)  # YAML `- 798` is a keyword too
 
     facts: list[Fact] = Field(min_length=1, description="Key facts to recall.")
     threshold: float = Field(default=0.5, ge=0, le=1, description="Pass when the score reaches this.")

@@ -13,7 +13,7 @@ from judges.checks.registry import Outcome, check_registry, evaluate, validate_c
 
 
 class _Params(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)  # YAML `- 798` is a keyword too
 
 
 class Step(_Params):

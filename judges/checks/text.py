@@ -15,7 +15,7 @@ _LIST_ITEM = re.compile(r"^\s*(?:\d{1,2}\s*[.、)）]|[（(]\d{1,2}[)）]|[①-�
 
 
 class _Params(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)  # YAML `- 798` is a keyword too
 
 
 class KeywordsParams(_Params):

@@ -13,7 +13,7 @@ from judges.checks.registry import Outcome, check_registry
 
 
 class _Params(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)  # YAML `- 798` is a keyword too
 
 
 def _names(v: str | list[str]) -> list[str]:

@@ -57,3 +57,8 @@ async def test_run_check_turns_a_bad_spec_into_an_error_verdict():
     t = [user("…"), bot("…")]
     v = await run_check({"keywordz": {"any": ["a"]}}, transcript=t, case=case(), state=state(t))
     assert v.verdict == "error" and v.reason.startswith("invalid check: Unknown check 'keywordz'")
+
+
+def test_yaml_numbers_in_keyword_lists_are_words():
+    validate_check({"keywords": {"any": ["室内", 798]}})  # YAML reads `- 798` as an int
+    validate_check({"memory_recall": {"facts": [{"expected": 100}]}})  # seed 003: 刚才计算的结果是 100
