@@ -7,7 +7,8 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
-from typing import Any, Hashable, Literal, Sequence
+from collections.abc import Hashable, Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 

@@ -6,7 +6,15 @@
 
 from judges.checks import clarification, constraint, memory, state, text, tools  # noqa: F401  register
 from judges.checks.context import CheckContext
-from judges.checks.registry import Outcome, check_registry, compact, evaluate, run_check, to_verdict, validate_check
+from judges.checks.registry import (
+    Outcome,
+    check_registry,
+    compact,
+    evaluate,
+    run_check,
+    to_verdict,
+    validate_check,
+)
 
 __all__ = [
     "CheckContext",

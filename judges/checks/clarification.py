@@ -23,7 +23,7 @@ def is_question(sentence: str) -> bool:
     if not s:
         return False
     core = s.rstrip("。！!～~ ")
-    if core.endswith(("?", "？")) or core.endswith(("吗", "呢", "么")) or s.startswith("请问"):
+    if core.endswith(("?", "？", "吗", "呢", "么")) or s.startswith("请问"):
         return True
     return bool(_A_NOT_A.search(core))
 

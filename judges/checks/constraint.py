@@ -25,7 +25,7 @@ class ConstraintParams(BaseModel):
     scope: Literal["final", "assistant", "first"] = Field(default="final", description="Replies to scan for items.")
 
     @model_validator(mode="after")
-    def _value_shape(self) -> "ConstraintParams":
+    def _value_shape(self) -> ConstraintParams:
         if self.op in ("in", "not_in") and not isinstance(self.value, list):
             raise ValueError(f"op '{self.op}' needs a list value")
         if self.op in ("<=", ">=", "<", ">") and parse_number(self.value) is None:

@@ -92,7 +92,7 @@ class CheckContext:
             found = [(str(c.arguments.get("name", "")), c.turn) for c in self.calls() if c.name == "load_skill"]
         return found
 
-    def prefix(self, end: int) -> "CheckContext":
+    def prefix(self, end: int) -> CheckContext:
         """The conversation as it stood after transcript[:end] (for milestones' first-reached turn)."""
         end = max(end, 0)
         last_turn = self.turn_of(end - 1) if end > self.history_len else 0

@@ -47,7 +47,8 @@ def validate_matcher(matcher: Any, where: str) -> None:
         if op in ("gte", "lte") and parse_number(arg) is None:
             raise ValueError(f"{where}: {op} needs a number, got {arg!r}")
     elif isinstance(matcher, list):
-        raise ValueError(f"{where}: a list is ambiguous; write {{any_of: [...]}}")
+        # ValueError, not TypeError: the case loader reports ValueErrors as file:line problems.
+        raise ValueError(f"{where}: a list is ambiguous; write {{any_of: [...]}}")  # noqa: TRY004
 
 
 def _text(v: Any) -> str:

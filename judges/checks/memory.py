@@ -29,7 +29,7 @@ def compute_memory_recall_score(output: str, key_info: dict[str, str]) -> float:
     hit, 0.5/n on a fuzzy hit; rounded to 2 decimals."""
     score = 0.0
     total = len(key_info)
-    for _key, expected in key_info.items():
+    for expected in key_info.values():
         if expected in output:
             score += 1.0 / total
         elif fuzzy_match(expected, output):

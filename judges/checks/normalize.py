@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Callable
 from datetime import date, timedelta
-from typing import Any, Callable
+from typing import Any
 
 # --- places ---------------------------------------------------------------------------------
 # Used only until sandbox.places lands (the sandbox owns the gazetteer); keys are lower-cased.

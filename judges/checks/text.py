@@ -28,7 +28,7 @@ class KeywordsParams(_Params):
     )
 
     @model_validator(mode="after")
-    def _something(self) -> "KeywordsParams":
+    def _something(self) -> KeywordsParams:
         if not (self.any or self.all or self.none):
             raise ValueError("give at least one of any / all / none")
         return self
@@ -96,7 +96,7 @@ class CountParams(_Params):
         return v
 
     @model_validator(mode="after")
-    def _bound(self) -> "CountParams":
+    def _bound(self) -> CountParams:
         if self.min is None and self.max is None and self.exactly is None:
             raise ValueError("give min, max or exactly")
         return self

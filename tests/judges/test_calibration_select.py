@@ -3,8 +3,15 @@ import json
 import pytest
 
 from judges.base import JudgeConfig
-from judges.calibration import (agreement, cohen_kappa, compare_with_swap, judge_human, position_swap_consistency,
-                                rule_vs_llm, sample_ids)
+from judges.calibration import (
+    agreement,
+    cohen_kappa,
+    compare_with_swap,
+    judge_human,
+    position_swap_consistency,
+    rule_vs_llm,
+    sample_ids,
+)
 from judges.select import select_judges
 from tests.judges.helpers import case
 from usersim.registry import UnknownNameError

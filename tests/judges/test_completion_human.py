@@ -4,7 +4,15 @@ import json
 import pytest
 
 from judges.completion import TaskCompletionJudge
-from judges.human import QUEUED, HumanJudge, apply_labels, read_labels, read_records, review_items, write_items
+from judges.human import (
+    QUEUED,
+    HumanJudge,
+    apply_labels,
+    read_labels,
+    read_records,
+    review_items,
+    write_items,
+)
 from judges.verdict import Verdict
 from personas.schema import Persona
 from tests.judges.helpers import bot, case, state, user

@@ -59,7 +59,7 @@ async def test_case_threshold_makes_drift_count():
 
 
 def test_overall_scale():
-    pts = lambda *xs: [{"anchoring": x} for x in xs]  # noqa: E731
+    pts = lambda *xs: [{"anchoring": x} for x in xs]
     assert overall(pts(100, 100)) == 100
     assert overall(pts(100, 30, 100)) == 70
     assert overall(pts(100, 70)) == 70
