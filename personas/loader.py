@@ -77,7 +77,7 @@ def apply_overrides(persona: Persona, overrides: dict[str, Any], *, where: str =
         raise ValueError(f"{where} for persona '{persona.id}' are invalid: {details}") from None
 
 
-def resolve_persona(case: "Case", *, library: Path = LIBRARY_DIR) -> Persona:
+def resolve_persona(case: Case, *, library: Path = LIBRARY_DIR) -> Persona:
     """The persona an organic case runs with: its `persona` id loaded, `persona_overrides` applied."""
     if not case.persona:
         raise ValueError(f"case '{case.id}' has no `persona`; organic cases name a persona id from personas/library/")

@@ -66,19 +66,23 @@ def pairwise_coverage(rows: list[dict[str, Any]], axes: dict[str, list[Any]] | N
     return len(covered & total) / len(total) if total else 1.0
 
 
+def _gain(name: str, level: Any, row: dict[str, Any], uncovered: set[Pair]) -> int:
+    """How many uncovered pairs setting axis `name` to `level` would cover, given `row`."""
+    return sum(
+        1 for other, v in row.items()
+        if ((name, level), (other, v)) in uncovered or ((other, v), (name, level)) in uncovered
+    )
+
+
 def _candidate(axes: dict[str, list[Any]], uncovered: set[Pair], rng: random.Random) -> dict[str, Any]:
     (a, va), (b, vb) = rng.choice(sorted(uncovered, key=repr))  # seed one uncovered pair
     row: dict[str, Any] = {a: va, b: vb}
     rest = [name for name in axes if name not in row]
     rng.shuffle(rest)
     for name in rest:  # then each remaining axis takes the level covering most new pairs
-        def gain(level: Any) -> int:
-            return sum(
-                1 for other, v in row.items()
-                if ((name, level), (other, v)) in uncovered or ((other, v), (name, level)) in uncovered
-            )
-        best = max(gain(lv) for lv in axes[name])
-        row[name] = rng.choice([lv for lv in axes[name] if gain(lv) == best])
+        gains = {lv: _gain(name, lv, row, uncovered) for lv in axes[name]}
+        best = max(gains.values())
+        row[name] = rng.choice([lv for lv in axes[name] if gains[lv] == best])
     return row
 
 

@@ -46,7 +46,7 @@ class Agenda:
     unhelpful: int = 0
 
     @classmethod
-    def start(cls, persona: Persona) -> "Agenda":
+    def start(cls, persona: Persona) -> Agenda:
         facts: dict[str, str] = {}
         for fact in persona.known_info:
             facts.setdefault(fact.slot, fact.value)  # the first value of a slot is the starting one

@@ -21,8 +21,8 @@ from simulator.signals import constraint_violations, hidden_truths, leaked_truth
 
 NAMES = ("fidelity.leak", "fidelity.character", "fidelity.early_stop", "fidelity.swayed")
 
-_ACCEPT = re.compile(r"(好的|可以|就这个|就它|就订|就买|没问题|行吧|就这样|谢谢|\bok\b|sounds good|i'll take|go with|perfect|great)", re.I)
-_REJECT = re.compile(r"(不行|太贵|超了|超预算|超出|不要|不能|换一|贵了|不考虑|太重|\bno\b|too (expensive|heavy)|over budget|can't|cannot|without|instead)", re.I)
+_ACCEPT = re.compile(r"(好的|可以|就这个|就它|就订|就买|没问题|行吧|就这样|谢谢|\bok\b|sounds good|i'll take|go with|perfect|great)", re.IGNORECASE)
+_REJECT = re.compile(r"(不行|太贵|超了|超预算|超出|不要|不能|换一|贵了|不考虑|太重|\bno\b|too (expensive|heavy)|over budget|can't|cannot|without|instead)", re.IGNORECASE)
 
 
 def _verdict(name: str, ok: bool, reason: str, turn: int | None = None) -> Verdict:

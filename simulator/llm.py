@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import random
 import re
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from graphs.state import Usage
 from simulator.base import SimulatorError, SimulatorTurn, SimulatorView

@@ -7,7 +7,7 @@ results: the view it is built from holds only user/assistant text.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from string import Template
 
@@ -40,7 +40,7 @@ _TRAITS = {
 }
 
 
-@lru_cache(maxsize=None)
+@cache
 def prompt_template(name: str) -> Template:
     """A prompt file of simulator/prompts/ as a string.Template ($name placeholders)."""
     return Template((PROMPTS_DIR / f"{name}.md").read_text(encoding="utf-8"))

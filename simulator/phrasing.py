@@ -9,7 +9,7 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ class Act:
     hedged: bool = False
 
 
-@lru_cache(maxsize=None)
+@cache
 def templates(language: str) -> dict[str, Any]:
     """The phrasing templates of one language (zh, en)."""
     path = TEMPLATES_DIR / f"{language}.yaml"

@@ -28,7 +28,7 @@ def test_small_axes_reach_full_coverage_with_the_minimum(base):
 
 
 def test_deterministic_per_seed_and_seed_matters(base):
-    dump = lambda seed: [v.model_dump() for v in vary(base, 8, seed=seed)]  # noqa: E731
+    dump = lambda seed: [v.model_dump() for v in vary(base, 8, seed=seed)]
     assert dump(5) == dump(5)
     assert dump(5) != dump(6)
 

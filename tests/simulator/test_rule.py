@@ -8,8 +8,8 @@ from simulator.phrasing import templates
 from simulator.rule import RuleSimulator
 from tests.simulator.helpers import converse, persona, user_texts, view
 
-U = lambda text: Message(role="user", content=text)  # noqa: E731
-A = lambda text: Message(role="assistant", content=text)  # noqa: E731
+U = lambda text: Message(role="user", content=text)
+A = lambda text: Message(role="assistant", content=text)
 
 FLIGHTS = "为你找到以下航班：\n1. 东航 MU523 6月15日 08:00 起飞 ¥2300/人"
 HOTEL = "推荐酒店：难波日航酒店 ¥800/晚，6 月 15 日入住。"
