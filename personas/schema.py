@@ -30,7 +30,13 @@ class Traits(Strict):
 class Fact(Strict):
     """Something the user knows and can tell when asked."""
 
-    slot: str = Field(description="Slot name: origin, destination, dates, duration, budget, party_size, ...")
+    slot: str = Field(
+        description=(
+            "Slot name the rule simulator recognises questions about: origin, destination, dates, duration, "
+            "budget, party_size, purpose, brand, weight, preferences, accommodation, district, bedrooms, "
+            "area_sqm, diet, cuisine, screen_size, os, name."
+        )
+    )
     value: str = Field(description="The value in the persona's language, e.g. 上海 / 2 人 / 1 万左右.")
     aliases: list[str] = Field(default_factory=list, description="Other ways the user may say it.")
 
@@ -48,7 +54,11 @@ class Goal(Strict):
         description="Per required item: words whose presence in an agent reply shows it was delivered.",
     )
     constraints: dict[str, Any] = Field(
-        default_factory=dict, description="Hard constraints proposals must meet (e.g. max_price: 8000)."
+        default_factory=dict,
+        description=(
+            "Hard constraints proposals must meet: max_price (元/$), max_total_price_wan (万), max_weight_kg, "
+            "exclude (words never to accept: brands, allergens, 辣 ...)."
+        ),
     )
 
 
@@ -61,7 +71,10 @@ class Event(Strict):
     )
     slot: str | None = Field(default=None, description="For change_fact / add_constraint: the slot.")
     value: str | None = Field(default=None, description="For change_fact / add_constraint: the new value.")
-    text: str | None = Field(default=None, description="What the user says (say / hesitate / change_mind).")
+    text: str | None = Field(
+        default=None,
+        description="What the user says when it fires; omitted = a template phrase, empty string = silent.",
+    )
 
 
 class StopRules(Strict):
