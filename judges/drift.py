@@ -82,6 +82,9 @@ def drift_threshold(case: Case) -> int | None:
 def turns_of(transcript: list[Message], history_len: int) -> list[tuple[int, str, int, str]]:
     """(turn, user text, message index, final assistant text) per live user turn with a reply."""
     out, turn, user, last = [], 0, "", None
+    if history_len and history_len < len(transcript) and transcript[history_len].role != "user":
+        # A history-only case: the replayed history ends with the user message the agent answers.
+        turn, user = 1, next((m.content for m in reversed(transcript[:history_len]) if m.role == "user"), "")
     for i, m in enumerate(transcript):
         if m.role == "user" and i >= history_len:
             if last is not None:

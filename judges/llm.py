@@ -12,6 +12,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from graphs.state import Usage
+
 # messages (OpenAI format) -> the assistant's text. Tests inject a scripted one.
 Complete = Callable[[list[dict[str, Any]]], Awaitable[str]]
 M = TypeVar("M", bound=BaseModel)
@@ -32,22 +34,31 @@ def model_name(spec: str) -> str:
     return spec.split(":", 1)[1] if spec.startswith("openai:") else spec
 
 
-def model_complete(spec: str) -> Complete:
-    """A `complete` that calls the judge model through adapters.openai_client (OPENAI_BASE_URL)."""
+class ModelComplete:
+    """A `complete` that calls the judge model through adapters.openai_client (OPENAI_BASE_URL),
+    at temperature 0 in JSON mode, and adds up its token usage in `.usage` (role "judge")."""
 
-    async def complete(messages: list[dict[str, Any]]) -> str:
+    def __init__(self, spec: str) -> None:
+        self.spec = spec
+        self.usage = Usage()
+
+    async def __call__(self, messages: list[dict[str, Any]]) -> str:
         from adapters.openai_client import chat_completion
 
-        message, _usage = await chat_completion(
-            model=model_name(spec),
+        message, usage = await chat_completion(
+            model=model_name(self.spec),
             messages=messages,
             temperature=0,
             response_format={"type": "json_object"},
             role="judge",
         )
+        self.usage = self.usage.add(usage)
         return message.get("content") or ""
 
-    return complete
+
+def model_complete(spec: str) -> Complete:
+    """The default `complete` for a judge model SPEC such as openai:gpt-4o-mini."""
+    return ModelComplete(spec)
 
 
 class JudgeModelError(Exception):

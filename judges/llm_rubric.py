@@ -7,6 +7,7 @@ passed by default. Malformed model output is repaired, then reported as an `erro
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Literal
 
@@ -14,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from cases.messages import Message
 from cases.schema import Case
+from graphs.state import Usage
 from judges.base import JudgeConfig, JudgeState, judge_registry
 from judges.llm import Complete, JudgeModelError, ask_structured, model_complete, prompt
 from judges.render import render_transcript
@@ -115,10 +117,19 @@ class LLMRubricJudge:
             items = criteria + ([C1_CRITERION] if c1 else [])
             return [Verdict(judge=self.name, verdict="unjudged", reason=NO_MODEL, criterion=c) for c in items]
         rendered = render_transcript(transcript, state.history_len)
-        verdicts = await self._criteria(criteria, rendered, case) if criteria else []
+        jobs = [self._criteria(criteria, rendered, case)] if criteria else []
         if c1:
-            verdicts.append(await self._c1(rendered, case, transcript))
-        return verdicts
+            jobs.append(self._c1(rendered, case, transcript))
+        results = await asyncio.gather(*jobs)  # the two prompts are independent: ask in parallel
+        verdicts = [v for group in results for v in (group if isinstance(group, list) else [group])]
+        # A model may cite an index that does not exist; never point the report at nothing.
+        return [v if v.evidence_turn is None or 0 <= v.evidence_turn < len(transcript)
+                else v.model_copy(update={"evidence_turn": None}) for v in verdicts]
+
+    @property
+    def usage(self) -> Usage | None:
+        """Judge-model tokens spent by this judge (None with an injected `complete`)."""
+        return getattr(self.complete, "usage", None)
 
     async def _criteria(self, criteria: list[str], rendered: str, case: Case) -> list[Verdict]:
         skills = ""

@@ -86,3 +86,9 @@ async def test_llm_drift_with_scripted_model_and_fallback():
     v = await run(DRIFTING, judge=DriftJudge("openai:j", broken))
     assert v.details["mode"] == "lexical"
     assert "LLM drift judge failed, lexical fallback: judge model openai:j returned malformed output" in v.reason
+
+
+async def test_history_only_case_measures_the_reply_to_the_last_history_message():
+    t = DRIFTING[:3] + [bot("华东区电动车卖得好主要因为充电桩密集。")]
+    v = (await DriftJudge()(transcript=t, case=case(), state=state(t, history_len=3)))[0]
+    assert [(p["turn"], p["message_index"], p["anchoring"]) for p in v.details["curve"]] == [(1, 3, 100)]

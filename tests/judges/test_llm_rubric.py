@@ -110,3 +110,16 @@ async def test_judge_over_real_http(openai_stub):  # noqa: F811
     assert [(v.verdict, v.reason) for v in out] == [("pass", "问了城市和日期")]
     body = openai_stub.requests[0]
     assert body["model"] == "stub-judge" and body["response_format"] == {"type": "json_object"}
+
+
+async def test_out_of_range_evidence_turn_is_dropped():
+    fake = Scripted({"results": [result(1, "pass", "ok", 42)]})
+    out = await judge(LLMRubricJudge("openai:judge-m", fake))
+    assert out[0].verdict == "pass" and out[0].evidence_turn is None
+
+
+async def test_usage_is_counted_over_http(openai_stub):  # noqa: F811
+    openai_stub.script(text(json.dumps({"results": [result(1, "fail")]}), prompt_tokens=120, completion_tokens=30))
+    j = LLMRubricJudge("openai:stub-judge")
+    await judge(j)
+    assert (j.usage.calls, j.usage.prompt_tokens, j.usage.completion_tokens) == (1, 120, 30)
