@@ -12,17 +12,17 @@ from simulator.signals import is_question, sentences
 
 # slot -> regex over one asking sentence. Order matters only for ties within a sentence.
 SLOT_PATTERNS: dict[str, str] = {
-    "origin": r"从哪(里|儿|个城市)?(出发|走|飞)|出发(地|城市|点)|哪里出发|哪个城市出发|where .*(from|departing)|departure city|leaving from|flying from",
-    "destination": r"去哪(里|儿)?|哪个城市(?!出发)|哪些城市|目的地|想去的地方|哪个国家|where (do you|would you|are you).*(go|travel|visit)|destination|which cit(y|ies)",
+    "origin": r"从哪(里|儿|个城市)?(出发|走|飞)|出发(地|城市|点)|哪里出发|哪个城市出发|where .*(from|departing)|departure city|leaving from|flying from|depart(ing)? from|from which city|starting point",
+    "destination": r"去哪(里|儿)?|哪个城市(?!出发)|哪些城市|目的地|想去的地方|哪个国家|where (do you|would you|are you).*(go|travel|visit)|destination|which cit(y|ies)(?!.*(depart|from))|where to\b",
     "dates": r"什么时候|哪天|哪几天|几号|几月|日期|出发时间|具体时间|when |what dates?|which dates?|travel dates|dates",
     "duration": r"几天|多少天|多久|多长时间|玩几|待几|how (many|long).*(days|nights|stay|trip)|how long|duration",
     "budget": r"预算|多少钱|价位|价格区间|花费|价格范围|心理价|budget|price range|how much.*(spend|pay)",
-    "party_size": r"几个人|几位|多少人|几口人|和谁|同行|一个人还是|带孩子|how many (people|travell?ers|guests|of you)|travell?ing with|party size",
+    "party_size": r"几个人|几位|多少人|几口人|和谁|同行|一个人(去|还是)|和朋友|和家人|带孩子|几个大人|how many (people|travell?ers|guests|of you)|travell?ing with|party size",
     "purpose": r"用途|用来(做|干)|主要(用|做)|做什么用|什么场景|工作还是|use it for|what.*for\b|purpose|primary use",
     "brand": r"品牌|牌子|哪家|brand",
     "weight": r"重量|轻薄|便携|多重|weight|portable|lightweight",
-    "preferences": r"喜欢|偏好|兴趣|感兴趣|风格|类型的|想体验|prefer|interests?|what kind|what type|style",
-    "accommodation": r"住宿|住什么|酒店(的)?(要求|类型|星级|档次)|民宿|accommodation|hotel preference|where.*stay",
+    "preferences": r"喜欢|偏好|兴趣|感兴趣|风格|类型的|想体验|景点|想玩|prefer|interests?|what kind|what type|style",
+    "accommodation": r"住宿|住什么|住哪|酒店.{0,6}(要求|类型|星级|档次|预算|偏好)|民宿|accommodation|hotel preference|where.*stay",
     "district": r"哪个区|区域|片区|位置|地段|商圈|which (area|district|neighbou?rhood)|location",
     "bedrooms": r"几居|几室|户型|几个房间|bedrooms?|how many rooms",
     "area_sqm": r"面积|平米|多大的房|square (meters|metres|feet)|size of the (flat|apartment)",

@@ -1,0 +1,56 @@
+"""Slot detection of typical agent questions, Chinese and English; and delivery signals."""
+
+from __future__ import annotations
+
+import pytest
+
+from personas.schema import Goal
+from simulator.signals import constraint_violations, delivered_items, role_flip
+from simulator.slots import asked_slots
+
+
+@pytest.mark.parametrize(
+    "question, slots",
+    [
+        ("你打算玩几天？从哪个城市出发？预算大概多少？", ["duration", "origin", "budget"]),
+        ("请告诉我出发日期和同行人数。", ["dates", "party_size"]),
+        ("想去哪个城市？", ["destination"]),
+        ("您是一个人去还是和朋友一起？", ["party_size"]),
+        ("主要用来做什么？对品牌有偏好吗？", ["purpose", "brand"]),
+        ("对重量有要求吗？需要轻薄便携的吗？", ["weight"]),
+        ("想买在哪个区？几居室？", ["district", "bedrooms"]),
+        ("有什么忌口或者过敏的吗？", ["diet"]),
+        ("What's your budget? And how many people are travelling with you?", ["budget", "party_size"]),
+        ("Which city will you depart from?", ["origin"]),
+        ("When are you planning to travel, and how long will you stay?", ["dates", "duration"]),
+        ("What will you mainly use the laptop for?", ["purpose"]),
+        ("Do you have any dietary restrictions or allergies?", ["diet"]),
+        ("为你找到以下航班，东航 MU523。", []),  # a statement asks nothing
+    ],
+)
+def test_asked_slots(question, slots):
+    assert asked_slots(question) == slots
+
+
+def test_delivery_needs_a_stated_result_not_a_question_or_announcement():
+    goal = Goal(description="x", required=["flights", "hotel"], deliverable_keywords={"flights": ["航班"], "hotel": ["酒店"]})
+    assert delivered_items(goal, "好的，我先帮你查航班。你想住什么样的酒店？") == {}
+    assert delivered_items(goal, "I'll book the 航班 now.") == {}
+    assert delivered_items(goal, "为你找到以下航班：\n1. MU523\n酒店：日航 ¥800") == {"flights": "航班", "hotel": "酒店"}
+    short = Goal(description="x", required=["flights"], deliverable_keywords={"flights": ["CA"]})
+    assert delivered_items(short, "Canon 相机") == {} and delivered_items(short, "国航 CA1234 08:00") == {"flights": "CA"}
+
+
+def test_constraint_violations_skip_negations_restrictions_and_warnings():
+    c = {"max_price": 3000, "exclude": ["海鲜"], "max_weight_kg": 1.5}
+    assert constraint_violations(c, "这家无海鲜，考虑到你海鲜过敏。超出预算的 ¥4000 机型不推荐。") == []
+    found = [v.describe() for v in constraint_violations(c, "推荐 A 款 ¥3500，重 1.8kg。附近的海鲜大排档也不错。")]
+    assert found == ["max_price: proposed 3500, limit 3000", "max_weight_kg: proposed 1.8kg, limit 1.5kg",
+                     "exclude: proposed 海鲜, limit no 海鲜"]
+
+
+def test_role_flip_phrases():
+    assert role_flip("作为AI助手，我建议") == "作为AI助手"
+    assert role_flip("How can I help you today?") == "How can I help you"
+    assert role_flip("有什么可以帮您的吗") == "有什么可以帮您"
+    assert role_flip("我想去大阪，你能帮我看看吗") is None
