@@ -76,8 +76,8 @@ def _phrase(act: Act, t: dict[str, Any], language: str, rng: random.Random, ters
         return _pick(rng, options).format(found=act.found, limit=act.limit)
     if act.kind == "continue" and terse:
         return f"{item}呢？" if language == "zh" else f"{item}?"
-    key = {"add_constraint": "add_constraint"}.get(act.kind, act.kind)
-    return _pick(rng, t[key]).format(value=act.value, label=label, item=item, goal=act.value)
+    # remaining kinds name their template list: volunteer, repeat, unknown, continue, goal_met, ...
+    return _pick(rng, t[act.kind]).format(value=act.value, label=label, item=item, goal=act.value)
 
 
 def _typos(text: str, language: str, rng: random.Random, t: dict[str, Any]) -> str:

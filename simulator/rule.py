@@ -8,6 +8,7 @@ from any checkpoint, and the same seed gives the same conversation byte for byte
 from __future__ import annotations
 
 import random
+from typing import Literal
 
 from cases.messages import Message
 from simulator.agenda import Agenda, decide
@@ -67,7 +68,9 @@ class RuleSimulator:
                 agenda.revealed.add(slot)
         return acts
 
-    def _turn(self, view: SimulatorView, agenda: Agenda, acts: list[Act], stop, note: str) -> SimulatorTurn:
+    def _turn(
+        self, view: SimulatorView, agenda: Agenda, acts: list[Act], stop: Literal["goal_met", "gave_up"] | None, note: str
+    ) -> SimulatorTurn:
         persona = view.persona
         if acts and acts[0].kind == "opening":
             message = acts[0].text or ""
