@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,6 +17,8 @@ from judges.base import JudgeState
 from judges.checks.context import CheckContext
 from judges.verdict import Verdict
 from usersim.registry import did_you_mean
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -140,9 +143,13 @@ def to_verdict(spec: dict[str, Any], outcome: Outcome) -> Verdict:
 
 async def run_check(spec: dict[str, Any], *, transcript: list[Message], case: Case, state: JudgeState) -> Verdict:
     """Run one case check on a finished conversation. A malformed spec yields an `error` verdict."""
+    name = str(next(iter(spec))) if isinstance(spec, dict) and spec else "check"
     try:
         outcome = evaluate(spec, CheckContext(transcript, case, state))
     except ValueError as exc:
-        name = next(iter(spec)) if isinstance(spec, dict) and spec else "check"
-        return Verdict(judge=str(name), verdict="error", reason=f"invalid check: {exc}", criterion=str(spec)[:240])
+        return Verdict(judge=name, verdict="error", reason=f"invalid check: {exc}", criterion=str(spec)[:240])
+    except Exception as exc:  # one broken check must not take the other checks' verdicts with it
+        log.exception("check %s crashed", name)
+        return Verdict(judge=name, verdict="error", reason=f"check crashed: {type(exc).__name__}: {exc}",
+                       criterion=str(spec)[:240])
     return to_verdict(spec, outcome)

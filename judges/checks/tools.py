@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from judges.checks.context import Call, CheckContext
 from judges.checks.matchers import describe, match, validate_matcher
 from judges.checks.registry import Outcome, check_registry
+from usersim.registry import did_you_mean
 
 
 class _Params(BaseModel):
@@ -18,6 +19,24 @@ class _Params(BaseModel):
 
 def _names(v: str | list[str]) -> list[str]:
     return [v] if isinstance(v, str) else list(v)
+
+
+def known_tools() -> set[str]:
+    """Tool names the sandbox implements (empty when the sandbox is not in this build)."""
+    try:
+        from sandbox.tools import tool_registry
+    except ImportError:
+        return set()
+    return set(tool_registry.names()) | {"load_skill"}
+
+
+def _check_tool_names(v: str | list[str]) -> str | list[str]:
+    """A misspelt tool name would make a check fail on every run: reject it at load time."""
+    known = known_tools()
+    for name in _names(v):
+        if known and name not in known:
+            raise ValueError(f"unknown tool '{name}'.{did_you_mean(name, known)} Tools: {', '.join(sorted(known))}")
+    return v
 
 
 def _fmt_args(args: dict[str, Any]) -> str:
@@ -35,6 +54,11 @@ class ToolCalledParams(_Params):
     tool: str | list[str] = Field(description="Tool name, or a list of acceptable tool names.")
     args: dict[str, Any] = Field(default_factory=dict, description="param -> matcher the call must satisfy.")
     min_calls: int = Field(default=1, ge=1, description="Matching calls needed.")
+
+    @field_validator("tool")
+    @classmethod
+    def _known(cls, v: str | list[str]) -> str | list[str]:
+        return _check_tool_names(v)
 
     @field_validator("args")
     @classmethod
@@ -90,6 +114,11 @@ def tool_called(params: ToolCalledParams, ctx: CheckContext) -> Outcome:
 class ToolNotCalledParams(_Params):
     tool: str | list[str] = Field(description="Tool name(s) that must not be called.")
 
+    @field_validator("tool")
+    @classmethod
+    def _known(cls, v: str | list[str]) -> str | list[str]:
+        return _check_tool_names(v)
+
 
 @check_registry.register("tool_not_called", ToolNotCalledParams)
 def tool_not_called(params: ToolNotCalledParams, ctx: CheckContext) -> Outcome:
@@ -109,6 +138,11 @@ def tool_not_called(params: ToolNotCalledParams, ctx: CheckContext) -> Outcome:
 
 class ToolOrderParams(_Params):
     tools: list[str] = Field(min_length=2, description="Tools whose first calls must appear in this order.")
+
+    @field_validator("tools")
+    @classmethod
+    def _known(cls, v: str | list[str]) -> str | list[str]:
+        return _check_tool_names(v)
 
 
 @check_registry.register("tool_order", ToolOrderParams)

@@ -23,12 +23,12 @@ def test_unknown_check_suggests_the_closest_name():
 
 
 def test_bad_params_name_check_and_field():
-    assert error_of({"tool_called": {"tool": "x", "arg": {}}}) == \
+    assert error_of({"tool_called": {"tool": "search_flights", "arg": {}}}) == \
         "tool_called.arg: unknown field 'arg'. Did you mean 'args'? Fields: args, min_calls, tool"
-    assert error_of({"tool_called": {"tool": "x", "min_calls": 0}}).startswith("tool_called.min_calls: Input should be greater")
-    assert "unknown matcher 'lt'. Did you mean 'lte'?" in error_of({"tool_called": {"tool": "x", "args": {"p": {"lt": 3}}}})
-    assert "write {any_of: [...]}" in error_of({"tool_called": {"tool": "x", "args": {"p": ["a", "b"]}}})
-    assert "is not a date" in error_of({"tool_called": {"tool": "x", "args": {"d": {"date_between": ["上海", "明天"]}}}})
+    assert error_of({"tool_called": {"tool": "search_flights", "min_calls": 0}}).startswith("tool_called.min_calls: Input should be greater")
+    assert "unknown matcher 'lt'. Did you mean 'lte'?" in error_of({"tool_called": {"tool": "search_flights", "args": {"p": {"lt": 3}}}})
+    assert "write {any_of: [...]}" in error_of({"tool_called": {"tool": "search_flights", "args": {"p": ["a", "b"]}}})
+    assert "is not a date" in error_of({"tool_called": {"tool": "search_flights", "args": {"d": {"date_between": ["上海", "明天"]}}}})
     assert error_of({"stop_reason": {"in": ["goal_mt"]}}).startswith(
         "stop_reason.in.0: 'goal_mt' is not allowed. Did you mean 'goal_met'?")
     assert error_of({"count": {"scope": "final"}}) == "count: give min, max or exactly"
@@ -62,3 +62,28 @@ async def test_run_check_turns_a_bad_spec_into_an_error_verdict():
 def test_yaml_numbers_in_keyword_lists_are_words():
     validate_check({"keywords": {"any": ["室内", 798]}})  # YAML reads `- 798` as an int
     validate_check({"memory_recall": {"facts": [{"expected": 100}]}})  # seed 003: 刚才计算的结果是 100
+
+
+def test_misspelt_tool_names_are_rejected_when_the_sandbox_is_present(monkeypatch):
+    import judges.checks.tools as tools_mod
+
+    monkeypatch.setattr(tools_mod, "known_tools", lambda: {"search_flights", "web_search", "load_skill"})
+    assert error_of({"tool_called": {"tool": "search_flight"}}) == (
+        "tool_called.tool: unknown tool 'search_flight'. Did you mean 'search_flights'? "
+        "Tools: load_skill, search_flights, web_search")
+    assert error_of({"tool_order": {"tools": ["web_search", "search_flight"]}}).startswith("tool_order.tools: unknown tool")
+    validate_check({"tool_not_called": {"tool": ["search_flights", "web_search"]}})
+    monkeypatch.setattr(tools_mod, "known_tools", set)  # no sandbox in this build: names are not checked
+    validate_check({"tool_called": {"tool": "anything"}})
+
+
+async def test_a_crashing_check_becomes_an_error_verdict(monkeypatch):
+    from judges.checks import registry
+
+    def boom(params, ctx):
+        raise KeyError("surprise")
+
+    monkeypatch.setattr(registry.check_registry.get("turns"), "fn", boom)
+    t = [user("…"), bot("…")]
+    v = await run_check({"turns": {"max": 3}}, transcript=t, case=case(), state=state(t))
+    assert v.verdict == "error" and v.reason == "check crashed: KeyError: 'surprise'"
