@@ -126,5 +126,5 @@ def preview(persona_ref: str, case_id: str | None, simulator: str, agent: str, s
     except (UnknownNameError, ValueError, AgentError, SimulatorError) as exc:
         raise click.ClickException(str(exc)) from None
     except ImportError as exc:  # a part of the build (agent, sandbox) that is not installed
-        raise click.ClickException(f"cannot run the preview: {exc}; try another --agent") from None
+        raise click.ClickException(f"cannot run the preview, a part of usersim it needs is missing: {exc}") from None
     click.echo(format_preview(result))

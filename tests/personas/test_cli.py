@@ -63,3 +63,16 @@ def test_preview_prints_a_conversation_against_an_agent():
     assert lines[1] == "AGENT  好的！请问从哪里出发？几个人？"
     assert "上海" in lines[2]
     assert lines[-1].startswith("-- stop: goal_met (all required items delivered: flights")
+
+
+def test_preview_on_a_case_uses_its_opening_and_turn_budget():
+    res = CliRunner().invoke(
+        persona,
+        ["preview", "japan-first-trip", "--case", "C2-TD-04", "--agent", "python:tests.personas.scripted_agent:respond",
+         "--max-turns", "2"],
+    )
+    assert res.exit_code == 0, res.output
+    assert res.output.splitlines()[0] == "USER   我想暑假去日本玩"
+    assert res.output.splitlines()[-1] == "-- stop: max_turns (reached max_turns=2)"
+    missing = CliRunner().invoke(persona, ["preview", "japan-first-trip", "--case", "C2-TD-40"])
+    assert missing.exit_code == 1 and "Unknown case 'C2-TD-40'" in missing.output
