@@ -11,8 +11,9 @@ async def run(spec, transcript, **kw):
 
 
 def test_question_extraction_counts_enumerated_items():
-    assert extract_questions("好的！请问您的出发地、目的地和出行时间是？") == ["好的！请问您的出发地", "目的地", "出行时间是"] or \
-        len(extract_questions("好的！请问您的出发地、目的地和出行时间是？")) == 3
+    assert extract_questions("好的！请问您的出发地、目的地和出行时间是？") == ["请问您的出发地", "目的地", "出行时间是"]
+    assert extract_questions("想了解几个信息：\n- 主要用途是什么？\n- 预算大概多少？\n\n另外，您有品牌偏好吗") == [
+        "主要用途是什么", "预算大概多少", "另外，您有品牌偏好吗"]
     assert extract_questions("请告诉我：\n1. 出发城市\n2. 目的地\n3. 出行日期") == ["出发城市", "目的地", "出行日期"]
     assert extract_questions("想去国内还是国外？大概几天？从哪里出发？") == ["想去国内还是国外", "大概几天", "从哪里出发"]
     assert extract_questions("好的，我来帮你搜索。") == []
