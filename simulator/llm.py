@@ -10,16 +10,19 @@ missing); a second premature STOP becomes a nudge ("那酒店呢？") and the co
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import parse_qsl
 
 from graphs.state import Usage
 from simulator.base import SimulatorError, SimulatorTurn, SimulatorView
 from simulator.llm_prompt import build_messages, current_constraints, prompt_template
 from simulator.phrasing import item_label, templates
 from simulator.signals import leaked_truth, role_flip, undelivered
+from usersim.registry import did_you_mean
 
 Complete = Callable[..., Awaitable[tuple[dict[str, Any], Usage]]]
 
@@ -51,8 +54,27 @@ def parse_reply(content: str | None) -> tuple[str, str, str]:
     return str(data.get("message") or "").strip(), action, str(data.get("reason") or "")
 
 
+SPEC_OPTIONS = {"temperature", "attempts", "base_url", "api_key_env"}
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
+    """(model, options) of `openai:MODEL?temperature=0.3&attempts=5&base_url=URL&api_key_env=VAR`."""
+    body = spec.split(":", 1)[1] if ":" in spec else ""
+    model, _, query = body.partition("?")
+    if not model:
+        raise ValueError(f"simulator SPEC '{spec}' needs a model name, e.g. openai:gpt-4o-mini")
+    options = dict(parse_qsl(query, keep_blank_values=True)) if query else {}
+    for key in options:
+        if key not in SPEC_OPTIONS:
+            raise ValueError(
+                f"Unknown option '{key}' in simulator SPEC '{spec}'.{did_you_mean(key, SPEC_OPTIONS)} "
+                f"Options: {', '.join(sorted(SPEC_OPTIONS))}"
+            )
+    return model, options
+
+
 class LLMSimulator:
-    """SPEC `openai:MODEL`; `complete` is injectable (tests script it; default chat_completion)."""
+    """SPEC `openai:MODEL[?options]`; `complete` is injectable (tests script it; default chat_completion)."""
 
     def __init__(
         self,
@@ -62,12 +84,16 @@ class LLMSimulator:
         max_attempts: int = 3,
         temperature: float | None = 0.7,
     ) -> None:
-        if ":" not in spec or not spec.split(":", 1)[1]:
-            raise ValueError(f"simulator SPEC '{spec}' needs a model name, e.g. openai:gpt-4o-mini")
         self.spec = spec
-        self.model = spec.split(":", 1)[1]
-        self.max_attempts = max_attempts
-        self.temperature = temperature
+        self.model, options = parse_spec(spec)
+        try:
+            self.max_attempts = int(options.get("attempts", max_attempts))
+            self.temperature = float(options["temperature"]) if "temperature" in options else temperature
+        except ValueError:
+            raise ValueError(f"simulator SPEC '{spec}': attempts must be an integer, temperature a number") from None
+        self.base_url = options.get("base_url") or None
+        # the key itself never goes into a SPEC (SPECs are recorded with results): name its variable
+        self.api_key = os.environ.get(options["api_key_env"]) if "api_key_env" in options else None
         self._complete = complete
 
     async def _call(self, messages: list[dict[str, str]], seed: int) -> tuple[str | None, Usage]:
@@ -77,9 +103,11 @@ class LLMSimulator:
 
             complete = chat_completion
         try:
+            endpoint = {"base_url": self.base_url, "api_key": self.api_key} if self.base_url or self.api_key else {}
             reply, usage = await complete(
                 model=self.model,
                 messages=messages,
+                **endpoint,
                 temperature=self.temperature,
                 response_format={"type": "json_object"},
                 seed=seed,

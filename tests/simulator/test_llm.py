@@ -140,3 +140,13 @@ async def test_against_the_local_openai_stub(monkeypatch, tmp_path):
         from adapters.openai_client import aclose_clients
 
         await aclose_clients()
+
+
+def test_spec_options_and_their_errors(monkeypatch):
+    monkeypatch.setenv("SIM_KEY", "sk-sim")
+    sim = load_simulator("openai:qwen-plus?temperature=0.2&attempts=5&base_url=http://h/v1&api_key_env=SIM_KEY")
+    assert (sim.model, sim.temperature, sim.max_attempts, sim.base_url, sim.api_key) == ("qwen-plus", 0.2, 5, "http://h/v1", "sk-sim")
+    with pytest.raises(ValueError, match="Unknown option 'temprature' in simulator SPEC .* Did you mean 'temperature'?"):
+        load_simulator("openai:m?temprature=1")
+    with pytest.raises(ValueError, match="attempts must be an integer"):
+        load_simulator("openai:m?attempts=many")
