@@ -18,6 +18,8 @@ from simulator.slots import asked_slots, asks_anything
 
 # Consecutive unhelpful agent turns tolerated when stop_rules.patience_turns is not set.
 PATIENCE_BY_TRAIT = {"low": 2, "medium": 3, "high": 5}
+# Facts a vague user still states plainly (nobody hedges about where they live).
+NEVER_HEDGED = {"origin", "party_size", "name", "diet"}
 # How many questions the user answers in one turn, by cooperativeness.
 ANSWERS_BY_TRAIT = {"low": 1, "medium": 2, "high": 99}
 
@@ -111,8 +113,9 @@ def answer_acts(agenda: Agenda, slots: list[str], limit: int) -> list[Act]:
             if slot in agenda.revealed:
                 acts.append(Act("repeat", slot=slot, value=value))
             else:
-                acts.append(Act("answer", slot=slot, value=value, hedged=hedge))
-                hedge = False
+                plain = slot in NEVER_HEDGED
+                acts.append(Act("answer", slot=slot, value=value, hedged=hedge and not plain))
+                hedge = hedge and plain
                 agenda.revealed.add(slot)
         else:  # never invent what the persona does not know
             acts.append(Act("unknown", slot=slot))
