@@ -157,11 +157,10 @@ class LLMSimulator:
             except BadReply as exc:
                 problems.append(str(exc))
                 attempt += 1
-                # feed the problem back: the model can correct itself, and the cache key changes
-                messages = messages + [
-                    {"role": "assistant", "content": content or ""},
-                    {"role": "user", "content": prompt_template("retry").substitute(problem=exc)},
-                ]
+                # feed the problem back (never the bad reply: it may hold an unknown_info truth);
+                # the attempt number also changes the LLM cache key
+                retry = prompt_template("retry").substitute(problem=exc, attempt=attempt + 1)
+                messages = messages + [{"role": "user", "content": retry}]
                 continue
             meta = {"attempts": attempt + 1, "problems": problems, "refused_stop": refused_stop}
             if action == "give_up":

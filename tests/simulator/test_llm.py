@@ -81,6 +81,7 @@ async def test_leak_of_unknown_truth_is_regenerated():
     model = ScriptedModel(reply("酒店每晚 888 元就行"), reply("酒店价格我不清楚，你帮我查查"))
     turn = await LLMSimulator("openai:m", complete=model).next_turn(view(persona(), T2, 2))
     assert "888" not in turn.message and "unknown_info" in turn.meta["problems"][0]
+    assert "888" not in json.dumps(model.calls[1], ensure_ascii=False)  # the bad reply is not echoed back
 
 
 async def test_repeated_bad_outputs_raise_simulator_error():
