@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from judges.checks.context import CheckContext
 from judges.checks.normalize import is_quantity, parse_number
 from judges.checks.registry import Outcome, check_registry
+from usersim.registry import did_you_mean
 
 Op = Literal["<=", ">=", "<", ">", "==", "!=", "in", "not_in"]
 _NAME_KEYS = ("name", "title", "hotel_name", "flight_no", "product_id", "id")
@@ -19,10 +20,21 @@ class ConstraintParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     catalog: str = Field(description="Sandbox catalog: products | hotels | flights | ...")
-    field: str = Field(description="Item field to test: price, weight_kg, brand, ...")
+    field: str = Field(description="Item field to test: price, weight_kg, brand, specs.ram (dotted for nested) ...")
     op: Op = Field(description="<=, >=, <, >, ==, !=, in, not_in.")
     value: Any = Field(description="The bound, or a list for in / not_in.")
     scope: Literal["final", "assistant", "first"] = Field(default="final", description="Replies to scan for items.")
+
+    @field_validator("catalog")
+    @classmethod
+    def _known_catalog(cls, v: str) -> str:
+        try:
+            from sandbox.catalog import CATALOGS
+        except ImportError:  # no sandbox in this build: the lookup reports it when the check runs
+            return v
+        if v not in CATALOGS:
+            raise ValueError(f"unknown catalog '{v}'.{did_you_mean(v, set(CATALOGS))} Catalogs: {', '.join(CATALOGS)}")
+        return v
 
     @model_validator(mode="after")
     def _value_shape(self) -> ConstraintParams:
@@ -39,6 +51,16 @@ def _as_dict(item: Any) -> dict[str, Any]:
     if hasattr(item, "model_dump"):
         return item.model_dump()
     return dict(vars(item))
+
+
+def field_value(item: dict[str, Any], field: str) -> Any:
+    """item[field], following dots into nested mappings (specs.ram); None when absent."""
+    value: Any = item
+    for part in field.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return None
+        value = value[part]
+    return value
 
 
 def _label(item: dict[str, Any]) -> str:
@@ -83,18 +105,19 @@ def constraint(params: ConstraintParams, ctx: CheckContext) -> Outcome:
     except ImportError:
         return Outcome(None, "cannot look up recommended items: sandbox.catalog is not available in this build")
     except (KeyError, ValueError) as exc:
-        return Outcome(None, f"catalog lookup failed for '{params.catalog}': {exc}")
+        return Outcome(None, f"catalog lookup failed for '{params.catalog}': {exc.args[0] if exc.args else exc}")
     rule = f"{params.field} {params.op} {params.value}"
     if not items:
         return Outcome(None, f"no {params.catalog} item from the catalog found in the reply; cannot check {rule}")
     good, bad, unknown = [], [], []
     for item in items:
-        if params.field not in item or item[params.field] is None:
+        value = field_value(item, params.field)
+        if value is None:
             unknown.append(_label(item))
-        elif satisfies(item[params.field], params.op, params.value):
-            good.append(f"{_label(item)} ({params.field}={item[params.field]})")
+        elif satisfies(value, params.op, params.value):
+            good.append(f"{_label(item)} ({params.field}={value})")
         else:
-            bad.append(f"{_label(item)} ({params.field}={item[params.field]})")
+            bad.append(f"{_label(item)} ({params.field}={value})")
     parts = [f"{len(items)} recommended {params.catalog} item(s) found"]
     if bad:
         parts.append(f"violating {rule}: " + ", ".join(bad))

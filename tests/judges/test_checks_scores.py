@@ -93,3 +93,27 @@ async def test_state_checks():
     assert (await run({"stop_reason": {"in": ["goal_met", "max_turns"]}}, t, stop="max_turns")).verdict == "pass"
     v = await run({"turns": {"max": 0 + 1}}, t + [user("再来"), bot("好")])
     assert v.verdict == "fail" and v.reason == "2 user turns, over the limit of 1"
+
+
+async def test_constraint_against_the_sandbox_catalog():
+    catalog = pytest.importorskip("sandbox.catalog")
+    laptops = [p for p in catalog.products() if p.get("weight_kg")]
+    light = min(laptops, key=lambda p: p["weight_kg"])
+    heavy = max(laptops, key=lambda p: p["weight_kg"])
+    bound = (light["weight_kg"] + heavy["weight_kg"]) / 2
+    spec = {"constraint": {"catalog": "products", "field": "weight_kg", "op": "<=", "value": bound}}
+    v = await run(spec, [user("推荐几款轻的"), bot(f"推荐 {light['name']}。")])
+    assert v.verdict == "pass" and f"satisfying: {light['name']} (weight_kg={light['weight_kg']})" in v.reason
+    v = await run(spec, [user("推荐几款轻的"), bot(f"推荐 {light['name']} 和 {heavy['name']}。")])
+    assert v.verdict == "fail" and f"violating weight_kg <= {bound}: {heavy['name']}" in v.reason
+    with pytest.raises(ValueError, match="unknown catalog 'product'. Did you mean 'products'?"):
+        from judges.checks import validate_check
+
+        validate_check({"constraint": {"catalog": "product", "field": "price", "op": "<=", "value": 1}})
+
+
+async def test_constraint_nested_field(monkeypatch):
+    monkeypatch.setattr(constraint_mod, "_lookup", lambda name, text: [{"name": "A", "specs": {"ram": "16GB"}}])
+    spec = {"constraint": {"catalog": "products", "field": "specs.ram", "op": ">=", "value": "16"}}
+    v = await run(spec, [user("…"), bot("A")])
+    assert v.verdict == "pass" and v.reason.endswith("satisfying: A (specs.ram=16GB)")
