@@ -1,0 +1,133 @@
+"""Decay sweeps (seed 003): the scripted test conversations and the summary math."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from cases.decay import (
+    CONFLICT_LEVELS,
+    DEFAULT_TURNS,
+    build_decay_case,
+    build_decay_cases,
+    expected_recall,
+    parse_decay_id,
+    run_decay,
+    summarize_decay,
+)
+from usersim.registry import UnknownNameError
+
+SYSTEM = {"context_strategy": "window", "window_turns": 4, "profile_injection": False,
+          "external_memory": False, "temperature": 0.3}
+
+
+def rec(case_id, score, status="passed", **kw):
+    return {"case_id": case_id, "score": score, "status": status, "system_config": SYSTEM, **kw}
+
+
+def test_memory_case_is_the_seed_script_at_n_turns():
+    c = build_decay_case("memory", 5)
+    assert c.id == "DECAY-memory-05" and c.mode == "static" and c.dimension == "MT"
+    assert c.input.message == "我叫张三，在北京工作，做测试工程师的。"
+    assert len(c.input.script) == 4 and c.input.script[-1] == "你叫什么名字？在哪里工作？做什么的？"
+    check = c.judging.checks[0]["memory_recall"]
+    assert [f["expected"] for f in check["facts"]] == ["张三", "北京", "测试工程师"]
+    assert check["threshold"] == 0.7  # seed 003: 4-6 turns should recall >= 70%
+    # the small talk never mentions the planted facts
+    assert not any(w in t for t in c.input.script[:-1] for w in ("张三", "北京", "测试"))
+
+
+def test_fillers_are_seeded_and_never_arithmetic_for_calculation_probes():
+    a, b = build_decay_case("memory", 20, seed=1), build_decay_case("memory", 20, seed=2)
+    assert a.input.script != b.input.script and a.input.script == build_decay_case("memory", 20, seed=1).input.script
+    assert len(set(a.input.script[:-1])) == 18  # 20 turns: no small-talk topic repeats
+    sw = build_decay_case("switch", 12)
+    assert sw.input.message == "帮我计算 25*4 等于多少。" and sw.input.script[0] == "给我写一首关于春天的诗。"
+    assert sw.input.script[-1] == "刚才计算的结果是多少？"
+    assert not any("计算" in t for t in sw.input.script[1:-1])
+    assert sw.judging.checks == [{"keywords": {"any": ["100"]}}]
+
+
+def test_conflict_levels():
+    cases = build_decay_cases(["conflict"], [3, 8])
+    assert [parse_decay_id(c.id) for c in cases[:4]] == [("conflict", lv, 3) for lv in CONFLICT_LEVELS]
+    goal = build_decay_case("conflict:goal", 8)
+    assert goal.input.message == "帮我分析华东区销售额。" and goal.input.script[-1] == "不对，改成分析全国。"
+    assert goal.judging.checks == [{"keywords": {"any": ["全国", "整体"], "none": ["华东"]}}]
+    assert len(build_decay_cases(["memory", "reference", "switch", "conflict"], DEFAULT_TURNS)) == 8 * 7
+
+
+def test_bad_names_suggest_fixes():
+    with pytest.raises(UnknownNameError, match="Unknown decay test 'memroy'. Did you mean 'memory'?"):
+        build_decay_case("memroy", 5)
+    with pytest.raises(UnknownNameError, match="Unknown conflict level 'gaol'. Did you mean 'goal'?"):
+        build_decay_case("conflict:gaol", 5)
+    with pytest.raises(ValueError, match="at least 3"):
+        build_decay_case("memory", 2)
+
+
+def test_expected_recall_table():
+    assert [expected_recall(n) for n in (3, 5, 8, 12, 20)] == [0.9, 0.7, 0.5, 0.3, 0.3]
+
+
+def test_summary_half_life_fail_point_and_stable_intervals():
+    records = [
+        rec("DECAY-memory-03", 1.0), rec("DECAY-memory-03", 1.0),
+        rec("DECAY-memory-05", 0.67), rec("DECAY-memory-05", 0.33),   # mean 0.5: not below half
+        rec("DECAY-memory-08", 0.33), rec("DECAY-memory-08", 0.17),   # mean 0.25 -> half-life 8
+        rec("DECAY-memory-12", 0.0), rec("DECAY-memory-12", None, "unjudged"),  # unjudged is left out
+        rec("DECAY-reference-03", None, "passed"), rec("DECAY-reference-05", 1.0),
+        rec("DECAY-reference-08", 1.0), rec("DECAY-reference-12", 0.0),  # step: fail point 12
+        rec("DECAY-switch-03", 1.0), rec("DECAY-switch-12", 1.0),
+        *[rec(f"DECAY-conflict-{lv}-05", s) for lv, s in zip(CONFLICT_LEVELS, [1, 1, 0, 0])],
+        *[rec(f"DECAY-conflict-{lv}-08", s) for lv, s in zip(CONFLICT_LEVELS, [1, 0, 0, 0])],
+        rec("C5-EI-01", 0.0),  # not a decay case
+    ]
+    s = summarize_decay(records, agent="reference:window-4")
+    assert (s.memory_half_life, s.reference_fail_point, s.switch_stable_lower, s.conflict_stable_lower) == (8, 12, None, 8)
+    mem = s.curves["memory"]
+    assert [(p.turns, p.score, p.runs) for p in mem.points] == [(3, 1.0, 2), (5, 0.5, 2), (8, 0.25, 2), (12, 0.0, 1)]
+    assert [p.meets_expectation for p in mem.points] == [True, False, False, False]
+    assert s.curves["reference"].points[0].score == 1.0  # passed without a score counts as 1
+    assert s.curves["conflict"].points[0].score == 0.5 and s.curves["conflict"].measure == "stable_lower"
+    assert all(c.system == SYSTEM for c in s.curves.values()) and s.system == SYSTEM
+
+
+def test_run_decay_with_a_fake_runner_writes_decay_json(tmp_path):
+    seen = {}
+
+    async def fake_runner(cases, *, agent, out_dir, repeats, seed, concurrency):
+        seen.update(n=len(cases), agent=agent, repeats=repeats)
+        out = []
+        for c in cases:
+            test, _, n = parse_decay_id(c.id)
+            score = 1.0 if test != "memory" else (1.0 if n <= 5 else 0.0)  # a window of ~5 turns
+            out += [rec(c.id, score, context_tokens=[50 * n]) for _ in range(repeats)]
+        return out
+
+    s = asyncio.run(run_decay(agent="reference:window-5", out_dir=str(tmp_path), turns=[3, 5, 8], tests=["memory", "switch"],
+                              repeats=2, runner=fake_runner))
+    assert seen == {"n": 6, "agent": "reference:window-5", "repeats": 2}
+    data = json.loads((tmp_path / "decay.json").read_text())
+    assert data["memory_half_life"] == 8 and data["switch_stable_lower"] is None
+    assert data["curves"]["memory"]["system"] == SYSTEM
+    assert data["curves"]["memory"]["points"][2]["mean_context_tokens"] == 400
+    assert s.agent == "reference:window-5"
+
+
+def test_cli_decay(tmp_path, monkeypatch):
+    import graphs.runner
+    from cases.cli_longctx import decay
+
+    async def fake_run_cases(cases, **kw):
+        return [rec(c.id, 0.0 if "memory" in c.id else 1.0) for c in cases]
+
+    monkeypatch.setattr(graphs.runner, "run_cases", fake_run_cases)
+    res = CliRunner().invoke(decay, ["--agent", "reference", "--turns", "3,5", "--tests", "memory,reference", "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert "half_life=3" in res.output and (tmp_path / "decay.json").is_file()
+    bad = CliRunner().invoke(decay, ["--agent", "reference", "--tests", "memroy", "--out", str(tmp_path)])
+    assert bad.exit_code == 2 and "Did you mean 'memory'?" in bad.output
