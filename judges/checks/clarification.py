@@ -43,15 +43,18 @@ def _items_in(sentence: str) -> list[str]:
 
 
 def extract_questions(text: str) -> list[str]:
-    """Distinct questions asked in a reply, in order (list items after a request count one each)."""
+    """Distinct questions asked in a reply, in order. List items count one each after a request
+    line ("请告诉我以下信息："); after a question line they are that question's options, and count
+    only when they are questions themselves ("- 预算大概多少？")."""
     questions: list[str] = []
-    lines = text.splitlines()
     request_open = False  # the previous line asked for several things ("请告诉我：")
-    for line in lines:
+    for line in text.splitlines():
         item = _LIST_ITEM.match(line)
         if item and request_open:
             questions.append(item.group(1).strip().rstrip("?？；;。"))
             continue
+        if item:
+            line = item.group(1)
         request_open = False
         for sentence in _SENTENCE_END.split(line):
             s = sentence.strip()
@@ -61,7 +64,6 @@ def extract_questions(text: str) -> list[str]:
                 request_open = True
             elif is_question(s):
                 questions.extend(_items_in(s))
-                request_open = s.rstrip().endswith(("?", "？")) and line.strip().endswith(s)
     seen: set[str] = set()
     distinct = []
     for q in questions:

@@ -17,6 +17,8 @@ def test_question_extraction_counts_enumerated_items():
     assert extract_questions("请告诉我：\n1. 出发城市\n2. 目的地\n3. 出行日期") == ["出发城市", "目的地", "出行日期"]
     assert extract_questions("想去国内还是国外？大概几天？从哪里出发？") == ["想去国内还是国外", "大概几天", "从哪里出发"]
     assert extract_questions("好的，我来帮你搜索。") == []
+    # options listed under a question are not further questions
+    assert extract_questions("您想去国内还是国外？\n1. 国内：三亚、厦门\n2. 国外：普吉岛") == ["您想去国内还是国外"]
 
 
 async def test_asked_clarification_passes_when_all_asked_before_search():
