@@ -38,6 +38,10 @@ TOOLS = [
 ]
 
 
+class ToolError(str):
+    """Return this from a fake tool result callable to answer with an error result."""
+
+
 class FakeTools:
     """Records every call; answers from a dict of results (a callable, a JSON-able value or an error)."""
 
@@ -53,6 +57,8 @@ class FakeTools:
             return Message(role="tool", name=name, content=self.errors[name], is_error=True)
         value = self.results.get(name, {"error": f"unknown tool {name}"})
         value = value(arguments) if callable(value) else value
+        if isinstance(value, ToolError):
+            return Message(role="tool", name=name, content=str(value), is_error=True)
         return Message(role="tool", name=name, content=json.dumps(value, ensure_ascii=False))
 
 

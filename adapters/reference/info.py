@@ -1,0 +1,221 @@
+"""Shopping, housing, knowledge and memory handlers: products, housing, zhihu, trains, visa, search, recall."""
+
+from __future__ import annotations
+
+import re
+
+from adapters.reference.lexicon import NUM, cn_number
+from adapters.reference.planner import Call, Ctx, Done, Handler, error_note
+from adapters.reference.render import items_of, name_of, num, pick, record_line, search_lines, violates
+
+CHANNELS = "购买渠道：京东自营或品牌天猫官方旗舰店（正品保障、售后方便）。"
+
+
+class Products(Handler):
+    name = "products"
+
+    def missing(self, ctx: Ctx) -> list[str]:
+        s = ctx.slots
+        if not s.product:
+            return ["product"]
+        if s.product_category == "laptop":
+            need = [k for k, v in (("purpose", s.purpose), ("budget", s.budget)) if not v]
+            return need + (["brand"] if need and not (s.brands or s.exclude_brands) else [])
+        return []
+
+    def count(self, ctx: Ctx) -> int:
+        m = re.search(rf"({NUM})\s*[款个台部]", ctx.text)
+        n = cn_number(m.group(1)) if m else None
+        return int(n) if n and 0 < n <= 10 else 3
+
+    def constraints(self, ctx: Ctx) -> dict:
+        s = ctx.slots
+        if "forget-constraints" in ctx.flaws:
+            return {"max_price": None, "max_weight": None, "exclude_brands": [], "avoid": []}
+        budget = s.budget if s.budget_scope != "per_night" else None
+        return {"max_price": budget, "max_weight": s.max_weight, "exclude_brands": list(s.exclude_brands),
+                "avoid": [w for w in s.diet_excludes if w == "乳糖"]}
+
+    def stages(self, ctx: Ctx, done: list[Done]) -> list[list[Call]]:
+        s, c = ctx.slots, self.constraints(ctx)
+        if not ctx.has("taobao_search_products"):
+            return [[("web_search", {"query": f"{s.product} 推荐 {s.purpose or ''}".strip()})]]
+        args: dict = {"query": s.product}
+        if s.product_category:
+            args["category"] = s.product_category
+        if c["max_price"]:
+            args["max_price"] = c["max_price"]
+        if c["exclude_brands"]:
+            args["exclude_brands"] = c["exclude_brands"]
+        if c["max_weight"]:
+            args["max_weight_kg"] = c["max_weight"]
+        if len(s.brands) == 1:
+            args["brand"] = s.brands[0]
+        return [[("taobao_search_products", args)]]
+
+    def answer(self, ctx: Ctx, done: list[Done]) -> str:
+        s, c = ctx.slots, self.constraints(ctx)
+        found = [d for d in done if d.call.name == "taobao_search_products" and not d.failed]
+        if not found:
+            alt = [ln for d in done if not d.failed for ln in search_lines(d.data)]
+            if alt:
+                return f"{s.product}推荐（搜索结果）：\n" + "\n".join(f"- {x}" for x in alt) + "\n" + CHANNELS
+            return f"{s.product}：{error_note(done, '商品搜索')}可以稍后再试，或告诉我更具体的型号。"
+        items = items_of(found[0].data)
+        good = [p for p in items if not violates(p, **c)]
+        if s.brands:  # stated preferences first, without dropping the rest
+            good.sort(key=lambda p: not any(b.lower() in str(p).lower() for b in s.brands))
+        if not good:
+            return (f"按您的条件（{self.describe(ctx)}）没有找到合适的{s.product}，"
+                    "可以适当放宽预算或条件，我再帮您找。")
+        picks = good[: self.count(ctx)]
+        lines = [f"{i}. {record_line(p)}" for i, p in enumerate(picks, 1)]
+        short = f"（共找到 {len(picks)} 款符合条件的）" if len(picks) < self.count(ctx) and "款" in ctx.text else ""
+        note = ""
+        if "乳糖" in c["avoid"]:
+            note = "\n考虑到乳糖不耐受，以上都是分离乳清或植物蛋白等低乳糖/无乳糖的选择，普通浓缩乳清蛋白粉不推荐。"
+        return (f"{s.product}推荐（{self.describe(ctx)}）{short}：\n" + "\n".join(lines) + note +
+                f"\n推荐型号：{name_of(picks[0])}。\n" + CHANNELS)
+
+    def describe(self, ctx: Ctx) -> str:
+        s, c = ctx.slots, self.constraints(ctx)
+        parts = []
+        if s.purpose:
+            parts.append(f"用途：{s.purpose}")
+        if c["max_price"]:
+            parts.append(f"{c['max_price']:g} 元以内")
+        if c["max_weight"]:
+            parts.append(f"{c['max_weight']:g}kg 以内")
+        if c["exclude_brands"]:
+            parts.append(f"不含{'、'.join(c['exclude_brands'])}")
+        return "，".join(parts) or "综合口碑"
+
+
+class Housing(Handler):
+    name = "housing"
+
+    def args(self, ctx: Ctx) -> dict:
+        text = "\n".join(ctx.user_messages)
+        args: dict = {"city": ctx.slots.destination or "北京"}
+        district = re.findall(r"([\u4e00-\u9fa5]{2,3}区)", text)
+        if district:
+            args["district"] = district[0]
+        rooms = re.findall(r"([两二三四\d])\s*(?:居|室)", text)
+        if rooms:
+            args["bedrooms"] = int(cn_number(rooms[-1]) or 2)
+        price = re.findall(r"(\d+)\s*(?:-|到|至)?\s*(\d+)?\s*万", text)
+        if price:
+            args["max_total_price_wan"] = float(price[-1][1] or price[-1][0])
+        return args
+
+    def stages(self, ctx: Ctx, done: list[Done]) -> list[list[Call]]:
+        if ctx.has("beike_search_resale_housing"):
+            return [[("beike_search_resale_housing", self.args(ctx))]]
+        return [[("web_search", {"query": f"{self.args(ctx)['city']} 二手房"})]]
+
+    def answer(self, ctx: Ctx, done: list[Done]) -> str:
+        ok = [d for d in done if not d.failed]
+        if not ok:
+            return f"二手房：{error_note(done, '房源查询')}"
+        items = items_of(ok[0].data)
+        lines = [f"{i}. {record_line(x)}" for i, x in enumerate(items[:5], 1)]
+        if any(not pick(x, "community_name", "name") for x in items):
+            lines.append("注意：部分房源缺少小区名称，数据不完整，我不会据此继续推断小区周边信息。")
+        return "二手房房源：\n" + "\n".join(lines or search_lines(ok[0].data))
+
+
+class Zhihu(Handler):
+    name = "zhihu"
+
+    def query(self, ctx: Ctx) -> str:
+        topic = ""
+        for text in ctx.user_messages:
+            m = re.search(r"知乎上?(?:找|搜|看)(?:一些|一下)?([\u4e00-\u9fa5A-Za-z0-9]+?)(?:的经验|的分享|经验|分享|内容|$)", text)
+            if m:
+                topic = m.group(1)
+        extra = [w for w in ("新手", "入门", "训练计划", "半马") if any(w in t for t in ctx.user_messages)]
+        return " ".join(dict.fromkeys([topic or ctx.text[:20], *extra]))
+
+    def stages(self, ctx: Ctx, done: list[Done]) -> list[list[Call]]:
+        stages: list[list[Call]] = [[("zhihu_search", {"query": self.query(ctx)})]]
+        first = next((d for d in done if d.call.name == "zhihu_search" and not d.failed), None)
+        if first:
+            items = items_of(first.data)
+            top = max(items, key=lambda x: num(pick(x, "votes", "voteup_count", "likes", "upvotes")) or 0, default=None)
+            if top and pick(top, "article_id", "id"):
+                stages.append([("zhihu_get_article_detail", {"article_id": pick(top, "article_id", "id")})])
+        return stages
+
+    def answer(self, ctx: Ctx, done: list[Done]) -> str:
+        detail = next((d for d in done if d.call.name == "zhihu_get_article_detail" and not d.failed), None)
+        search = next((d for d in done if d.call.name == "zhihu_search" and not d.failed), None)
+        if not search:
+            return f"知乎：{error_note(done, '知乎搜索')}"
+        text = f"知乎上「{self.query(ctx)}」的高赞回答：\n" + "\n".join(f"- {x}" for x in search_lines(search.data))
+        if detail:
+            body = pick(detail.data, "content", "summary", "text") if isinstance(detail.data, dict) else detail.data
+            text += f"\n最高赞回答详情：{str(body)[:300]}"
+        return text
+
+
+class Trains(Handler):
+    name = "trains"
+
+    def missing(self, ctx: Ctx) -> list[str]:
+        s = ctx.slots
+        return [k for k, v in (("origin", s.origin), ("destination", s.destination)) if not v]
+
+    def stages(self, ctx: Ctx, done: list[Done]) -> list[list[Call]]:
+        s = ctx.slots
+        day = (s.start or ctx.today).isoformat()
+        if ctx.has("search_trains"):
+            return [[("search_trains", {"origin": s.origin, "destination": s.destination, "date": day,
+                                        "passengers": s.party or 1})]]
+        return [[("web_search", {"query": f"{day} {s.origin} 到 {s.destination} 高铁票"})]]
+
+    def answer(self, ctx: Ctx, done: list[Done]) -> str:
+        ok = [d for d in done if not d.failed]
+        if not ok:
+            return f"车票：{error_note(done, '车票查询')}"
+        items = items_of(ok[0].data)
+        lines = [f"{i}. {record_line(x)}" for i, x in enumerate(items[:5], 1)] or search_lines(ok[0].data)
+        return f"{ctx.slots.origin} → {ctx.slots.destination} 车次：\n" + "\n".join(lines)
+
+
+class Search(Handler):
+    """General questions (visa, exhibitions, comparisons): one web_search, then the top results."""
+
+    name = "search"
+
+    def __init__(self, topic: str = "") -> None:
+        self.topic = topic
+
+    def query(self, ctx: Ctx) -> str:
+        if self.topic == "visa":
+            place = ctx.slots.destination or ctx.slots.country or ""
+            return f"{place} 签证 政策".strip()
+        return re.sub(r"^(帮我|请|麻烦)?(搜一下|查一下|看看|查查|搜搜)?", "", ctx.text).strip() or ctx.text
+
+    def stages(self, ctx: Ctx, done: list[Done]) -> list[list[Call]]:
+        return [[("web_search", {"query": self.query(ctx)})]] if ctx.has("web_search") else []
+
+    def answer(self, ctx: Ctx, done: list[Done]) -> str:
+        label = "签证" if self.topic == "visa" else "搜索结果"
+        lines = [ln for d in done if not d.failed for ln in search_lines(d.data)]
+        if lines:
+            return f"{label}（{self.query(ctx)}）：\n" + "\n".join(f"- {x}" for x in lines)
+        return f"{label}：{error_note(done, '搜索') or '暂时没有找到相关信息。'}"
+
+
+class Recall(Handler):
+    """Questions about what was said or recommended before, answered from memory."""
+
+    name = "recall"
+
+    def answer(self, ctx: Ctx, done: list[Done]) -> str:
+        titles = [t for line in ctx.memory for t in re.findall(r"《[^》]+》", line)]
+        if titles:
+            return f"上次推荐的是{titles[-1]}。"
+        if ctx.memory:
+            return f"我记得的是：{ctx.memory[-1]}"
+        return "抱歉，我这边没有找到之前的记录，能再提示一下吗？"

@@ -1,0 +1,78 @@
+"""Which intents a user message carries, and which slots our own last question asked about.
+
+A message may carry several intents (weather + restaurant); each intent is matched in its own
+clause so per-intent details (the hotel's dates, the flight's cities) come from the right part.
+A message with no intent (an answer such as "两个人", a correction such as "是京都不是东京",
+"那推荐吧") continues the topic of the latest visible user message that had one.
+"""
+
+from __future__ import annotations
+
+import re
+
+# Order = the order intents are handled and answered in.
+INTENTS: list[tuple[str, str]] = [
+    ("recall", r"叫什么来着|上次.{0,8}推荐|之前.{0,6}(推荐|说)的.{0,6}(是|叫)"),
+    ("weather", r"天气|气温|下雨吗|weather"),
+    ("trip", r"规划.{0,12}(旅行|旅游|行程|之旅|游)|完整.{0,4}方案|出行方案|机票.{0,3}酒店.{0,3}行程|去.{1,8}玩|出去玩|度假|旅行|旅游"),
+    ("flights", r"机票|航班|飞机票|订票|flights?\b"),
+    ("trains", r"高铁|火车票|动车|车票"),
+    ("itinerary", r"行程|日程|怎么安排|排一下|攻略|几天.{0,4}怎么玩|itinerary"),
+    ("hotels", r"酒店|住宿|住哪|住在哪|民宿|宾馆|旅馆|住的地方|hotels?\b"),
+    ("restaurants", r"餐厅|饭店|餐馆|美食|好吃的|吃什么|小吃|restaurants?\b"),
+    ("housing", r"二手房|房源|买房|小区"),
+    ("zhihu", r"知乎|高赞"),
+    ("visa", r"签证|visa\b"),
+    ("products", r"买|推荐几款|推荐.{0,3}[款台部个]|有货|还有.{0,2}色的|蛋白粉|耳机|笔记本|手机|电脑|手提包|背包|充电宝"),
+    ("search", r"展览|演出|活动|新闻|对比|哪个好|值得|评价|口碑|怎么样|是什么|多少钱|攻略|装备|清单|准备什么"),
+]
+_COMPILED = [(name, re.compile(p, re.IGNORECASE)) for name, p in INTENTS]
+# An intent that another one in the same message already covers.
+_SUBSUMED = {"trip": {"flights", "hotels", "itinerary", "search"}, "itinerary": {"search"},
+             "products": {"search"}, "housing": {"products", "search"}, "hotels": {"search"},
+             "zhihu": {"search"}, "flights": {"search"}, "visa": {"search"}, "recall": {"products", "search"}}
+_CLAUSE = re.compile(r"[，,。；;！!？?\n]|还有|另外|顺便|对了|以及|\d\)\s*")
+
+
+def detect(text: str) -> list[str]:
+    """Intents in the message, in handling order."""
+    found = [name for name, p in _COMPILED if p.search(text)]
+    drop = set().union(*(_SUBSUMED.get(n, set()) for n in found)) if found else set()
+    found = [n for n in found if n not in drop]
+    # "想飞上天和太阳肩并肩" style lyrics name no flight keyword and stay unmatched on purpose.
+    return found
+
+
+def clause_for(text: str, intent: str) -> str:
+    """The part of the message that carries `intent` (the whole text when it cannot be isolated)."""
+    pattern = dict(_COMPILED)[intent]
+    parts = [p for p in _CLAUSE.split(text) if p and p.strip()]
+    hits = [p for p in parts if pattern.search(p)]
+    return hits[0] if len(parts) > 1 and hits else text
+
+
+# What our own clarification lines ask about (we write them, so we can read them back).
+_ASKED = {
+    "origin": r"出发地|从哪个城市出发",
+    "destination": r"目的地|想去哪个城市|去哪个城市",
+    "dates": r"日期|哪天出发",
+    "duration": r"玩几天|几天",
+    "party": r"几位|人数",
+    "budget": r"预算",
+    "purpose": r"用途",
+    "brand": r"品牌",
+    "product": r"哪件商品|哪款商品",
+    "checkin": r"入住|离店",
+}
+
+
+def asked_slots(reply: str) -> set[str]:
+    """Slots our previous reply asked the user about (its question lines)."""
+    asked: set[str] = set()
+    for line in reply.splitlines():
+        if "？" not in line and "?" not in line:
+            continue
+        for slot, p in _ASKED.items():
+            if re.search(p, line):
+                asked.add(slot)
+    return asked

@@ -1,0 +1,333 @@
+"""Travel intent handlers: flights, hotels, weather, restaurants, trains, itinerary, a whole trip."""
+
+from __future__ import annotations
+
+import copy
+from datetime import timedelta
+
+from adapters.reference.kb import STAY_AREA, itinerary_days
+from adapters.reference.lexicon import LANDMARK_CITY
+from adapters.reference.planner import Call, Ctx, Done, Handler, error_note
+from adapters.reference.render import (
+    flight_lines, items_of, rainy, record_line, search_lines, violates, weather_line,
+)
+
+
+def _iso(d) -> str:
+    return d.isoformat() if d else ""
+
+
+class Flights(Handler):
+    name = "flights"
+
+    def missing(self, ctx: Ctx) -> list[str]:
+        s = ctx.slots
+        need = [k for k, v in (("origin", s.origin), ("destination", s.destination), ("dates", s.start)) if not v]
+        # Party size defaults to 1 unless we are asking anyway (then ask everything at once).
+        return need + (["party"] if need and not s.party else [])
+
+    def args(self, ctx: Ctx) -> dict:
+        s = ctx.slots
+        args = {"origin": s.origin, "destination": s.destination, "departure_date": _iso(s.start),
+                "passengers": s.party or 1}
+        if s.end:
+            args["return_date"] = _iso(s.end)
+        return args
+
+    def stages(self, ctx: Ctx, done: list[Done]) -> list[list[Call]]:
+        if not ctx.has("search_flights"):
+            s = ctx.slots
+            return [[("web_search", {"query": f"{_iso(s.start)} {s.origin} 到 {s.destination} 机票"})]]
+        return [[("search_flights", self.args(ctx))]]
+
+    def fallback_query(self, ctx: Ctx) -> str:
+        return f"{ctx.slots.origin} 到 {ctx.slots.destination} 机票 {_iso(ctx.slots.start)}"
+
+    def answer(self, ctx: Ctx, done: list[Done]) -> str:
+        s = ctx.slots
+        party = s.party or 1
+        head = f"{s.origin} → {s.destination}，{_iso(s.start)} 出发，{party} 人"
+        flights = [d for d in done if d.call.name == "search_flights" and not d.failed]
+        if not flights:
+            note = error_note(done, "机票查询")
+            alt = [ln for d in done if d.call.name == "web_search" and not d.failed for ln in search_lines(d.data)]
+            tips = "建议：稍后重试、前后调整一两天，或考虑经东京/大阪等城市转机、换个出发城市。"
+            body = ("\n".join(f"- {x}" for x in alt) + "\n") if alt else ""
+            return f"机票（{head}）：{note}\n{body}{tips}".strip()
+        cap = None
+        if s.budget and s.budget_scope in ("per_person", "total"):
+            per_person = s.budget if s.budget_scope == "per_person" else s.budget / party
+            cap = per_person * 0.6  # leave room for hotel and food
+        lines, best = flight_lines(items_of(flights[0].data, "outbound"), party, cap)
+        ret_lines, _ = flight_lines(items_of(flights[0].data, "return"), party, None)
+        text = f"航班（{head}）：\n" + "\n".join(f"{i}. {ln}" for i, ln in enumerate(lines, 1))
+        if ret_lines:
+            text += f"\n返程（{_iso(s.end)}）：\n" + "\n".join(f"- {ln}" for ln in ret_lines)
+        if best:
+            text += f"\n推荐 {best.get('airline', '')} {best.get('flight_no', '')}：综合行李费后总价最低。"
+        elif lines:
+            text += "\n以上航班都超出预算，建议错峰出行或调整预算。"
+        else:
+            text += "\n该日期没有查到航班，建议换日期或经转机。"
+        return text
+
+
+class Hotels(Handler):
+    name = "hotels"
+
+    def missing(self, ctx: Ctx) -> list[str]:
+        s = ctx.slots
+        need = [] if s.destination else ["destination"]
+        return need + ([] if s.start else ["checkin"])
+
+    def args(self, ctx: Ctx) -> dict:
+        s = ctx.slots
+        check_out = s.end_date() or (s.start + timedelta(days=2))
+        args = {"location": s.destination, "check_in": _iso(s.start), "check_out": _iso(check_out)}
+        if s.party:
+            args["guests"] = s.party
+        if s.room_type:
+            args["room_type"] = s.room_type
+        if s.hotel_name:
+            args["hotel_name"] = s.hotel_name
+        if s.budget and s.budget_scope == "per_night":
+            args["max_price"] = s.budget
+        near = next((p for p in LANDMARK_CITY if p in ctx.text and p not in (s.hotel_name or "")), None)
+        if near:
+            args["near"] = near
+        return args
+
+    def stages(self, ctx: Ctx, done: list[Done]) -> list[list[Call]]:
+        if not ctx.has("search_hotels"):
+            return [[("web_search", {"query": self.fallback_query(ctx)})]]
+        return [[("search_hotels", self.args(ctx))]]
+
+    def fallback_query(self, ctx: Ctx) -> str:
+        return f"{ctx.slots.destination} {ctx.slots.hotel_name or ''} 酒店 住宿推荐".replace("  ", " ")
+
+    def answer(self, ctx: Ctx, done: list[Done]) -> str:
+        s = ctx.slots
+        a = self.args(ctx)
+        nights = (s.end_date() - s.start).days if s.end_date() and s.start else 2
+        head = f"{s.destination}住宿（{a['check_in']} 入住，{a['check_out']} 离店，共 {nights} 晚）"
+        area = STAY_AREA.get(s.destination or "", "市中心交通枢纽附近")
+        found = [d for d in done if d.call.name == "search_hotels" and not d.failed]
+        max_price = s.budget if s.budget_scope == "per_night" else None
+        if found:
+            items = items_of(found[0].data)
+            good = [h for h in items if not violates(h, max_price=max_price, avoid=[])]
+            lines = [f"{i}. {record_line(h)}" for i, h in enumerate(good[:3], 1)]
+            if items and not good:
+                return f"{head}：查到的酒店都超出每晚 {max_price:g} 元的预算，可以放宽预算或换到{area}一带。"
+            body = "\n".join(lines) if lines else "暂时没有查到符合条件的酒店。"
+            return f"{head}，推荐住在{area}一带，交通方便：\n{body}"
+        note = error_note(done, "酒店搜索")
+        alt = [ln for d in done if d.call.name == "web_search" and not d.failed for ln in search_lines(d.data)]
+        body = "\n".join(f"- {x}" for x in alt)
+        fallback = "我改用通用搜索找了住宿信息：\n" + body if alt else "也可以在携程、Booking 等平台按区域筛选预订。"
+        return f"{head}：{note}推荐区域是{area}。{fallback}".strip()
+
+
+class Weather(Handler):
+    name = "weather"
+
+    def city(self, ctx: Ctx) -> str | None:
+        s = ctx.slots
+        if s.cities_now:
+            return s.cities_now[0]
+        if s.place:
+            return LANDMARK_CITY[s.place]
+        return s.destination
+
+    def missing(self, ctx: Ctx) -> list[str]:
+        return [] if self.city(ctx) else ["destination"]
+
+    def stages(self, ctx: Ctx, done: list[Done]) -> list[list[Call]]:
+        day = _iso(ctx.slots.start if ctx.slots.dates_now else ctx.today)
+        if not ctx.has("maps_weather"):
+            return [[("web_search", {"query": f"{self.city(ctx)} {day} 天气"})]]
+        return [[("maps_weather", {"city": self.city(ctx), "date": day})]]
+
+    def recover(self, ctx: Ctx, failed: Done, done: list[Done]) -> list[Call]:
+        # Self-correction: a sight passed as the city (故宫) is retried with its city (北京).
+        city = failed.call.arguments.get("city")
+        fixed = LANDMARK_CITY.get(str(city))
+        if failed.call.name == "maps_weather" and fixed and not any(d.call.arguments.get("city") == fixed for d in done):
+            return [("maps_weather", {**failed.call.arguments, "city": fixed})]
+        return super().recover(ctx, failed, done)
+
+    def fallback_query(self, ctx: Ctx) -> str:
+        return f"{self.city(ctx)} 天气预报"
+
+    def answer(self, ctx: Ctx, done: list[Done]) -> str:
+        ok = [d for d in done if not d.failed]
+        if not ok:
+            return f"天气：{error_note(done, '天气查询')}建议出门前再看一下天气预报。"
+        d = ok[-1]
+        if d.call.name == "maps_weather":
+            line = weather_line(d.data, d.call.arguments.get("city", ""))
+        else:
+            line = f"{self.city(ctx)}天气（搜索结果）：" + "；".join(search_lines(d.data, 2))
+        if rainy(line):
+            line += "\n有雨，建议安排室内活动：博物馆、商场、美术馆或室内展览，出门带伞。"
+        elif "如果" in ctx.text and "雨" in ctx.text:
+            line += "\n不下雨，不需要改成室内活动，正常户外安排即可。"
+        return line
+
+
+class Restaurants(Handler):
+    name = "restaurants"
+
+    def city(self, ctx: Ctx) -> str | None:
+        s = ctx.slots
+        return s.cities_now[0] if s.cities_now else (s.destination or (LANDMARK_CITY.get(s.place or "")))
+
+    def missing(self, ctx: Ctx) -> list[str]:
+        return [] if self.city(ctx) else ["destination"]
+
+    def args(self, ctx: Ctx) -> dict:
+        query = next((w for w in ("约会", "商务宴请", "亲子", "火锅", "特色", "小吃") if w in ctx.text), "美食")
+        args = {"city": self.city(ctx), "query": query}
+        if ctx.slots.diet_excludes and "forget-constraints" not in ctx.flaws:
+            args["exclude"] = list(ctx.slots.diet_excludes)
+        return args
+
+    def stages(self, ctx: Ctx, done: list[Done]) -> list[list[Call]]:
+        if not ctx.has("search_restaurants"):
+            return [[("web_search", {"query": self.fallback_query(ctx)})]]
+        return [[("search_restaurants", self.args(ctx))]]
+
+    def fallback_query(self, ctx: Ctx) -> str:
+        a = self.args(ctx)
+        avoid = " ".join(f"不含{w}" for w in a.get("exclude", []))
+        return f"{a['city']} {a['query']} 餐厅推荐 {avoid}".strip()
+
+    def answer(self, ctx: Ctx, done: list[Done]) -> str:
+        avoid = self.args(ctx).get("exclude", [])
+        caution = f"（已避开{'、'.join(avoid)}，点菜时也请提醒店家）" if avoid else ""
+        found = [d for d in done if d.call.name == "search_restaurants" and not d.failed]
+        if found:
+            good = [r for r in items_of(found[0].data) if not violates(r, avoid=avoid)]
+            lines = [f"{i}. {record_line(r)}" for i, r in enumerate(good[:3], 1)] or ["暂时没有找到合适的餐厅。"]
+            return f"{self.city(ctx)}餐厅推荐{caution}：\n" + "\n".join(lines)
+        alt = [ln for d in done if d.call.name == "web_search" and not d.failed for ln in search_lines(d.data)]
+        if alt:
+            return f"{self.city(ctx)}餐厅推荐{caution}：\n" + "\n".join(f"- {x}" for x in alt)
+        return f"餐厅：{error_note(done, '餐厅搜索')}"
+
+
+class Itinerary(Handler):
+    name = "itinerary"
+
+    def missing(self, ctx: Ctx) -> list[str]:
+        s = ctx.slots
+        return [k for k, v in (("destination", s.destination), ("duration", s.duration or s.nights)) if not v]
+
+    def partial_calls(self, ctx: Ctx) -> list[Call]:
+        place = ctx.slots.destination or ctx.slots.country
+        return [("web_search", {"query": f"{place} 旅行攻略"})] if place and ctx.has("web_search") else []
+
+    def partial_answer(self, ctx: Ctx, done: list[Done]) -> str:
+        lines = [ln for d in done if not d.failed for ln in search_lines(d.data)]
+        place = ctx.slots.destination or ctx.slots.country
+        return f"{place}旅行概览：\n" + "\n".join(f"- {x}" for x in lines) if lines else ""
+
+    def days(self, ctx: Ctx) -> list[str]:
+        s = ctx.slots
+        n = s.duration or (s.nights + 1 if s.nights else 3)
+        cities = s.destinations or [s.destination or ""]
+        per = [n // len(cities) + (1 if i < n % len(cities) else 0) for i in range(len(cities))]
+        out: list[str] = []
+        for city, k in zip(cities, per):
+            out += [f"{city}·{t}" if len(cities) > 1 else t for t in itinerary_days(city, k)]
+        return out
+
+    def answer(self, ctx: Ctx, done: list[Done], arrival: str | None = None) -> str:
+        s = ctx.slots
+        days = self.days(ctx)
+        lines = []
+        for i, theme in enumerate(days, 1):
+            date_label = f"（{_iso(s.start + timedelta(days=i - 1))}）" if s.start else ""
+            if i == 1 and arrival:
+                theme = f"{arrival} 抵达后入住酒店，傍晚轻松逛：{theme}"
+            if i == len(days) and len(days) > 1:
+                theme += "，下午前往机场返程"
+            lines.append(f"Day {i}{date_label}：{theme}")
+        food = ""
+        if s.diet_excludes and "forget-constraints" not in ctx.flaws:
+            food = f"\n餐饮上会避开{'、'.join(s.diet_excludes)}。"
+        return "行程安排（按区域聚类，不走回头路）：\n" + "\n".join(lines) + food
+
+
+class Trip(Handler):
+    """A whole trip: flights first, then the itinerary around the flight times, then hotels."""
+
+    name = "trip"
+
+    def __init__(self) -> None:
+        self.flights, self.hotels, self.itinerary = Flights(), Hotels(), Itinerary()
+
+    def missing(self, ctx: Ctx) -> list[str]:
+        s = ctx.slots
+        need = [k for k, v in (("origin", s.origin), ("destination", s.destination), ("dates", s.start),
+                               ("duration", s.duration or s.nights or s.end), ("party", s.party)) if not v]
+        return need + (["budget"] if need and not s.budget else [])
+
+    def partial_calls(self, ctx: Ctx) -> list[Call]:
+        return self.itinerary.partial_calls(ctx)
+
+    def partial_answer(self, ctx: Ctx, done: list[Done]) -> str:
+        return self.itinerary.partial_answer(ctx, done)
+
+    def city_stays(self, ctx: Ctx) -> list[Ctx]:
+        """One context per destination city with its own check-in/check-out (days split like the itinerary)."""
+        s = ctx.slots
+        if not s.end and s.start and (s.duration or s.nights):
+            s.end = s.start + timedelta(days=(s.duration or 0) - 1 if s.duration else s.nights or 0)
+        cities = s.destinations or [s.destination]
+        nights = max(1, (s.end - s.start).days) if s.end and s.start else 2
+        per = [nights // len(cities) + (1 if i < nights % len(cities) else 0) for i in range(len(cities))]
+        stays, offset = [], 0
+        for city, k in zip(cities, per):
+            sub = copy.deepcopy(ctx)
+            sub.slots.destinations = [city]
+            sub.slots.start = s.start + timedelta(days=offset) if s.start else None
+            sub.slots.end = sub.slots.start + timedelta(days=max(k, 1)) if sub.slots.start else None
+            stays.append(sub)
+            offset += k
+        return stays
+
+    def stages(self, ctx: Ctx, done: list[Done]) -> list[list[Call]]:
+        stages = self.flights.stages(ctx, done)
+        for stay in self.city_stays(ctx):
+            stages += self.hotels.stages(stay, done)
+        return stages
+
+    def recover(self, ctx: Ctx, failed: Done, done: list[Done]) -> list[Call]:
+        owner = self.hotels if failed.call.name == "search_hotels" else self.flights
+        return owner.recover(ctx, failed, done)
+
+    def answer(self, ctx: Ctx, done: list[Done]) -> str:
+        f_done = [d for d in done if d.call.name == "search_flights" or "机票" in str(d.call.arguments)]
+        h_done = [d for d in done if d not in f_done]
+        flights = self.flights.answer(ctx, f_done)
+        arrival = None
+        ok = [d for d in f_done if d.call.name == "search_flights" and not d.failed]
+        if ok:
+            outs = items_of(ok[0].data, "outbound")
+            if outs:
+                from adapters.reference.render import hhmm
+
+                arrival = hhmm(outs[0].get("arrival"))
+        hotels = []
+        for stay in self.city_stays(ctx):
+            city = stay.slots.destination
+            mine = [d for d in h_done if d.call.arguments.get("location") == city or city in str(d.call.arguments)]
+            hotels.append(self.hotels.answer(stay, mine))
+        parts = ["一、机票\n" + flights, "二、" + self.itinerary.answer(ctx, [], arrival=arrival),
+                 "三、酒店\n" + "\n".join(hotels)]
+        s = ctx.slots
+        if s.budget:
+            scope = "人均" if s.budget_scope == "per_person" else "总"
+            parts.append(f"预算：按您{scope}预算 {s.budget:g} 元安排，机票和酒店都选了预算内的选项。")
+        return "\n\n".join(parts)
