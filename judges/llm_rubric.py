@@ -8,6 +8,7 @@ passed by default. Malformed model output is repaired, then reported as an `erro
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Literal
 
@@ -80,16 +81,18 @@ def _bullets(items: list[str]) -> str:
 
 
 def _skill_text(name: str) -> str:
-    """The SKILL.md the agent was given, when the sandbox ships it; else just the name."""
+    """The SKILL.md the agent was given (found by folder or frontmatter name under sandbox/skills)."""
     try:
         import sandbox
-
-        root = Path(sandbox.__file__).parent / "skills"
     except ImportError:
         return f"(skill {name}: specification not available)"
-    for path in (root / name / "SKILL.md", root / f"{name}.md"):
-        if path.is_file():
-            return path.read_text(encoding="utf-8")
+    root = Path(sandbox.__file__).parent / "skills"
+    for path in sorted(root.rglob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        front = re.search(r"^---\s*\n(.*?)\n---", text, re.DOTALL)
+        declared = re.search(r"^name:\s*(\S+)", front.group(1), re.MULTILINE) if front else None
+        if path.parent.name == name or path.stem == name or (declared and declared.group(1) == name):
+            return text
     return f"(skill {name}: specification not available)"
 
 

@@ -123,3 +123,18 @@ async def test_usage_is_counted_over_http(openai_stub):  # noqa: F811
     j = LLMRubricJudge("openai:stub-judge")
     await judge(j)
     assert (j.usage.calls, j.usage.prompt_tokens, j.usage.completion_tokens) == (1, 120, 30)
+
+
+def test_skill_text_found_by_folder_or_frontmatter(tmp_path, monkeypatch):
+    import sandbox
+
+    from judges import llm_rubric
+
+    skills = tmp_path / "skills"
+    (skills / "flight-selection").mkdir(parents=True)
+    (skills / "flight-selection" / "SKILL.md").write_text("---\nname: flight-selection\n---\n# 机票", encoding="utf-8")
+    (skills / "other.md").write_text("---\nname: itinerary-planning\ndescription: x\n---\n# 行程", encoding="utf-8")
+    monkeypatch.setattr(sandbox, "__file__", str(tmp_path / "__init__.py"))
+    assert llm_rubric._skill_text("flight-selection").endswith("# 机票")
+    assert llm_rubric._skill_text("itinerary-planning").endswith("# 行程")
+    assert llm_rubric._skill_text("nope") == "(skill nope: specification not available)"
