@@ -127,7 +127,6 @@ async def test_usage_is_counted_over_http(openai_stub):  # noqa: F811
 
 def test_skill_text_found_by_folder_or_frontmatter(tmp_path, monkeypatch):
     import sandbox
-
     from judges import llm_rubric
 
     skills = tmp_path / "skills"
