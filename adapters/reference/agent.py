@@ -92,8 +92,6 @@ class ReferenceAgent:
     def step(self, messages: list[Message], tool_schemas: list[dict[str, Any]], turn: int = 1) -> Message:
         view = build_view(messages, self.cfg)
         slots = view_slots(view)
-        if "forget-constraints" in self.flaws:
-            slots.budget, slots.max_weight, slots.exclude_brands, slots.diet_excludes = None, None, [], []
         tools = {(s.get("function") or s).get("name") for s in tool_schemas}
         text = view.user_text
         intents = detect(text) or self._topic(view) or (["search"] if text.strip() else [])

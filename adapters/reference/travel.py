@@ -55,7 +55,7 @@ class Flights(Handler):
             body = ("\n".join(f"- {x}" for x in alt) + "\n") if alt else ""
             return f"机票（{head}）：{note}\n{body}{tips}".strip()
         cap = None
-        if s.budget and s.budget_scope in ("per_person", "total"):
+        if s.budget and s.budget_scope in ("per_person", "total") and "forget-constraints" not in ctx.flaws:
             per_person = s.budget if s.budget_scope == "per_person" else s.budget / party
             cap = per_person * 0.6  # leave room for hotel and food
         lines, best = flight_lines(items_of(flights[0].data, "outbound"), party, cap)
@@ -90,7 +90,7 @@ class Hotels(Handler):
             args["room_type"] = s.room_type
         if s.hotel_name:
             args["hotel_name"] = s.hotel_name
-        if s.budget and s.budget_scope == "per_night":
+        if s.budget and s.budget_scope == "per_night" and "forget-constraints" not in ctx.flaws:
             args["max_price"] = s.budget
         near = next((p for p in LANDMARK_CITY if p in ctx.text and p not in (s.hotel_name or "")), None)
         if near:
@@ -112,7 +112,7 @@ class Hotels(Handler):
         head = f"{s.destination}住宿（{a['check_in']} 入住，{a['check_out']} 离店，共 {nights} 晚）"
         area = STAY_AREA.get(s.destination or "", "市中心交通枢纽附近")
         found = [d for d in done if d.call.name == "search_hotels" and not d.failed]
-        max_price = s.budget if s.budget_scope == "per_night" else None
+        max_price = s.budget if s.budget_scope == "per_night" and "forget-constraints" not in ctx.flaws else None
         if found:
             items = items_of(found[0].data)
             good = [h for h in items if not violates(h, max_price=max_price, avoid=[])]
