@@ -46,6 +46,7 @@ class Agenda:
     delivered: dict[str, int] = field(default_factory=dict)
     constraints: dict = field(default_factory=dict)
     unhelpful: int = 0
+    last_reply: str = ""
 
     @classmethod
     def start(cls, persona: Persona) -> Agenda:
@@ -78,7 +79,9 @@ class Agenda:
                 self.delivered[item] = turn
         fresh_question = any(s not in self.revealed and s not in self.answered_unknown for s in asked)
         unnamed = not asked and asks_anything(agent_text)
-        helpful = bool(new) or fresh_question or (unnamed and not violations)
+        repeated = " ".join(agent_text.split()) == self.last_reply  # the same reply again is no progress
+        self.last_reply = " ".join(agent_text.split())
+        helpful = not repeated and (bool(new) or fresh_question or (unnamed and not violations))
         self.unhelpful = 0 if helpful and not violations else self.unhelpful + 1
         return Observation(asked, unnamed, new, violations, helpful and not violations)
 

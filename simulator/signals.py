@@ -42,6 +42,11 @@ _INTENT = re.compile(
     r"\blet me\b|\bi'll\b|\bi will\b|\bi am going to\b|\bi'm going to\b|\bconfirmed\b|\bone moment\b)",
     re.IGNORECASE,
 )
+_REQUEST = re.compile(
+    r"(请告诉|请问|请提供|请说明|请确认|能否|可以告诉|方便说|麻烦说|告诉我|please (tell|let|share|confirm)|could you|"
+    r"can you tell|let me know)",
+    re.IGNORECASE,
+)
 _QUESTION_END = re.compile(r"[?？]\s*$|[吗呢么]\s*[。.]?\s*$")
 _SENTENCE_SPLIT = re.compile(r"(?<=[。！？!?；;\n])|(?<=\.)\s+")
 _NEGATION = re.compile(r"(不|无|没有|避开|避免|排除|不含|免|非|去掉|without|no |free of|avoid|exclud)", re.IGNORECASE)
@@ -84,9 +89,14 @@ def is_question(sentence: str) -> bool:
     return bool(_QUESTION_END.search(sentence))
 
 
+def is_asking(sentence: str) -> bool:
+    """A question, or a request phrased as a statement ("请告诉我你的预算。")."""
+    return is_question(sentence) or bool(_REQUEST.search(sentence))
+
+
 def proposal_sentences(text: str) -> list[str]:
-    """Sentences that state results: not questions, not announcements, not confirmations."""
-    return [s for s in sentences(text) if not is_question(s) and not _INTENT.search(s)]
+    """Sentences that state results: not questions or requests, not announcements, not confirmations."""
+    return [s for s in sentences(text) if not is_asking(s) and not _INTENT.search(s)]
 
 
 def item_keywords(goal: Goal, item: str) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from simulator.signals import is_question, sentences
+from simulator.signals import is_asking, sentences
 
 # slot -> regex over one asking sentence. Order matters only for ties within a sentence.
 SLOT_PATTERNS: dict[str, str] = {
@@ -33,19 +33,13 @@ SLOT_PATTERNS: dict[str, str] = {
     "name": r"怎么称呼|您贵姓|你叫什么|your name",
 }
 _COMPILED = {slot: re.compile(p, re.IGNORECASE) for slot, p in SLOT_PATTERNS.items()}
-# Requests that are not phrased as questions ("请告诉我你的预算。").
-_REQUEST = re.compile(
-    r"(请告诉|请问|请提供|请说明|请确认|能否|可以告诉|方便说|麻烦说|告诉我|please (tell|let|share|confirm)|could you|can you tell|let me know)",
-    re.IGNORECASE,
-)
-
 KNOWN_SLOTS = sorted(SLOT_PATTERNS)
 _GENERIC = {"preferences"}
 
 
 def asking_sentences(text: str) -> list[str]:
     """Sentences of an agent reply that ask the user something."""
-    return [s for s in sentences(text) if is_question(s) or _REQUEST.search(s)]
+    return [s for s in sentences(text) if is_asking(s)]
 
 
 def asked_slots(text: str) -> list[str]:

@@ -141,3 +141,17 @@ async def test_traits_shape_phrasing():
     assert any(f in verbose.message for f in templates("zh")["fillers"])
     typo = await RuleSimulator().next_turn(view(persona(traits={"verbosity": "low", "typo_prone": True}), [U("x"), A("你在哪里出发？")], 2))
     assert typo.message == "上海"  # no typo-able characters: unchanged, still deterministic
+
+
+async def test_a_repeated_agent_reply_counts_as_unhelpful_even_if_it_asks():
+    p = persona(stop_rules={"patience_turns": 2})
+    stuck = "可以稍后再试，或告诉我更具体的型号。"
+    transcript, last = await converse(RuleSimulator(), p, [stuck] * 10)
+    assert last.stop == "gave_up" and len(user_texts(transcript)) == 3  # 1st ask helpful, 2 repeats exhaust patience
+
+
+async def test_particles_are_not_doubled():
+    p = persona(known_info=[{"slot": "budget", "value": "8000 以内吧"}])
+    for seed in range(6):
+        turn = await RuleSimulator().next_turn(view(p, [U("x"), A("预算多少？")], 2, seed=seed))
+        assert "吧吧" not in turn.message

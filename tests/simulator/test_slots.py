@@ -54,3 +54,9 @@ def test_role_flip_phrases():
     assert role_flip("How can I help you today?") == "How can I help you"
     assert role_flip("有什么可以帮您的吗") == "有什么可以帮您"
     assert role_flip("我想去大阪，你能帮我看看吗") is None
+
+
+def test_a_request_for_details_is_not_a_delivery():
+    goal = Goal(description="x", required=["model"], deliverable_keywords={"model": ["型号"]})
+    assert delivered_items(goal, "笔记本电脑：可以稍后再试，或告诉我更具体的型号。") == {}
+    assert delivered_items(goal, "推荐型号：联想小新 Pro 14，¥5499。") == {"model": "型号"}
