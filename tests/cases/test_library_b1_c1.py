@@ -241,3 +241,16 @@ def test_c1_checks_follow_skill_rules() -> None:
         "compute_google_maps_route_matrix", origins=["大皇宫"], destinations=["考山路"], travel_mode="DRIVE"
     )
     assert all(_run(sb03, "通勤时间为驾车估算，公交实际可能更长", [drive], ("itinerary-planning",)).values())
+
+
+def test_c1_clarification_cases_ask_before_searching() -> None:
+    sf01 = C1["C1-SF-01"]
+    ask = "这是开口程，搜票前先确认：请问您从哪个城市飞入泰国、从哪个城市飞出？"
+    assert all(_run(sf01, ask, skills=("flight-selection",)).values())
+    bkk = _call("search_flights", origin="北京", destination="曼谷", departure_date="2025-05-01")
+    assumed = _run(sf01, "已按曼谷进曼谷出为您搜索。", [bkk], ("flight-selection",))
+    assert assumed == {"0:skill_triggered": True, "1:asked_clarification": False}
+    sc02 = C1["C1-SC-02"]
+    assert all(_run(sc02, "请问您想去东南亚哪个城市？暑假具体哪段时间出发、玩几天？").values())
+    guessed = _run(sc02, "为您搜索了曼谷的机票。", [bkk])
+    assert guessed["0:tool_not_called"] is False and guessed["1:asked_clarification"] is False
