@@ -94,7 +94,10 @@ class ReferenceAgent:
         slots = view_slots(view)
         tools = {(s.get("function") or s).get("name") for s in tool_schemas}
         text = view.user_text
-        intents = detect(text) or self._topic(view) or (["search"] if text.strip() else [])
+        intents = detect(text)
+        if not intents and re.search(r"不吃|过敏|不耐受|忌口", text):
+            intents = ["restaurants"]  # a new diet constraint re-plans the food (B1-IF-05)
+        intents = intents or self._topic(view) or (["search"] if text.strip() else [])
         done, n_calls = self._done(view.current)
         failed = [d for ds in done.values() for d in ds if d.failed]
         if failed and "give-up-on-error" in self.flaws:

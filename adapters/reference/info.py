@@ -36,11 +36,15 @@ class Products(Handler):
         return {"max_price": budget, "max_weight": s.max_weight, "exclude_brands": list(s.exclude_brands),
                 "avoid": [w for w in s.diet_excludes if w == "乳糖"]}
 
+    def query(self, ctx: Ctx) -> str:
+        color = re.search(r"([白黑银蓝粉红绿灰金紫])色", ctx.text)
+        return f"{ctx.slots.product} {color.group(0)}" if color else str(ctx.slots.product)
+
     def stages(self, ctx: Ctx, done: list[Done]) -> list[list[Call]]:
         s, c = ctx.slots, self.constraints(ctx)
         if not ctx.has("taobao_search_products"):
-            return [[("web_search", {"query": f"{s.product} 推荐 {s.purpose or ''}".strip()})]]
-        args: dict = {"query": s.product}
+            return [[("web_search", {"query": f"{self.query(ctx)} 推荐 {s.purpose or ''}".strip()})]]
+        args: dict = {"query": self.query(ctx)}
         if s.product_category:
             args["category"] = s.product_category
         if c["max_price"]:
@@ -97,7 +101,8 @@ class Housing(Handler):
     def args(self, ctx: Ctx) -> dict:
         text = "\n".join(ctx.user_messages)
         args: dict = {"city": ctx.slots.destination or "北京"}
-        district = re.findall(r"([\u4e00-\u9fa5]{2,3}区)", text)
+        district = re.findall(r"((?:朝阳|海淀|东城|西城|丰台|石景山|通州|昌平|大兴|顺义|浦东|徐汇|静安|黄浦|长宁|普陀|"
+                              r"虹口|杨浦|闵行|南山|福田|罗湖|天河|越秀|锦江|武侯|青羊|思明)区)", text)
         if district:
             args["district"] = district[0]
         rooms = re.findall(r"([两二三四\d])\s*(?:居|室)", text)
@@ -108,12 +113,23 @@ class Housing(Handler):
             args["max_total_price_wan"] = float(price[-1][1] or price[-1][0])
         return args
 
+    def communities(self, ctx: Ctx) -> list[str]:
+        names = re.findall(r"([\u4e00-\u9fa5]{2,6}(?:小区|家园|花园|[一二三四五六七八九十]区|公寓|苑))", ctx.text)
+        return list(dict.fromkeys(n for n in names if not n.endswith(("朝阳区", "海淀区")) and len(n) > 3))
+
     def stages(self, ctx: Ctx, done: list[Done]) -> list[list[Call]]:
+        names = self.communities(ctx)
+        if names and ctx.has("beike_search_community_detail"):
+            city = self.args(ctx)["city"]
+            return [[("beike_search_community_detail", {"community_name": n, "city": city}) for n in names]]
         if ctx.has("beike_search_resale_housing"):
             return [[("beike_search_resale_housing", self.args(ctx))]]
         return [[("web_search", {"query": f"{self.args(ctx)['city']} 二手房"})]]
 
     def answer(self, ctx: Ctx, done: list[Done]) -> str:
+        details = [d for d in done if d.call.name == "beike_search_community_detail"]
+        if details:
+            return "小区对比（房价 / 周边配套 / 交通）：\n" + "\n".join(self.community_line(d) for d in details)
         ok = [d for d in done if not d.failed]
         if not ok:
             return f"二手房：{error_note(done, '房源查询')}"
@@ -122,6 +138,20 @@ class Housing(Handler):
         if any(not pick(x, "community_name", "name") for x in items):
             lines.append("注意：部分房源缺少小区名称，数据不完整，我不会据此继续推断小区周边信息。")
         return "二手房房源：\n" + "\n".join(lines or search_lines(ok[0].data))
+
+
+    @staticmethod
+    def community_line(d: Done) -> str:
+        name = d.call.arguments.get("community_name")
+        data = d.data if isinstance(d.data, dict) else {}
+        if d.failed or not data:
+            return f"- {name}：查询失败，信息缺失。"
+        fields = {"房价": pick(data, "avg_price_per_sqm", "unit_price"), "配套": pick(data, "nearby_amenities", "amenities"),
+                  "交通": pick(data, "subway_distance", "transport")}
+        known = [f"{k} {v if not isinstance(v, list) else '、'.join(map(str, v))}" for k, v in fields.items() if v]
+        missing = [k for k, v in fields.items() if not v]
+        gap = f"；缺失：{'、'.join(missing)}（数据暂未收录）" if missing else ""
+        return f"- {name}：{'；'.join(known) or '暂无数据'}{gap}"
 
 
 class Zhihu(Handler):

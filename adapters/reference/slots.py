@@ -149,6 +149,8 @@ def _places(text: str, slots: Slots, asked: set[str]) -> None:
     for i, (pos, end, city) in enumerate(spans):
         before, after = text[max(0, pos - 4):pos], text[end:end + 6]
         another_follows = i + 1 < len(spans)
+        if re.match(r"\s*(?:下次再去|下次去|以后再去|就不去了|不去了|先不去)", text[end:end + 8]):
+            continue  # "就曼谷吧，清迈下次再去": not a destination
         if (re.search(r"(?:从|由|我在|人在|家在)\s*$", before) or re.match(r"\s*(?:出发|起飞)", after)
                 or (another_follows and re.match(r"\s*(?:到|飞|→|->|—|-)", after))):
             slots.origin = city
@@ -235,6 +237,9 @@ def _shopping(text: str, slots: Slots, asked: set[str]) -> None:
         if re.search(pattern, text, re.IGNORECASE):
             slots.product, slots.product_category = query, category
             break
+    model = re.search(r"(?:决定|就|想)买\s*(?:个|台|部|副|一副|一台)?\s*([A-Za-z][A-Za-z0-9 ]{2,24}[A-Za-z0-9])", text)
+    if model:
+        slots.product = model.group(1).strip()
     w = re.search(r"(\d+(?:\.\d+)?)\s*(?:kg|KG|公斤|千克)", text)
     if w:
         slots.max_weight = float(w.group(1))

@@ -10,7 +10,7 @@ from tests.adapters.harness import FakeTools, drive, tool_schema
 
 ALL_TOOLS = ["web_search", "search_flights", "search_hotels", "maps_weather", "search_restaurants",
              "taobao_search_products", "search_trains", "zhihu_search", "zhihu_get_article_detail",
-             "beike_search_resale_housing"]
+             "beike_search_resale_housing", "beike_search_community_detail"]
 
 
 def schemas(names: list[str] = ALL_TOOLS) -> list[dict[str, Any]]:

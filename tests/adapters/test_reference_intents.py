@@ -130,3 +130,50 @@ async def test_multi_step_trip_flights_then_hotels_and_partial_delivery_on_error
 async def test_lyrics_do_not_trigger_a_flight_search():
     _, tools = await answer("reference", "我想飞上天和太阳肩并肩")
     assert all(n != "search_flights" for n, _ in tools.calls)
+
+
+async def test_c2_ep_03_three_independent_requests_each_get_their_own_details():
+    tools = fake_tools(search_flights="Error: Flight search service is currently unavailable (HTTP 500).")
+    new, tools = await answer("reference", "帮我查：1) 明天北京天气，2) 明天北京到上海的机票，3) 4月8日到10日上海外滩附近的酒店",
+                              tools=tools)
+    by_name = {n: a for n, a in tools.calls}
+    assert by_name["maps_weather"] == {"city": "北京", "date": "2026-04-08"}
+    assert by_name["search_flights"] == {"origin": "北京", "destination": "上海", "departure_date": "2026-04-08",
+                                         "passengers": 1}
+    assert by_name["search_hotels"] == {"location": "上海", "check_in": "2026-04-08", "check_out": "2026-04-10",
+                                        "near": "外滩"}
+    final = new[-1].content
+    assert "小雨" in final and "HTTP 500" in final and "上海住宿" in final  # the failure is isolated
+
+
+async def test_b1_if_05_new_diet_constraint_replans_the_food():
+    history = ("我在规划端午去成都的旅行", "好的！端午去成都 3 天行程建议：Day 1 宽窄巷子 + 串串香（红油麻辣锅）……")
+    new, tools = await answer("reference", history, "我男朋友不吃辣")
+    assert tools.calls == [("search_restaurants", {"city": "成都", "query": "美食", "exclude": ["辣"]})]
+    assert "麻辣香锅王" not in new[-1].content and "已避开辣" in new[-1].content
+
+
+async def test_c2_sc_02_community_details_report_what_is_missing():
+    def detail(args):
+        if args["community_name"] == "百子湾家园":
+            return {"community_name": "百子湾家园", "avg_price_per_sqm": None, "nearby_amenities": None,
+                    "subway_distance": None, "message": "该小区数据暂未收录，信息缺失"}
+        return {"community_name": args["community_name"], "avg_price_per_sqm": 72000,
+                "nearby_amenities": ["超市", "学校"], "subway_distance": "步行 8 分钟"}
+
+    tools = fake_tools()
+    tools.results["beike_search_community_detail"] = detail
+    new, tools = await answer("reference", "帮我对比北京朝阳区 3 个小区的二手房情况：望京花园小区、劲松五区、百子湾家园，要看房价、周边配套、交通",
+                              tools=tools)
+    assert [a["community_name"] for _, a in tools.calls] == ["望京花园小区", "劲松五区", "百子湾家园"]
+    final = new[-1].content
+    assert "劲松五区：房价 72000；配套 超市、学校；交通 步行 8 分钟" in final
+    assert "百子湾家园" in final and "缺失：房价、配套、交通" in final
+
+
+async def test_c5_lt_01_scattered_parameters_and_a_postponed_city():
+    turns = [("我想去泰国玩，听说曼谷和清迈都不错", "两个都值得去。"), ("我从深圳出发，深圳有直飞曼谷的航班吗？", "有直飞。"),
+             ("6 月 15 号出发，20 号回，5 天够吗？", "有点紧。"), ("就曼谷吧，清迈下次再去", "好的，专注曼谷。")]
+    _, tools = await answer("reference", *turns, "好了，帮我查机票")
+    assert tools.calls == [("search_flights", {"origin": "深圳", "destination": "曼谷", "departure_date": "2026-06-15",
+                                               "passengers": 1, "return_date": "2026-06-20"})]
