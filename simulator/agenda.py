@@ -14,7 +14,7 @@ from typing import Literal
 from personas.schema import Event, Persona
 from simulator.phrasing import Act
 from simulator.signals import Violation, constraint_violations, delivered_items
-from simulator.slots import asked_slots, asks_anything
+from simulator.slots import asked_slots, asks_anything, asks_confirmation
 
 # Consecutive unhelpful agent turns tolerated when stop_rules.patience_turns is not set.
 PATIENCE_BY_TRAIT = {"low": 2, "medium": 3, "high": 5}
@@ -30,6 +30,7 @@ class Observation:
 
     asked: list[str]
     asked_unnamed: bool
+    confirm: bool
     delivered: dict[str, str]
     violations: list[Violation]
     helpful: bool
@@ -83,7 +84,8 @@ class Agenda:
         self.last_reply = " ".join(agent_text.split())
         helpful = not repeated and (bool(new) or fresh_question or (unnamed and not violations))
         self.unhelpful = 0 if helpful and not violations else self.unhelpful + 1
-        return Observation(asked, unnamed, new, violations, helpful and not violations)
+        confirm = unnamed and asks_confirmation(agent_text)
+        return Observation(asked, unnamed, confirm, new, violations, helpful and not violations)
 
     def apply_event(self, event: Event) -> Act:
         """Fire one scripted event: change the facts / constraints and say so."""
@@ -136,7 +138,9 @@ def decide(agenda: Agenda, obs: Observation, events: list[Event]) -> Decision:
         acts.append(Act("reject", slot=v.constraint, found=v.found, limit=v.limit))
     acts += answer_acts(agenda, obs.asked, ANSWERS_BY_TRAIT[persona.traits.cooperativeness])
     if obs.asked_unnamed and not obs.violations:
-        acts.append(Act("generic"))
+        # a go-ahead question gets a yes (or a doubt from an indecisive user), others a shrug
+        doubtful = obs.confirm and persona.traits.decisiveness == "low" and not hesitating
+        acts.append(Act("hesitate" if doubtful else "confirm" if obs.confirm else "generic"))
     if persona.reveal_policy in ("gradually", "all_at_once"):
         extra = agenda.unrevealed()[: 1 if persona.reveal_policy == "gradually" else None]
         for slot in extra:
@@ -146,7 +150,7 @@ def decide(agenda: Agenda, obs: Observation, events: list[Event]) -> Decision:
         return [Act("goal_met")], "goal_met"
     if agenda.unhelpful >= agenda.patience:
         return [Act("give_up")], "gave_up"
-    stalled = not obs.asked and not obs.asked_unnamed
+    stalled = not obs.asked and (not obs.asked_unnamed or obs.confirm)  # after a yes, ask for what is next
     if stalled and agenda.pending and not obs.violations:
         acts.append(Act("continue", item=agenda.pending[0]))
     if not acts:

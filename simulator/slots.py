@@ -61,3 +61,16 @@ def asked_slots(text: str) -> list[str]:
 def asks_anything(text: str) -> bool:
     """Whether the reply asks the user anything at all (even about a slot we cannot name)."""
     return bool(asking_sentences(text))
+
+
+# "需要我帮你预订吗？" / "Shall I book it?": the agent asks for a go-ahead, not for a fact.
+_CONFIRM = re.compile(
+    r"(需要我|要不要我|要我|是否需要|是否要|帮您预订|帮你预订|下单吗|就订|确定要|"
+    r"shall i|should i|would you like me to|do you want me to|want me to)",
+    re.IGNORECASE,
+)
+
+
+def asks_confirmation(text: str) -> bool:
+    """Whether the reply asks the user's go-ahead ("需要我帮你预订吗？")."""
+    return any(_CONFIRM.search(s) for s in asking_sentences(text))

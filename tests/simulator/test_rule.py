@@ -155,3 +155,12 @@ async def test_particles_are_not_doubled():
     for seed in range(6):
         turn = await RuleSimulator().next_turn(view(p, [U("x"), A("预算多少？")], 2, seed=seed))
         assert "吧吧" not in turn.message
+
+
+async def test_go_ahead_questions_get_a_yes_or_doubt_from_indecisive_users():
+    t = [U("帮我订去大阪的票"), A(FLIGHTS + "\n需要我帮你预订吗？")]
+    yes = await RuleSimulator().next_turn(view(persona(), t, 2))
+    assert yes.meta["acts"] == ["confirm", "continue"] and yes.meta["delivered"] == {"flights": 1}
+    assert any(c in yes.message for c in templates("zh")["confirm"])
+    unsure = await RuleSimulator().next_turn(view(persona(traits={"decisiveness": "low"}), t, 2))
+    assert "hesitate" in unsure.meta["acts"] and "confirm" not in unsure.meta["acts"]
