@@ -18,7 +18,6 @@ from judges.verdict import Verdict, combine_status
 MAX_RULE_LLM_DEVIATION = 0.10  # seed 003: 偏差超过 10% 需要检查规则是否过于粗放
 HUMAN_AGREEMENT_TARGET = 0.85  # seed 004: judge 与人工评分的一致率目标 ≥ 85%
 REVIEW_SAMPLE_RATE = 0.20  # seeds 003/004: 抽样 20% 复核
-MODEL_JUDGES = {"llm_rubric", "drift", "fidelity", "human", "task_completion", "milestones"}
 
 
 def sample_ids(ids: Sequence[str], *, rate: float = REVIEW_SAMPLE_RATE, salt: str = "review") -> list[str]:
@@ -85,10 +84,13 @@ def _decision(verdicts: list[Verdict]) -> str | None:
 
 def rule_vs_llm(records: list[dict[str, Any]]) -> AgreementReport:
     """Per record: the rule checks' combined decision vs the LLM rubric's, where both decided."""
+    from judges.checks import check_registry
+
+    rule_checks = set(check_registry.names())
     ids, rule, llm = [], [], []
     for r in records:
         vs = [Verdict.model_validate(v) for v in r.get("verdicts", [])]
-        d_rule = _decision([v for v in vs if v.judge not in MODEL_JUDGES and v.judge != "minefields"])
+        d_rule = _decision([v for v in vs if v.judge in rule_checks])
         d_llm = _decision([v for v in vs if v.judge == "llm_rubric"])
         if d_rule and d_llm:
             ids.append(r["id"])
