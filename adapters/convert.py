@@ -22,7 +22,7 @@ from typing import Any
 from adapters.base import AgentError
 from cases.messages import Message, ToolCall
 
-_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.S)
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 
 

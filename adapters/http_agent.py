@@ -21,7 +21,6 @@ and bodies of the wrong shape raise AgentError naming the URL and the status.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from typing import Any
@@ -64,7 +63,7 @@ class HttpAgent:
                 async with session.post(self.url, json=payload) as resp:
                     raw = await resp.text()
                     status = resp.status
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise AgentError(f"HTTP agent {self.safe_url} timed out after {self.timeout:g}s") from None
         except aiohttp.ClientError as exc:
             raise AgentError(f"HTTP agent {self.safe_url}: connection failed: {exc}") from None

@@ -182,4 +182,4 @@ def _usage(messages: list[BaseMessage]) -> Usage | None:
                  completion_tokens=sum(int(u.get("output_tokens", 0)) for u in metas))
 
 
-__all__ = ["LangGraphAgent", "sandbox_tools", "to_langchain", "from_langchain"]
+__all__ = ["LangGraphAgent", "from_langchain", "sandbox_tools", "to_langchain"]

@@ -23,7 +23,8 @@ import contextlib
 import os
 import random
 import re
-from typing import Any, Iterator, Protocol
+from collections.abc import Iterator
+from typing import Any, Protocol
 
 import openai
 from openai import AsyncOpenAI, DefaultAioHttpClient

@@ -19,7 +19,8 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from adapters.base import AgentError, AgentInput, AgentReply
 from adapters.convert import message_from_reply
@@ -53,7 +54,7 @@ def import_target(spec: str, body: str, example: str = "python:my_agent:respond"
 
 def load_callable(spec: str) -> Callable[..., Any]:
     """Import the callable named by `python:module:function`."""
-    body = spec[len("python:"):] if spec.startswith("python:") else spec
+    body = spec.removeprefix("python:")
     target = import_target(spec, body)
     attr = body.rpartition(":")[2]
     if not callable(target):

@@ -30,7 +30,8 @@ from adapters.reference.intents import asked_slots, clause_for, detect
 from adapters.reference.lexicon import COUNTRY_DEFAULT_CITY
 from adapters.reference.planner import Call, Ctx, Done, Handler, question_block
 from adapters.reference.slots import Slots, extract
-from adapters.reference.travel import Flights, Hotels, Itinerary, Restaurants, Trip, Weather
+from adapters.reference.travel import Flights, Hotels, Restaurants, Weather
+from adapters.reference.trip import Itinerary, Trip
 from cases.messages import Message, ToolCall
 from usersim.registry import did_you_mean
 
@@ -49,7 +50,7 @@ def parse_spec(spec: str) -> tuple[ContextConfig, list[str]]:
     body = spec.split(":", 1)[1] if ":" in spec else ""
     known = ["full", "window-N", "summary", "summary-N", "profile", *(f"flaw={f}" for f in FLAWS)]
     for raw in filter(None, (p.strip() for p in body.split(","))):
-        name = raw[5:] if raw.startswith("flaw=") else raw
+        name = raw.removeprefix("flaw=")
         if name in FLAWS:
             flaws.append(name)
         elif raw == "full":

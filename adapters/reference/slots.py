@@ -13,8 +13,18 @@ from datetime import date, timedelta
 
 from adapters.reference.dates import trip_dates
 from adapters.reference.lexicon import (
-    COUNTRIES, DIET_RULES, LANDMARK_CITY, NUM, PRODUCTS, ROOM_TYPES, cn_number, country_of, find_brands,
-    find_cities, find_city_spans,
+    COUNTRIES,
+    DIET_RULES,
+    LANDMARK_CITY,
+    NUM,
+    PRODUCTS,
+    canonical_city,
+    ROOM_TYPES,
+    cn_number,
+    country_of,
+    find_brands,
+    find_cities,
+    find_city_spans,
 )
 
 # Facts kept in a profile (profile injection) and in summaries: stable user facts and constraints.
@@ -61,7 +71,7 @@ class Slots:
             return self.start + timedelta(days=self.nights or self.duration or 0)
         return None
 
-    def merged_over(self, base: "Slots") -> "Slots":
+    def merged_over(self, base: Slots) -> Slots:
         """These slots with gaps filled from `base` (a profile or summary)."""
         out = replace(base)
         for f in fields(self):
@@ -173,7 +183,7 @@ def _places(text: str, slots: Slots, asked: set[str]) -> None:
     hotel = re.search(r"([\u4e00-\u9fa5A-Za-z]{2,16})(?:酒店|饭店|宾馆)", text)
     if hotel:
         name = re.split(r"一下|帮我|查|搜|找|看看|订|的|住|推荐", hotel.group(1))[-1]
-        if len(name) >= 3 and not find_cities(name) == [(0, name)]:
+        if len(name) >= 3 and canonical_city(name) is None:
             slots.hotel_name = name
             lead = find_cities(name)
             if lead and lead[0][0] == 0 and not slots.destinations:

@@ -14,7 +14,8 @@ test never passes on an unexpected extra call.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -32,7 +33,7 @@ class ScriptedChatModel:
         self.responder = responder
         self.calls: list[dict[str, Any]] = []
 
-    def add(self, *items: Item) -> "ScriptedChatModel":
+    def add(self, *items: Item) -> ScriptedChatModel:
         self.script.extend(items)
         return self
 

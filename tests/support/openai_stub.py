@@ -27,7 +27,8 @@ import asyncio
 import json
 import threading
 from collections import deque
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from aiohttp import web
@@ -85,7 +86,7 @@ class OpenAIStub:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    def script(self, *replies: Reply) -> "OpenAIStub":
+    def script(self, *replies: Reply) -> OpenAIStub:
         with self._lock:
             self._script.extend(replies)
         return self
@@ -95,7 +96,7 @@ class OpenAIStub:
         return len(self._script)
 
     # --- server -------------------------------------------------------------------------------
-    def start(self) -> "OpenAIStub":
+    def start(self) -> OpenAIStub:
         ready = threading.Event()
 
         def run() -> None:
@@ -132,7 +133,7 @@ class OpenAIStub:
         loop.close()
         self._loop = None
 
-    def __enter__(self) -> "OpenAIStub":
+    def __enter__(self) -> OpenAIStub:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -1,0 +1,126 @@
+"""Planning handlers: a day-by-day itinerary, and a whole trip (flights -> itinerary -> hotels)."""
+
+from __future__ import annotations
+
+import copy
+from datetime import timedelta
+
+from adapters.reference.kb import itinerary_days
+from adapters.reference.planner import Call, Ctx, Done, Handler
+from adapters.reference.render import hhmm, items_of, search_lines
+from adapters.reference.travel import Flights, Hotels, _iso
+
+
+class Itinerary(Handler):
+    name = "itinerary"
+
+    def missing(self, ctx: Ctx) -> list[str]:
+        s = ctx.slots
+        return [k for k, v in (("destination", s.destination), ("duration", s.duration or s.nights)) if not v]
+
+    def partial_calls(self, ctx: Ctx) -> list[Call]:
+        place = ctx.slots.destination or ctx.slots.country
+        return [("web_search", {"query": f"{place} 旅行攻略"})] if place and ctx.has("web_search") else []
+
+    def partial_answer(self, ctx: Ctx, done: list[Done]) -> str:
+        lines = [ln for d in done if not d.failed for ln in search_lines(d.data)]
+        place = ctx.slots.destination or ctx.slots.country
+        return f"{place}旅行概览：\n" + "\n".join(f"- {x}" for x in lines) if lines else ""
+
+    def days(self, ctx: Ctx) -> list[str]:
+        s = ctx.slots
+        n = s.duration or (s.nights + 1 if s.nights else 3)
+        cities = s.destinations or [s.destination or ""]
+        per = [n // len(cities) + (1 if i < n % len(cities) else 0) for i in range(len(cities))]
+        out: list[str] = []
+        for city, k in zip(cities, per):
+            out += [f"{city}·{t}" if len(cities) > 1 else t for t in itinerary_days(city, k)]
+        return out
+
+    def answer(self, ctx: Ctx, done: list[Done], arrival: str | None = None) -> str:
+        s = ctx.slots
+        days = self.days(ctx)
+        lines = []
+        for i, theme in enumerate(days, 1):
+            date_label = f"（{_iso(s.start + timedelta(days=i - 1))}）" if s.start else ""
+            if i == 1 and arrival:
+                theme = f"{arrival} 抵达后入住酒店，傍晚轻松逛：{theme}"
+            if i == len(days) and len(days) > 1:
+                theme += "，下午前往机场返程"
+            lines.append(f"Day {i}{date_label}：{theme}")
+        food = ""
+        if s.diet_excludes and "forget-constraints" not in ctx.flaws:
+            food = f"\n餐饮上会避开{'、'.join(s.diet_excludes)}。"
+        return "行程安排（按区域聚类，不走回头路）：\n" + "\n".join(lines) + food
+
+
+class Trip(Handler):
+    """A whole trip: flights first, then the itinerary around the flight times, then hotels."""
+
+    name = "trip"
+
+    def __init__(self) -> None:
+        self.flights, self.hotels, self.itinerary = Flights(), Hotels(), Itinerary()
+
+    def missing(self, ctx: Ctx) -> list[str]:
+        s = ctx.slots
+        need = [k for k, v in (("origin", s.origin), ("destination", s.destination), ("dates", s.start),
+                               ("duration", s.duration or s.nights or s.end), ("party", s.party)) if not v]
+        return need + (["budget"] if need and not s.budget else [])
+
+    def partial_calls(self, ctx: Ctx) -> list[Call]:
+        return self.itinerary.partial_calls(ctx)
+
+    def partial_answer(self, ctx: Ctx, done: list[Done]) -> str:
+        return self.itinerary.partial_answer(ctx, done)
+
+    def city_stays(self, ctx: Ctx) -> list[Ctx]:
+        """One context per destination city with its own check-in/check-out (days split like the itinerary)."""
+        s = ctx.slots
+        if not s.end and s.start and (s.duration or s.nights):
+            s.end = s.start + timedelta(days=(s.duration or 0) - 1 if s.duration else s.nights or 0)
+        cities = s.destinations or [s.destination]
+        nights = max(1, (s.end - s.start).days) if s.end and s.start else 2
+        per = [nights // len(cities) + (1 if i < nights % len(cities) else 0) for i in range(len(cities))]
+        stays, offset = [], 0
+        for city, k in zip(cities, per):
+            sub = copy.deepcopy(ctx)
+            sub.slots.destinations = [city]
+            sub.slots.start = s.start + timedelta(days=offset) if s.start else None
+            sub.slots.end = sub.slots.start + timedelta(days=max(k, 1)) if sub.slots.start else None
+            stays.append(sub)
+            offset += k
+        return stays
+
+    def stages(self, ctx: Ctx, done: list[Done]) -> list[list[Call]]:
+        stages = self.flights.stages(ctx, done)
+        for stay in self.city_stays(ctx):
+            stages += self.hotels.stages(stay, done)
+        return stages
+
+    def recover(self, ctx: Ctx, failed: Done, done: list[Done]) -> list[Call]:
+        owner = self.hotels if failed.call.name == "search_hotels" else self.flights
+        return owner.recover(ctx, failed, done)
+
+    def answer(self, ctx: Ctx, done: list[Done]) -> str:
+        f_done = [d for d in done if d.call.name == "search_flights" or "机票" in str(d.call.arguments)]
+        h_done = [d for d in done if d not in f_done]
+        flights = self.flights.answer(ctx, f_done)
+        arrival = None
+        ok = [d for d in f_done if d.call.name == "search_flights" and not d.failed]
+        if ok:
+            outs = items_of(ok[0].data, "outbound")
+            if outs:
+                arrival = hhmm(outs[0].get("arrival"))
+        hotels = []
+        for stay in self.city_stays(ctx):
+            city = stay.slots.destination
+            mine = [d for d in h_done if d.call.arguments.get("location") == city or city in str(d.call.arguments)]
+            hotels.append(self.hotels.answer(stay, mine))
+        parts = ["一、机票\n" + flights, "二、" + self.itinerary.answer(ctx, [], arrival=arrival),
+                 "三、酒店\n" + "\n".join(hotels)]
+        s = ctx.slots
+        if s.budget:
+            scope = "人均" if s.budget_scope == "per_person" else "总"
+            parts.append(f"预算：按您{scope}预算 {s.budget:g} 元安排，机票和酒店都选了预算内的选项。")
+        return "\n\n".join(parts)
