@@ -24,10 +24,13 @@ ITEM_ALIASES: dict[str, str] = {
     "trains": "trains", "train": "trains", "火车票": "trains", "高铁": "trains",
 }
 
+# Items whose delivery always carries numbers (times, dates, prices).
+NUMERIC_ITEMS = {"flights", "hotel", "trains", "listing"}
+
 # Evidence words per canonical item, used when a persona gives no deliverable_keywords.
 DEFAULT_DELIVERABLE_KEYWORDS: dict[str, list[str]] = {
-    "flights": ["航班", "起飞", "直飞", "经停", "flight", "depart"],
-    "hotel": ["酒店", "住宿", "入住", "hotel", "check-in"],
+    "flights": ["起飞", "航班号", "直飞", "经停", "flight", "depart"],
+    "hotel": ["入住", "每晚", "/晚", "离店", "check-in", "per night", "/night"],
     "itinerary": ["第一天", "Day 1", "D1", "第1天", "行程安排", "day 1"],
     "model": ["型号", "model"],
     "channel": ["京东", "天猫", "淘宝", "官网", "旗舰店", "JD", "Amazon", "store"],
@@ -108,12 +111,20 @@ def item_keywords(goal: Goal, item: str) -> list[str]:
 
 
 def delivered_items(goal: Goal, text: str) -> dict[str, str]:
-    """Required items this agent reply delivers -> the keyword that shows it."""
+    """Required items this agent reply delivers -> the keyword that shows it.
+
+    The keyword must sit in a stated result (not a question, request or announcement); for items
+    whose results always carry numbers (flights, hotel, trains, listing: times, dates, prices) that
+    sentence or the next (a heading and its first list line) must hold a digit, so a search snippet
+    that merely mentions 直飞 does not count.
+    """
     found: dict[str, str] = {}
-    body = "\n".join(proposal_sentences(text)).lower()
+    candidates = [s.lower() for s in proposal_sentences(text)]
+    numeric = [bool(re.search(r"\d", a + (b or ""))) for a, b in zip(candidates, candidates[1:] + [""])]
     for item in goal.required:
+        needs_number = canonical_item(item) in NUMERIC_ITEMS
         for word in item_keywords(goal, item):
-            if keyword_in(word, body):
+            if any(keyword_in(word, s) and (numeric[i] or not needs_number) for i, s in enumerate(candidates)):
                 found[item] = word
                 break
     return found

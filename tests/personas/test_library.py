@@ -34,7 +34,7 @@ def test_seed_organic_personas_match_the_cases():
 @pytest.mark.parametrize("pid", IDS)
 async def test_every_persona_is_satisfiable_and_gives_up_on_a_useless_agent(pid):
     p = load_persona(pid)
-    delivery = "\n".join(f"{i + 1}. {item_keywords(p.goal, item)[0]}：已为你选好。" for i, item in enumerate(p.goal.required))
+    delivery = "\n".join(f"{i + 1}. {item_keywords(p.goal, item)[0]}：方案 A{i + 1} 已为你选好。" for i, item in enumerate(p.goal.required))
     # deliver at turn 2 and again later (events such as hesitate may postpone the stop)
     transcript, last = await converse(RuleSimulator(), p, lambda turn, _msg: delivery, opening=p.opening_message,
                                       max_turns=p.max_turns or 10)

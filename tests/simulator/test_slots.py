@@ -37,6 +37,11 @@ def test_delivery_needs_a_stated_result_not_a_question_or_announcement():
     assert delivered_items(goal, "好的，我先帮你查航班。你想住什么样的酒店？") == {}
     assert delivered_items(goal, "I'll book the 航班 now.") == {}
     assert delivered_items(goal, "为你找到以下航班：\n1. MU523\n酒店：日航 ¥800") == {"flights": "航班", "hotel": "酒店"}
+    # flights and hotels are results with numbers: a snippet that mentions 直飞 delivers nothing
+    travel = Goal(description="x", required=["flights", "hotel"])
+    assert delivered_items(travel, "上海直飞那霸每周仅部分日期有航班。晚一周酒店便宜一半。") == {}
+    assert delivered_items(travel, "推荐航班：\n东航 MU523 07:10 起飞\n日航酒店 6 月 15 日入住") == {
+        "flights": "起飞", "hotel": "入住"}
     short = Goal(description="x", required=["flights"], deliverable_keywords={"flights": ["CA"]})
     assert delivered_items(short, "Canon 相机") == {} and delivered_items(short, "国航 CA1234 08:00") == {"flights": "CA"}
 
