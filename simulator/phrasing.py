@@ -53,11 +53,21 @@ def item_label(language: str, item: str) -> str:
     return templates(language)["item_labels"].get(canonical_item(item), item)
 
 
-def _pick(rng: random.Random, options: list[str]) -> str:
-    return options[rng.randrange(len(options))]
+class _Picker:
+    """Seeded template choice that avoids saying the same variant twice in one message."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.used: set[str] = set()
+
+    def __call__(self, options: list[str]) -> str:
+        fresh = [o for o in options if o not in self.used] or options
+        choice = fresh[self.rng.randrange(len(fresh))]
+        self.used.add(choice)
+        return choice
 
 
-def _phrase(act: Act, t: dict[str, Any], language: str, rng: random.Random, terse: bool) -> str:
+def _phrase(act: Act, t: dict[str, Any], language: str, pick: _Picker, terse: bool) -> str:
     label = slot_label(language, act.slot) if act.slot else ""
     item = item_label(language, act.item) if act.item else ""
     if act.kind == "silent":
@@ -68,16 +78,16 @@ def _phrase(act: Act, t: dict[str, Any], language: str, rng: random.Random, ters
         if terse:
             return act.value or ""
         if act.hedged:
-            return _pick(rng, t["answer_hedged"]).format(value=act.value)
+            return pick(t["answer_hedged"]).format(value=act.value)
         options = t["answer"].get(act.slot or "", t["answer"]["default"])
-        return _pick(rng, options).format(value=act.value)
+        return pick(options).format(value=act.value)
     if act.kind == "reject":
         options = t["reject"].get(act.slot or "", t["reject"]["exclude"])
-        return _pick(rng, options).format(found=act.found, limit=act.limit)
+        return pick(options).format(found=act.found, limit=act.limit)
     if act.kind == "continue" and terse:
         return f"{item}呢？" if language == "zh" else f"{item}?"
     # remaining kinds name their template list: volunteer, repeat, unknown, continue, goal_met, ...
-    return _pick(rng, t[act.kind]).format(value=act.value, label=label, item=item, goal=act.value)
+    return pick(t[act.kind]).format(value=act.value, label=label, item=item, goal=act.value)
 
 
 def _typos(text: str, language: str, rng: random.Random, t: dict[str, Any]) -> str:
@@ -103,9 +113,10 @@ def render(acts: list[Act], *, language: str, traits: Traits, rng: random.Random
     """One user message from the acts: terse personas list bare values, verbose ones add colour."""
     t = templates(language)
     terse = traits.verbosity == "low"
-    pieces = [p for p in (_phrase(a, t, language, rng, terse) for a in acts) if p]
+    pick = _Picker(rng)
+    pieces = [p for p in (_phrase(a, t, language, pick, terse) for a in acts) if p]
     if traits.verbosity == "high" and pieces and not any(a.kind in ("goal_met", "give_up") for a in acts):
-        pieces.append(_pick(rng, t["fillers"]))
+        pieces.append(pick(t["fillers"]))
     if terse:
         text = t["joiner"].join(p.rstrip("。.") for p in pieces)
     else:
