@@ -137,7 +137,7 @@ class Judging(Strict):
     scoring: ScoringSpec = Field(description="评分方式.")
     checks: list[dict[str, Any]] = Field(
         default_factory=list,
-        description="Machine checks, each a one-key mapping {check_type: params}; see `usersim checks list`.",
+        description="Machine checks, each a one-key mapping {check_type: params}; see `usersim judges list`.",
     )
     rubric: list[str] = Field(
         default_factory=list, description="Criteria for the LLM judge (defaults to pass/fail criteria)."
@@ -147,6 +147,10 @@ class Judging(Strict):
         default_factory=list, description="Rule checks that must never pass (any hit voids the score)."
     )
     human_review: list[str] = Field(default_factory=list, description="Criteria left to human review (人工).")
+    drift_threshold: int | None = Field(
+        default=None, ge=0, le=100,
+        description="Minimum anchoring score (seed 003 scale 100/70/30/0) every assistant turn must keep; enables the drift judge.",
+    )
 
     @field_validator("checks", "minefields")
     @classmethod

@@ -6,7 +6,7 @@ import difflib
 
 from cases.messages import Message
 from cases.schema import Case
-from judges.base import JudgeState
+from judges.base import JudgeConfig, JudgeState, judge_registry
 from judges.verdict import Verdict
 
 # Reply texts less similar than this (difflib ratio) count as a divergence.
@@ -64,3 +64,9 @@ class DivergenceJudge:
             reason=f"replay diverges from the recorded conversation at turn {turn}: {why}",
             details={"first_divergent_turn": turn},
         )
+
+
+@judge_registry.register("divergence")
+def make_divergence(config: JudgeConfig) -> DivergenceJudge:
+    """Replay-vs-recorded comparison for promoted regression cases; informational."""
+    return DivergenceJudge()

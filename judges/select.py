@@ -7,6 +7,7 @@
     task_completion  organic cases
     fidelity         organic cases, when simulator.fidelity is present
     drift            on request (JudgeConfig.extra_judges) or when the case sets a drift threshold
+    divergence       promoted regression cases (compares the replay with the recorded transcript)
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 
 from cases.messages import Message
 from cases.schema import Case
-from judges import completion, drift, human, llm_rubric, milestones, rules  # noqa: F401  register judges
+from judges import completion, divergence, drift, human, llm_rubric, milestones, rules  # noqa: F401  register judges
 from judges.base import Judge, JudgeConfig, JudgeState, judge_registry
 from judges.verdict import Verdict
 
@@ -67,6 +68,8 @@ def select_judges(case: Case, config: JudgeConfig) -> list[Judge]:
             names.append("fidelity")
     if drift.drift_threshold(case) is not None:
         names.append("drift")
+    if case.reference_transcript:
+        names.append("divergence")
     for extra in config.extra_judges:
         judge_registry.get(extra)  # fail fast with "Unknown judge 'x'. Did you mean ...?"
         if extra not in names:
