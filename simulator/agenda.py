@@ -141,6 +141,7 @@ def decide(agenda: Agenda, obs: Observation, events: list[Event]) -> Decision:
         # a go-ahead question gets a yes (or a doubt from an indecisive user), others a shrug
         doubtful = obs.confirm and persona.traits.decisiveness == "low" and not hesitating
         acts.append(Act("hesitate" if doubtful else "confirm" if obs.confirm else "generic"))
+        hesitating = hesitating or doubtful  # a doubting user does not close the deal this turn
     if persona.reveal_policy in ("gradually", "all_at_once"):
         extra = agenda.unrevealed()[: 1 if persona.reveal_policy == "gradually" else None]
         for slot in extra:

@@ -164,3 +164,12 @@ async def test_go_ahead_questions_get_a_yes_or_doubt_from_indecisive_users():
     assert any(c in yes.message for c in templates("zh")["confirm"])
     unsure = await RuleSimulator().next_turn(view(persona(traits={"decisiveness": "low"}), t, 2))
     assert "hesitate" in unsure.meta["acts"] and "confirm" not in unsure.meta["acts"]
+
+
+async def test_indecisive_user_does_not_stop_on_the_turn_they_doubt():
+    p = persona(traits={"decisiveness": "low"})
+    t = [U("帮我订去大阪的票"), A(FLIGHTS + "\n" + HOTEL + "\n需要我帮你预订吗？")]
+    doubt = await RuleSimulator().next_turn(view(p, t, 2))
+    assert doubt.stop is None and doubt.meta["acts"] == ["hesitate"]
+    t += [U(doubt.message), A("好的，都按上面的来。")]
+    assert (await RuleSimulator().next_turn(view(p, t, 3))).stop == "goal_met"
