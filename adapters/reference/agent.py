@@ -144,7 +144,7 @@ class ReferenceAgent:
         if multi and clause != text:
             extract(clause, mine, view.today)  # this intent's own cities and dates win
         return Ctx(slots=mine, today=view.today, text=clause, memory=view.memory,
-                   user_messages=view.visible_user_messages(), tools=tools, flaws=set(self.flaws))
+                   user_messages=view.visible_user_messages(), tools=tools, flaws=set(self.flaws), images=view.images)
 
     def _fill_defaults(self, missing: list[str], ctx: Ctx, prev_asked: set[str]) -> list[str]:
         """Assume what the user could not or would not say; return what must still be asked."""

@@ -44,6 +44,7 @@ class View:
     turns: list[list[Message]]  # visible turns, oldest first; the last one is the current turn
     summary: list[str] = field(default_factory=list)
     profile: Slots | None = None
+    images: list[str] = field(default_factory=list)  # captions of images attached to this turn
 
     @property
     def current(self) -> list[Message]:
@@ -111,6 +112,11 @@ def parse_memory(system_text: str) -> list[str]:
     return out
 
 
+def parse_images(system_text: str) -> list[str]:
+    """Image captions the sandbox puts in the system prompt ("[图片: ...]" lines)."""
+    return [m.strip() for m in re.findall(r"\[(?:图片|image)[:：]\s*(.+?)\]\s*$", system_text, re.M | re.I)]
+
+
 def extractive_summary(turns: list[list[Message]]) -> list[str]:
     """User sentences from older turns that carry facts (deterministic; newest kept when too many)."""
     sentences: list[str] = []
@@ -130,8 +136,9 @@ def build_view(messages: list[Message], cfg: ContextConfig) -> View:
     system_text = "\n".join(m.content for m in system)
     today = parse_today(system_text) or DEFAULT_TODAY
     memory = parse_memory(system_text)
+    images = parse_images(system_text)
     if cfg.ignore_history:
-        return View(today, memory, turns[-1:])
+        return View(today, memory, turns[-1:], images=images)
     profile = None
     if cfg.profile:
         profile = profile_of(slots_from(turns, today, memory=memory))
@@ -141,7 +148,7 @@ def build_view(messages: list[Message], cfg: ContextConfig) -> View:
     elif cfg.summary is not None:
         kept = turns[-cfg.summary:]
         summary = extractive_summary(turns[: -cfg.summary])
-    return View(today, memory, kept, summary=summary, profile=profile)
+    return View(today, memory, kept, summary=summary, profile=profile, images=images)
 
 
 def slots_from(turns: list[list[Message]], today: date, *, memory: list[str] = (), summary: list[str] = (),  # type: ignore[assignment]
@@ -163,4 +170,7 @@ def slots_from(turns: list[list[Message]], today: date, *, memory: list[str] = (
 
 def view_slots(view: View) -> Slots:
     """All slots the agent knows in this view (profile first, then what is visible)."""
-    return slots_from(view.turns, view.today, memory=view.memory, summary=view.summary, base=view.profile)
+    slots = slots_from(view.turns, view.today, memory=view.memory, summary=view.summary, base=view.profile)
+    for caption in view.images:  # what the user shows is part of what they say this turn
+        extract(caption, slots, view.today)
+    return slots

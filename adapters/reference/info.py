@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from adapters.reference.lexicon import NUM, cn_number
+from adapters.reference.lexicon import LANDMARK_CITY, NUM, cn_number
 from adapters.reference.planner import Call, Ctx, Done, Handler, error_note
 from adapters.reference.render import items_of, name_of, num, pick, record_line, search_lines, violates
 
@@ -43,7 +43,9 @@ class Products(Handler):
     def stages(self, ctx: Ctx, done: list[Done]) -> list[list[Call]]:
         s, c = ctx.slots, self.constraints(ctx)
         if not ctx.has("taobao_search_products"):
-            return [[("web_search", {"query": f"{self.query(ctx)} 推荐 {s.purpose or ''}".strip()})]]
+            hints = " ".join(re.findall(r"[A-Z][a-z]+(?: [A-Z][a-z]+)*", " ".join(ctx.images)))
+            what = "购买渠道" if re.search(r"哪里.{0,3}买|在哪买|哪儿买", ctx.text) else "推荐"
+            return [[("web_search", {"query": f"{hints} {self.query(ctx)} {what} {s.purpose or ''}".strip()})]]
         args: dict = {"query": self.query(ctx)}
         if s.product_category:
             args["category"] = s.product_category
@@ -224,6 +226,8 @@ class Search(Handler):
         if self.topic == "visa":
             place = ctx.slots.destination or ctx.slots.country or ""
             return f"{place} 签证 政策".strip()
+        if ctx.images and re.search(r"这|图|照片|截图", ctx.text):
+            return f"{ctx.images[0][:40]} {ctx.text}".strip()  # "这是哪里" is about the picture
         return re.sub(r"^(帮我|请|麻烦)?(搜一下|查一下|看看|查查|搜搜)?", "", ctx.text).strip() or ctx.text
 
     def stages(self, ctx: Ctx, done: list[Done]) -> list[list[Call]]:
@@ -232,8 +236,12 @@ class Search(Handler):
     def answer(self, ctx: Ctx, done: list[Done]) -> str:
         label = "签证" if self.topic == "visa" else "搜索结果"
         lines = [ln for d in done if not d.failed for ln in search_lines(d.data)]
+        seen = ""
+        if ctx.images and re.search(r"这|图|照片|截图", ctx.text):
+            sight = next((p for p in LANDMARK_CITY if p in ctx.images[0]), None)
+            seen = (f"图片里是{LANDMARK_CITY[sight]}的{sight}。" if sight else f"图片内容：{ctx.images[0][:60]}。") + "\n"
         if lines:
-            return f"{label}（{self.query(ctx)}）：\n" + "\n".join(f"- {x}" for x in lines)
+            return seen + f"{label}（{self.query(ctx)[:30]}）：\n" + "\n".join(f"- {x}" for x in lines)
         return f"{label}：{error_note(done, '搜索') or '暂时没有找到相关信息。'}"
 
 

@@ -30,15 +30,18 @@ _COMPILED = [(name, re.compile(p, re.IGNORECASE)) for name, p in INTENTS]
 # An intent that another one in the same message already covers.
 _SUBSUMED = {"trip": {"flights", "hotels", "itinerary", "search"}, "itinerary": {"search"},
              "products": {"search"}, "housing": {"products", "search"}, "hotels": {"search"},
-             "zhihu": {"search"}, "flights": {"search"}, "visa": {"search"}, "recall": {"products", "search"}}
+             "zhihu": {"search"}, "flights": {"search"}, "visa": {"search"}}
 _CLAUSE = re.compile(r"[，,。；;！!？?\n]|还有|另外|顺便|对了|以及|\d\)\s*")
 
 
 def detect(text: str) -> list[str]:
     """Intents in the message, in handling order."""
     found = [name for name, p in _COMPILED if p.search(text)]
-    drop = set().union(*(_SUBSUMED.get(n, set()) for n in found)) if found else set()
-    found = [n for n in found if n not in drop]
+    clause = {n: clause_for(text, n) for n in found}
+    # An intent is covered by another only when both come from the same clause ("推荐几款耳机" is
+    # not also a web search; "另外帮我查下杭州的展览" in a clause of its own still is).
+    found = [n for n in found
+             if not any(n in _SUBSUMED.get(o, set()) and clause[o] == clause[n] for o in found if o != n)]
     # "想飞上天和太阳肩并肩" style lyrics name no flight keyword and stay unmatched on purpose.
     return found
 

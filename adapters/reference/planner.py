@@ -62,6 +62,7 @@ class Ctx:
     user_messages: list[str]  # visible user messages, oldest first
     tools: set[str]
     flaws: set[str]
+    images: list[str] = field(default_factory=list)  # captions of images the user attached
     notes: list[str] = field(default_factory=list)  # assumptions made (said in the answer)
 
     def has(self, tool: str) -> bool:
