@@ -13,7 +13,9 @@ from string import Template
 
 from cases.messages import Message
 from personas.schema import Persona
+from simulator.agenda import PATIENCE_BY_TRAIT
 from simulator.base import SimulatorView
+from simulator.phrasing import item_label
 from simulator.signals import unknown_topics
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
@@ -89,13 +91,16 @@ def system_prompt(view: SimulatorView) -> str:
     traits = [line for (name, level), line in _TRAITS.items() if getattr(p.traits, name) == level]
     if p.traits.typo_prone:
         traits.append("You make typos and write like a non-native speaker.")
+    patience = p.stop_rules.patience_turns or PATIENCE_BY_TRAIT[p.traits.patience]
+    traits.append(f"You give up after about {patience} unhelpful assistant replies in a row.")
     constraints = current_constraints(p, view.turn)
     return prompt_template("system").substitute(
         name=p.name,
         identity=p.identity,
         language_name=_LANGUAGE[p.language],
         goal=view.goal or p.goal.description,
-        required=", ".join(p.goal.required) or "(nothing specific)",
+        required=", ".join(f"{item} ({item_label(p.language, item)})" for item in p.goal.required)
+        or "(nothing specific)",
         reveal_rule=_REVEAL[p.reveal_policy],
         known_info="\n".join(f"- {slot}: {value}" for slot, value in facts.items()) or "- (nothing specific)",
         unknown_topics=("In particular you do not know: " + "; ".join(topics) + ".") if topics else "",
