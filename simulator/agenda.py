@@ -122,6 +122,8 @@ def answer_acts(agenda: Agenda, slots: list[str], limit: int) -> list[Act]:
                 acts.append(Act("answer", slot=slot, value=value, hedged=hedge and not plain))
                 hedge = hedge and plain
                 agenda.revealed.add(slot)
+        elif slot == "name":  # everyone knows their own name, even when known_info omits it
+            acts.append(Act("answer", slot=slot, value=agenda.persona.name.split("（")[0].split(" (")[0]))
         else:  # never invent what the persona does not know
             acts.append(Act("unknown", slot=slot))
             agenda.answered_unknown.add(slot)
