@@ -160,9 +160,14 @@ class Violation:
         return f"{self.constraint}: proposed {self.found}, limit {self.limit}"
 
 
-def _numbers(pattern: re.Pattern[str], sentence: str) -> list[float]:
+_TOTAL = re.compile(r"(合计|总计|共计|一共|总共|total|altogether)[^，,；;]{0,4}$", re.IGNORECASE)
+
+
+def _numbers(pattern: re.Pattern[str], sentence: str, skip_totals: bool = False) -> list[float]:
     out = []
     for match in pattern.finditer(sentence):
+        if skip_totals and _TOTAL.search(sentence[max(0, match.start() - 8) : match.start()]):
+            continue  # "2 人合计约 ¥2,580" is a group total, not the price of one item
         raw = next(g for g in match.groups() if g)
         try:
             out.append(float(raw.replace(",", "")))
@@ -188,7 +193,7 @@ def constraint_violations(constraints: dict, text: str) -> list[Violation]:
         for key, pattern, unit in checks:
             if key in constraints:
                 limit = float(constraints[key])
-                for value in _numbers(pattern, sentence):
+                for value in _numbers(pattern, sentence, skip_totals=key == "max_price"):
                     if value > limit:
                         found.append(Violation(key, f"{value:g}{unit}", f"{limit:g}{unit}"))
         for word in constraints.get("exclude", []) or []:

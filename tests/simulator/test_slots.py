@@ -49,6 +49,7 @@ def test_delivery_needs_a_stated_result_not_a_question_or_announcement():
 def test_constraint_violations_skip_negations_restrictions_and_warnings():
     c = {"max_price": 3000, "exclude": ["海鲜"], "max_weight_kg": 1.5}
     assert constraint_violations(c, "这家无海鲜，考虑到你海鲜过敏。超出预算的 ¥4000 机型不推荐。") == []
+    assert constraint_violations(c, "春秋 9C8515：¥1,070/人，2 人合计约 ¥4,580") == []  # a group total
     found = [v.describe() for v in constraint_violations(c, "推荐 A 款 ¥3500，重 1.8kg。附近的海鲜大排档也不错。")]
     assert found == ["max_price: proposed 3500, limit 3000", "max_weight_kg: proposed 1.8kg, limit 1.5kg",
                      "exclude: proposed 海鲜, limit no 海鲜"]
