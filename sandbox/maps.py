@@ -66,8 +66,11 @@ def map_graph() -> nx.Graph:
             anchors = [n for n, a in g.nodes(data=True) if a["kind"] == "place" and a["city"] == item["city"]]
             if not anchors:
                 continue
-            g.add_node(item["name"], lat=item["lat"], lon=item["lon"], city=item["city"], zone=item["city"], kind=kind)
-            near = sorted(anchors, key=lambda n: _km(g, item["name"], n))[:3]
+            g.add_node(item["name"], lat=item["lat"], lon=item["lon"], city=item["city"], kind=kind)
+            # Join the zone of the nearest sight, so an island hotel does not bridge island and mainland.
+            zone = g.nodes[min(anchors, key=lambda n: _km(g, item["name"], n))]["zone"]
+            g.nodes[item["name"]]["zone"] = zone
+            near = sorted((n for n in anchors if g.nodes[n]["zone"] == zone), key=lambda n: _km(g, item["name"], n))[:3]
             for n in near:
                 g.add_edge(item["name"], n, **_edge_times(_km(g, item["name"], n), city_info(item["city"])))
     for link in data["links"]:
