@@ -16,7 +16,8 @@ from __future__ import annotations
 import hashlib
 import random
 import re
-from typing import Any, Awaitable, Callable, Literal
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 

@@ -22,7 +22,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cases.filler import FillerTurn, load_filler
+from cases.filler import FillerStream, FillerTurn, fill, filler_messages, load_filler
 from cases.messages import Message
 from cases.schema import LENGTH_TOKENS, Case
 from cases.tokens import count_tokens
@@ -70,7 +70,7 @@ def key_band(length: str, position: str, turn_range: tuple[int, int] | None = No
     seed_range = SEED_TURN_BANDS[length][position]
     a, b = turn_range or seed_range
     lo, hi = round((a - 1) * target / rounds), round(b * target / rounds)
-    if length == "32k" and tuple((a, b)) == seed_range:
+    if length == "32k" and (a, b) == seed_range:
         t_lo, t_hi = SEED_TOKEN_BANDS_32K[position]
         lo, hi = max(lo, t_lo), min(hi, t_hi)
     return lo, hi
@@ -99,56 +99,6 @@ def _rng(case_id: str, length: str, position: str | None, seed: int) -> random.R
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
-class _FillerStream:
-    """Filler turns in a seeded order; every turn is used once before any is reused."""
-
-    def __init__(self, pairs: list[FillerTurn], pads: list[FillerTurn], rng: random.Random):
-        self.rng, self.pairs, self.pads = rng, pairs, pads
-        self.sizes = {t: count_tokens(_filler_messages(t)) for t in pairs + pads}
-        self.order: list[FillerTurn] = []
-        self.used: set[FillerTurn] = set()
-
-    def peek(self) -> FillerTurn:
-        if not self.order:
-            fresh = list(self.pairs)
-            self.rng.shuffle(fresh)
-            self.order = fresh
-        return self.order[0]
-
-    def take(self, turn: FillerTurn) -> FillerTurn:
-        if turn in self.order:
-            self.order.remove(turn)
-        self.used.add(turn)
-        return turn
-
-    def best_fit(self, room: int) -> FillerTurn | None:
-        """The largest turn that fits in `room` tokens: unused pairs first, then reused, then pads."""
-        for pool in ([t for t in self.order if t not in self.used], self.pairs, self.pads):
-            fits = [t for t in pool if self.sizes[t] <= room]
-            if fits:
-                return max(fits, key=lambda t: (self.sizes[t], -pool.index(t)))
-        return None
-
-
-_SLACK = 150  # how far before its desired offset a turn may start (about one filler turn)
-
-
-def _fill(stream: _FillerStream, layout: list, cur: int, lo: int, hi: int) -> int:
-    """Append filler until `cur` reaches `lo` without passing `hi`; returns the new offset."""
-    while cur < lo:
-        nxt = stream.peek()
-        t = nxt if cur + stream.sizes[nxt] <= hi else stream.best_fit(hi - cur)
-        if t is None:
-            break
-        layout.append(stream.take(t))
-        cur += stream.sizes[t]
-    return cur
-
-
-def _filler_messages(t: FillerTurn) -> list[Message]:
-    return [Message(role="user", content=t.user), Message(role="assistant", content=t.assistant)]
-
-
 def _placements(case: Case, length: str, position: str | None, key_units: dict[int, list[int]]) -> dict[int, tuple[int, int]]:
     """Band for each key unit: the requested position, else each fact's own / the length's position."""
     spec = case.long_context
@@ -166,6 +116,48 @@ def _placements(case: Case, length: str, position: str | None, key_units: dict[i
         use_range = grad.turn_range if (grad and not position and not fact.position and grad.position == pos) else None
         bands[unit] = key_band(length, pos, use_range)
     return bands
+
+
+_SLACK = 150  # how far before its desired offset a turn may start (about one filler turn)
+
+
+def _desired(sizes: list[int], final: int, room: int, bands: dict[int, tuple[int, int]]) -> list[tuple[float, int, int]]:
+    """(desired start offset, is_key, unit) for every seed turn but the final one, in layout order.
+
+    Non-key turns keep their relative place in the seed (so also their order); key turns start
+    15% into their band and several keys in one band follow each other in seed order, leaving the
+    rest of the band as room for the turns that must come before them."""
+    desired = [(u / max(final, 1) * room, 0, u) for u in range(final) if u not in bands]
+    by_band: dict[tuple[int, int], list[int]] = {}
+    for u in sorted(bands):
+        by_band.setdefault(bands[u], []).append(u)
+    for (lo, hi), us in by_band.items():
+        desired += [(lo + (hi - lo) * (0.15 + 0.5 * j / len(us)), 1, u) for j, u in enumerate(us)]
+    return sorted(desired)
+
+
+def _layout(case_id: str, length: str, sizes: list[int], bands: dict[int, tuple[int, int]],
+            stream: FillerStream, target: int, lower: int) -> list[int | FillerTurn]:
+    """Seed turns (unit indexes) and filler turns in order, landing within [lower, target] tokens."""
+    final = len(sizes) - 1
+    room = target - sizes[final]
+    desired = _desired(sizes, final, room, bands)
+    layout: list[int | FillerTurn] = []
+    cur = 0
+    suffix = sum(sizes[u] for _, _, u in desired)
+    for want, is_key, u in desired:
+        # Start near the desired offset (a key: inside its band), but never so late that the
+        # turns still to come would overflow the target.
+        hi = min(want, room - suffix)
+        lo = min(max(bands[u][0] if is_key else 0, want - _SLACK), hi)
+        cur = fill(stream, layout, cur, lo, hi)
+        layout.append(u)
+        cur += sizes[u]
+        suffix -= sizes[u]
+    cur = fill(stream, layout, cur, lower - sizes[final], room)  # land the total, then the final turn
+    if cur < lower - sizes[final]:
+        raise ExpansionError(f"{case_id}: no filler turn fits the last {room - cur} tokens of {length}")
+    return layout + [final]
 
 
 def expand_case(case: Case, length: str, position: str | None = None, seed: int = 0) -> Expansion:
@@ -190,51 +182,16 @@ def expand_case(case: Case, length: str, position: str | None = None, seed: int 
                 f"(0..{len(history) - 1})"
             )
         key_units.setdefault(unit_of[fact.turn], []).append(n)
-    final = len(units) - 1
-    key_units.pop(final, None)  # the final context never moves
+    key_units.pop(len(units) - 1, None)  # the final context never moves
     sizes = [count_tokens([history[i] for i in idxs]) for idxs in units]
     if sum(sizes) > lower:
         raise ExpansionError(
             f"{case.id}: the seed history already has {sum(sizes)} tokens, more than {length} allows ({lower}-{target})"
         )
     bands = _placements(case, length, position, key_units)
-
-    # Desired start offset of every seed turn: non-key turns keep their relative place in the seed;
-    # key turns are spread over the middle of their band (several keys in one band keep seed order).
-    room = target - sizes[final]
-    desired: list[tuple[float, int, int]] = []
-    for u in range(final):
-        if u not in key_units:
-            desired.append((u / max(final, 1) * room, 0, u))
-    by_band: dict[tuple[int, int], list[int]] = {}
-    for u in sorted(key_units):
-        by_band.setdefault(bands[u], []).append(u)
-    for (lo, hi), us in by_band.items():
-        for j, u in enumerate(us):
-            desired.append((lo + (hi - lo) * (0.15 + 0.5 * j / len(us)), 1, u))
-    desired.sort()
-
-    words = [w for fact in spec.key_info for w in fact.keywords]
-    pairs, pads = load_filler(spec.scenario, exclude=words)
-    stream = _FillerStream(pairs, pads, _rng(case.id, length, position, seed))
-    layout: list[int | FillerTurn] = []  # seed unit index or a filler turn
-    cur = 0
-    suffix = sum(sizes[u] for _, _, u in desired)
-    for want, is_key, u in desired:
-        # Window for this turn's start: near its desired offset (a key: inside its band), and never
-        # so late that the turns still to come would overflow the target.
-        latest = room - suffix
-        hi = min(want, latest)
-        lo = min(max(bands[u][0] if is_key else 0, want - _SLACK), hi)
-        cur = _fill(stream, layout, cur, lo, hi)
-        layout.append(u)
-        cur += sizes[u]
-        suffix -= sizes[u]
-    # Tail: fill up to the band [lower, target] minus the final turn, then the final turn.
-    cur = _fill(stream, layout, cur, lower - sizes[final], room)
-    if cur < lower - sizes[final]:
-        raise ExpansionError(f"{case.id}: no filler turn fits the last {room - cur} tokens of {length}")
-    layout.append(final)
+    pairs, pads = load_filler(spec.scenario, exclude=[w for fact in spec.key_info for w in fact.keywords])
+    stream = FillerStream(pairs, pads, _rng(case.id, length, position, seed))
+    layout = _layout(case.id, length, sizes, bands, stream, target, lower)
 
     messages: list[Message] = []
     filler_idx: list[int] = []
@@ -242,38 +199,31 @@ def expand_case(case: Case, length: str, position: str | None = None, seed: int 
     for item in layout:
         if isinstance(item, FillerTurn):
             filler_idx += [len(messages), len(messages) + 1]
-            messages += _filler_messages(item)
+            messages += filler_messages(item)
         else:
             for i in units[item]:
                 new_index[i] = len(messages)
                 messages.append(history[i].model_copy(deep=True))
-    tokens = count_tokens(messages)
     offsets = [0]
     for m in messages:
         offsets.append(offsets[-1] + count_tokens([m]))
 
-    key_turns, key_offsets, key_bands = [], [], []
-    for u in sorted(key_units):
-        for n in key_units[u]:
-            idx = new_index[spec.key_info[n].turn]
-            if idx in key_turns:
-                continue
-            start = offsets[new_index[units[u][0]]]
-            lo, hi = bands[u]
-            if not lo <= start <= hi:
-                raise ExpansionError(
-                    f"{case.id}: key_info[{n}] starts at token {start}, outside its {length} band {lo}-{hi}; "
-                    "the seed turns before it are too long for this position"
-                )
-            key_turns.append(idx)
-            key_offsets.append(start)
-            key_bands.append((lo, hi))
-    order = sorted(range(len(key_turns)), key=lambda k: key_turns[k])
+    keys: dict[int, tuple[int, tuple[int, int]]] = {}  # message index -> (start offset, band)
+    for u, facts in key_units.items():
+        start, (lo, hi) = offsets[new_index[units[u][0]]], bands[u]
+        if not lo <= start <= hi:
+            raise ExpansionError(
+                f"{case.id}: key_info[{facts[0]}] starts at token {start}, outside its {length} band {lo}-{hi}; "
+                "the seed turns before it are too long for this position"
+            )
+        for n in facts:
+            keys[new_index[spec.key_info[n].turn]] = (start, (lo, hi))
     expanded = case.model_copy(update={"input": case.input.model_copy(update={"history": messages})}, deep=True)
     return Expansion(
-        case_id=case.id, length=length, position=position, seed=seed, tokens=tokens, target_tokens=target,  # type: ignore[arg-type]
-        messages=messages, key_turns=[key_turns[k] for k in order], key_offsets=[key_offsets[k] for k in order],
-        key_bands=[key_bands[k] for k in order], filler_turns=filler_idx, case=expanded,
+        case_id=case.id, length=length, position=position, seed=seed,  # type: ignore[arg-type]
+        tokens=offsets[-1], target_tokens=target, messages=messages, key_turns=sorted(keys),
+        key_offsets=[keys[i][0] for i in sorted(keys)], key_bands=[keys[i][1] for i in sorted(keys)],
+        filler_turns=filler_idx, case=expanded,
     )
 
 

@@ -20,7 +20,8 @@ import hashlib
 import json
 import os
 import tempfile
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import tiktoken
 from tiktoken.core import Encoding
@@ -65,7 +66,7 @@ def _cached_locally(encoding_name: str) -> bool:
         return hashlib.sha256(f.read()).hexdigest() == blob[1]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def encoding_for(model: str | None = None) -> Encoding:
     """The tiktoken encoding used for `model`: its own when cached locally, else offline cl100k_base."""
     if model:

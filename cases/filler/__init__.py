@@ -10,11 +10,14 @@ one of the given keywords.
 from __future__ import annotations
 
 import functools
+import random
 from pathlib import Path
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from cases.messages import Message
+from cases.tokens import count_tokens
 from usersim.registry import UnknownNameError, did_you_mean
 
 FILLER_DIR = Path(__file__).parent
@@ -51,7 +54,7 @@ def scenarios() -> list[str]:
     return sorted(p.stem for p in FILLER_DIR.glob("*.yaml"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def read_filler_file(scenario: str) -> FillerFile:
     """Load and validate one scenario file; errors name the file and suggest close scenario names."""
     path = FILLER_DIR / f"{scenario}.yaml"
@@ -104,3 +107,53 @@ def load_filler(scenario: str, exclude: list[str] | None = None) -> tuple[list[F
             f"add turns that avoid them to cases/filler/{scenario}.yaml"
         )
     return keep_pairs, keep_pads
+
+
+class FillerStream:
+    """Filler turns in a seeded order; every turn is used once before any is reused."""
+
+    def __init__(self, pairs: list[FillerTurn], pads: list[FillerTurn], rng: random.Random):
+        self.rng, self.pairs, self.pads = rng, pairs, pads
+        self.sizes = {t: count_tokens(filler_messages(t)) for t in pairs + pads}
+        self.order: list[FillerTurn] = []
+        self.used: set[FillerTurn] = set()
+
+    def peek(self) -> FillerTurn:
+        """The next turn in the seeded order (a fresh shuffle of the pool once it is used up)."""
+        if not self.order:
+            fresh = list(self.pairs)
+            self.rng.shuffle(fresh)
+            self.order = fresh
+        return self.order[0]
+
+    def take(self, turn: FillerTurn) -> FillerTurn:
+        """Mark `turn` used (it leaves the current order) and return it."""
+        if turn in self.order:
+            self.order.remove(turn)
+        self.used.add(turn)
+        return turn
+
+    def best_fit(self, room: int) -> FillerTurn | None:
+        """The largest turn that fits in `room` tokens: unused pairs first, then reused, then pads."""
+        for pool in ([t for t in self.order if t not in self.used], self.pairs, self.pads):
+            fits = [t for t in pool if self.sizes[t] <= room]
+            if fits:
+                return max(fits, key=lambda t: (self.sizes[t], -pool.index(t)))
+        return None
+
+
+def fill(stream: FillerStream, layout: list, cur: int, lo: int, hi: int) -> int:
+    """Append filler until `cur` reaches `lo` without passing `hi`; returns the new offset."""
+    while cur < lo:
+        nxt = stream.peek()
+        t = nxt if cur + stream.sizes[nxt] <= hi else stream.best_fit(hi - cur)
+        if t is None:
+            break
+        layout.append(stream.take(t))
+        cur += stream.sizes[t]
+    return cur
+
+
+def filler_messages(t: FillerTurn) -> list[Message]:
+    """A filler turn as chat messages (user, assistant)."""
+    return [Message(role="user", content=t.user), Message(role="assistant", content=t.assistant)]

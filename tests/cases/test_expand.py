@@ -73,7 +73,7 @@ def test_same_seed_same_history_other_seed_other_filler():
     a, b = expand_case(case, "16k", "middle", seed=1), expand_case(case, "16k", "middle", seed=1)
     c = expand_case(case, "16k", "middle", seed=2)
     assert a.model_dump() == b.model_dump()
-    filler = lambda e: [e.messages[i].content for i in e.filler_turns]  # noqa: E731
+    filler = lambda e: [e.messages[i].content for i in e.filler_turns]
     assert filler(a) != filler(c)
 
 
