@@ -147,10 +147,11 @@ def test_organic_cases_use_library_personas() -> None:
     td04, e2e04 = C2["C2-TD-04"], C2["C2-E2E-04"]
     assert (td04.persona, td04.max_turns, td04.goal) == ("japan-first-trip", 20, "最终规划出包含机票、行程、酒店的完整方案")
     assert (e2e04.persona, e2e04.max_turns, e2e04.goal) == ("vague-laptop-buyer", 15, "最终确定具体购买的型号和购买渠道")
-    buyer = load_persona(e2e04.persona)  # the constraint check uses the persona's final budget
-    (final_budget,) = [e.value for e in buyer.events if e.kind == "add_constraint" and e.slot == "max_price"]
+    buyer = load_persona(e2e04.persona)  # the budget check is the persona's budget on every path
     (budget_check,) = [c["constraint"] for c in e2e04.judging.checks if "constraint" in c]
-    assert budget_check["value"] == int(final_budget) == 6000
+    assert budget_check["value"] == buyer.goal.constraints["max_price"] == 8000
+    lowered = [e.value for e in buyer.events if e.kind == "add_constraint" and e.slot == "max_price"]
+    assert lowered == ["6000"]  # path-dependent: left to the fidelity judge and the rubric
     assert load_persona(td04.persona).goal.required == ["flights", "itinerary", "hotel"]
     assert [m.id for m in td04.judging.milestones][-1] == "complete_plan"
 
