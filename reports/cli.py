@@ -52,10 +52,10 @@ def _meta(run_dir: Path, records: list[RunRecord]) -> dict[str, Any]:
     }
 
 
-@click.command("report")
-@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
-def report(run_dir: Path) -> None:
-    """Rebuild RUN_DIR/summary.json and RUN_DIR/report.html from RUN_DIR/results.jsonl."""
+def rebuild(run_dir: Path) -> dict[str, Any]:
+    """Rewrite RUN_DIR/summary.json and RUN_DIR/report.html from results.jsonl (and decay.json if
+    present); returns the summary. Call it after writing anything the report reads, e.g. decay.json."""
+    run_dir = Path(run_dir)
     results = run_dir / "results.jsonl"
     if not results.is_file():
         raise click.ClickException(
@@ -64,7 +64,16 @@ def report(run_dir: Path) -> None:
     records = read_records(results)
     summary = build_summary(records, _meta(run_dir, records), run_dir=run_dir)
     write_summary(run_dir / "summary.json", summary)
-    html = write_report(run_dir / "report.html", records, summary)
+    write_report(run_dir / "report.html", records, summary)
+    return summary
+
+
+@click.command("report")
+@click.argument("run_dir", type=click.Path(file_okay=False, path_type=Path))
+def report(run_dir: Path) -> None:
+    """Rebuild RUN_DIR/summary.json and RUN_DIR/report.html from RUN_DIR/results.jsonl."""
+    summary = rebuild(run_dir)
+    html = run_dir / "report.html"
     t = summary["totals"]
     click.echo(
         f"{t['records']} conversations: {t['passed']} passed, {t['failed']} failed, "

@@ -11,8 +11,9 @@ from pathlib import Path
 
 from graphs.record import RunRecord
 from reports.charts import bar_chart
+from reports.html_decay import decay_section
 from reports.html_parts import RATE_HEADERS, cell, num, pct, rate_cells, raw_cell, section, table, text
-from reports.html_sections import decay_section, long_context_section, skill_section, token_section
+from reports.html_sections import long_context_section, skill_section, token_section
 from reports.html_transcript import render_viewer
 from reports.summary import redact
 from reports.summary_models import Rate, Summary

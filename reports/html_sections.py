@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from html import escape
-from typing import Any
 
 from reports.charts import bar_chart, line_chart
 from reports.html_parts import cell, num, pct, raw_cell, section, signed_pct, table, text
@@ -106,56 +105,6 @@ def long_context_section(s: Summary) -> str:
     ]
     body.append(table(["case", *LENGTHS, *POSITIONS, "degradation_rate"], rows))
     return section("Long context (gradient and position)", "".join(body), "long-context")
-
-
-def _point_lists(decay: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """Curves in decay.json: top-level lists of point dicts, or a dict of such lists."""
-    found: dict[str, list[dict[str, Any]]] = {}
-    for key, value in decay.items():
-        if isinstance(value, list) and value and all(isinstance(p, dict) for p in value):
-            found[key] = value
-        elif isinstance(value, dict):
-            for sub, points in value.items():
-                if isinstance(points, list) and points and all(isinstance(p, dict) for p in points):
-                    found[f"{key}: {sub}"] = points
-    return found
-
-
-def _x_key(points: list[dict[str, Any]]) -> str | None:
-    for key in ("turns", "turn", "n_turns", "turn_count"):
-        if all(key in p for p in points):
-            return key
-    return None
-
-
-def decay_section(decay: dict[str, Any] | None) -> str:
-    """Decay curves from DIR/decay.json (any list of points with a `turns` key, one line per metric)."""
-    if not decay:
-        return ""
-    charts, tables = [], []
-    for name, points in _point_lists(decay).items():
-        x_key = _x_key(points)
-        metrics = sorted(
-            {k for p in points for k, v in p.items() if k != x_key and isinstance(v, (int, float))
-             and not isinstance(v, bool)}
-        )
-        if x_key is None or not metrics:
-            continue
-        ordered = sorted(points, key=lambda p: p[x_key])
-        series = {m: [p.get(m) for p in ordered] for m in metrics}
-        values = [v for vs in series.values() for v in vs if v is not None]
-        percent = all(0 <= v <= 1 for v in values)
-        charts.append(
-            line_chart(f"Decay: {name}", [str(p[x_key]) for p in ordered], series, percent=percent, y_title=x_key)
-        )
-    for key, value in decay.items():
-        if isinstance(value, dict) and not any(k.startswith(f"{key}: ") for k in _point_lists(decay)):
-            tables.append(f"<h3>{escape(key)}</h3>" + table(["", "value"], [[cell(k), cell(v)] for k, v in value.items()]))
-    scalars = [[cell(k), cell(v)] for k, v in decay.items() if not isinstance(v, (dict, list))]
-    if scalars:
-        tables.append(table(["", "value"], scalars))
-    body = (f'<div class="charts">{"".join(charts)}</div>' if charts else "") + "".join(tables)
-    return section("Decay curves (decay.json)", body or '<p class="muted">decay.json has no curves.</p>', "decay")
 
 
 def token_section(s: Summary) -> str:

@@ -13,7 +13,6 @@ from typing import Any
 from graphs.record import RunRecord, TranscriptMessage
 from graphs.state import ToolEvent
 
-
 _OPEN_HISTORY = 6  # replayed histories longer than this start folded
 
 

@@ -44,14 +44,16 @@ def degradation_rate(scores_by_length: dict[str, float | None]) -> float | None:
     """Seed 000: degradation_rate = (short - long) / short with short = 4k and long = 32k accuracy.
 
     Lower is better; negative means the long context did better. None when the 4k baseline or the
-    32k value is missing, or the baseline is 0. Uses `cases.expand.degradation_rate` when that module
-    provides it, so the case expander and the report can never disagree.
+    32k value is missing, or the baseline is 0. Delegates to `cases.expand.degradation_rate` (which
+    returns short/medium/long accuracy and the rate) so the expander and the report never disagree.
     """
     try:
         from cases.expand import degradation_rate as shared
     except ImportError:  # the expander is optional in a partial build
         return _local_degradation_rate(scores_by_length)
     value = shared({k: v for k, v in scores_by_length.items() if v is not None})
+    if isinstance(value, dict):
+        value = value.get("degradation_rate")
     return None if value is None else round(float(value), 4)
 
 
