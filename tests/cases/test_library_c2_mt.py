@@ -289,3 +289,17 @@ def test_mt_conflicts_let_the_later_instruction_win() -> None:
     assert all(_passes(d20, "好的", "已换成海游馆", "已改为通天阁", "已恢复", "已添加", plan).values())
     stale = plan.replace("通天阁", "梅田蓝天大厦")
     assert not any(_passes(d20, "好的", "好", "好", "好", "好", stale).values())
+
+
+def test_c2_td_02_milestones_follow_the_dependency_order() -> None:
+    case = C2["C2-TD-02"]
+
+    def reached(reply: str) -> list[str]:
+        history = [Message(role="user", content=case.input.message or ""), Message(role="assistant", content=reply)]
+        ctx = CheckContext(history, case, JudgeState(history_len=0, turn_starts=[0], turns=1))
+        return [m.id for m in case.judging.milestones if evaluate(m.check, ctx).passed]
+
+    ordered = "1. 先查上海→大阪机票，确定到达/离开时间\n2. 再按航班时间排 5 天行程\n3. 最后按行程的活动区域选酒店"
+    assert reached(ordered) == ["flights", "itinerary", "hotel"]
+    hotel_first = "1. 先订京都酒店\n2. 查机票\n3. 排行程"
+    assert reached(hotel_first) == ["flights", "itinerary"]  # 顺序错误（先订酒店再查机票）
