@@ -64,8 +64,10 @@ def expand(case_id: str, length: str, position: str | None, seed: int, paths: tu
 @click.option("--tests", default="memory,reference,switch,conflict", show_default=True, help="Tests to run.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Run seed.")
 @click.option("--concurrency", type=int, default=4, show_default=True, help="Conversations at once.")
+@click.option("--resume", is_flag=True, help="Continue an interrupted sweep in the same --out directory.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Output directory.")
-def decay(agent: str, turns: str, repeats: int, tests: str, seed: int, concurrency: int, out_dir: str) -> None:
+def decay(agent: str, turns: str, repeats: int, tests: str, seed: int, concurrency: int, resume: bool,
+          out_dir: str) -> None:
     """Decay sweep (seed 003): memory / reference / switch / conflict at each turn count; writes
     DIR/decay.json with the curves, memory half-life, reference fail point and stable intervals."""
     from cases.decay import DECAY_TESTS, run_decay
@@ -76,8 +78,11 @@ def decay(agent: str, turns: str, repeats: int, tests: str, seed: int, concurren
         if t not in DECAY_TESTS:
             raise click.BadParameter(f"Unknown decay test '{t}'.{did_you_mean(t, set(DECAY_TESTS))} "
                                      f"Available: {', '.join(DECAY_TESTS)}", param_hint="--tests")
-    summary = asyncio.run(run_decay(agent=agent, out_dir=out_dir, turns=_int_list(turns), tests=names,
-                                    repeats=repeats, seed=seed, concurrency=concurrency))
+    try:
+        summary = asyncio.run(run_decay(agent=agent, out_dir=out_dir, turns=_int_list(turns), tests=names,
+                                        repeats=repeats, seed=seed, concurrency=concurrency, resume=resume))
+    except (KeyError, ValueError) as exc:  # unknown agent SPEC, occupied --out directory ...
+        raise click.ClickException(str(exc)) from None
     sys_cfg = ", ".join(f"{k}={v}" for k, v in summary.system.items())
     click.echo(f"system: {sys_cfg}")
     for test, curve in summary.curves.items():

@@ -236,7 +236,7 @@ Runner = Callable[..., Awaitable[list[Any]]]
 
 async def run_decay(
     *, agent: str, out_dir: str, turns: list[int] | None = None, tests: list[str] | None = None,
-    repeats: int = 3, seed: int = 0, concurrency: int = 4, runner: Runner | None = None,
+    repeats: int = 3, seed: int = 0, concurrency: int = 4, resume: bool = False, runner: Runner | None = None,
 ) -> DecaySummary:
     """Build the sweep, run it (graphs.runner.run_cases unless `runner` is given) and summarise.
     The seed asks for at least 3 repeats per turn count: sampling noise hides the real decay."""
@@ -245,7 +245,9 @@ async def run_decay(
     cases = build_decay_cases(list(tests or DECAY_TESTS), list(turns or DEFAULT_TURNS), seed)
     if runner is None:
         from graphs.runner import run_cases as runner
-    records = await runner(cases, agent=agent, out_dir=out_dir, repeats=repeats, seed=seed, concurrency=concurrency)
+    records = await runner(
+        cases, agent=agent, out_dir=out_dir, repeats=repeats, seed=seed, concurrency=concurrency, resume=resume
+    )
     summary = summarize_decay(records, agent=agent)
     if not summary.system:
         from adapters.base import load_agent

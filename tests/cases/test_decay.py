@@ -99,7 +99,7 @@ def test_summary_half_life_fail_point_and_stable_intervals():
 def test_run_decay_with_a_fake_runner_writes_decay_json(tmp_path):
     seen = {}
 
-    async def fake_runner(cases, *, agent, out_dir, repeats, seed, concurrency):
+    async def fake_runner(cases, *, agent, out_dir, repeats, seed, concurrency, resume):
         seen.update(n=len(cases), agent=agent, repeats=repeats)
         out = []
         for c in cases:
