@@ -82,7 +82,7 @@ def _pass_rates(s: Summary) -> str:
 
 def _repeats(s: Summary) -> str:
     rep = s.repeats
-    if not rep.groups:
+    if not rep.groups and not rep.undecided:
         return ""
     curve = table(
         ["k", *[str(k) for k in rep.pass_hat_k_curve]],
@@ -92,7 +92,9 @@ def _repeats(s: Summary) -> str:
         f"<li>{escape(g.key)}: {g.passed} passed / {g.failed} failed of {g.k}</li>" for g in rep.flips
     )
     body = (
-        f"<p>{rep.groups} case variants ran more than once. pass^k (all repeats passed): <b>{pct(rep.pass_hat_k)}</b>; "
+        f"<p>{rep.groups} case variants ran more than once with every repeat decided"
+        f"{f' ({rep.undecided} more left out: a repeat was unjudged or error)' if rep.undecided else ''}. "
+        f"pass^k (all repeats passed): <b>{pct(rep.pass_hat_k)}</b>; "
         f"pass@k: {pct(rep.pass_at_k)}; flip rate (repeats disagree): <b>{pct(rep.flip_rate)}</b></p>{curve}"
         + (f"<h3>Flipped variants</h3><ul>{flips}</ul>" if flips else "")
     )

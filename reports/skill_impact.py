@@ -97,7 +97,7 @@ def _dimension(key: str, rule: DeltaRule, cases: list[SkillCase], rate_a_floor: 
     if not counted:
         return SkillDimension(
             dimension=key, cases=0, target=rule.target, exemption_limit=rule.exemption_limit,
-            verdict="incomplete", note="no case ran in both groups",
+            verdict="incomplete", note="no case was decided in both groups (not run, unjudged or error)",
         )
     rate_a = mean(c.rate_a for c in counted)
     rate_b = mean(c.rate_b for c in counted)

@@ -67,7 +67,11 @@ def _rates_by(records: list[RunRecord], key) -> dict[str, Rate]:
 
 
 def repeat_stats(records: list[RunRecord]) -> RepeatStats:
-    """pass^k (all k repeats passed), pass@k and flip rate over case variants run more than once."""
+    """pass^k (all k repeats passed), pass@k and flip rate over case variants run more than once.
+
+    Only variants whose every repeat was decided (passed or failed) are aggregated: an unjudged
+    repeat is not a failure, and counting it as one would hide a perfectly stable agent.
+    """
     groups: dict[str, list[RunRecord]] = defaultdict(list)
     for r in records:
         variant = ",".join(f"{k}={v}" for k, v in r.variant.model_dump(exclude={"repeat"}).items() if v is not None)
@@ -81,22 +85,25 @@ def repeat_stats(records: list[RunRecord]) -> RepeatStats:
         details.append(
             RepeatGroup(
                 key=key, case_id=rs[0].case_id, k=len(rs), passed=passed, failed=failed,
-                pass_all=passed == len(rs), pass_any=passed > 0, flip=passed > 0 and failed > 0,
+                decided=passed + failed == len(rs), pass_all=passed == len(rs), pass_any=passed > 0,
+                flip=passed > 0 and failed > 0,
             )
         )
-    if not details:
-        return RepeatStats()
-    n = len(details)
+    decided = [g for g in details if g.decided]
+    if not decided:
+        return RepeatStats(undecided=len(details), details=details)
+    n = len(decided)
     curve = {}
-    for k in range(1, max(g.k for g in details) + 1):
+    for k in range(1, max(g.k for g in decided) + 1):
         # tau-bench's unbiased estimator: chance that k repeats drawn from the n run all pass
-        vals = [comb(g.passed, k) / comb(g.k, k) for g in details if g.k >= k]
+        vals = [comb(g.passed, k) / comb(g.k, k) for g in decided if g.k >= k]
         curve[k] = round(sum(vals) / len(vals), 4)
     return RepeatStats(
         groups=n,
-        pass_hat_k=round(sum(g.pass_all for g in details) / n, 4),
-        pass_at_k=round(sum(g.pass_any for g in details) / n, 4),
-        flip_rate=round(sum(g.flip for g in details) / n, 4),
+        undecided=len(details) - n,
+        pass_hat_k=round(sum(g.pass_all for g in decided) / n, 4),
+        pass_at_k=round(sum(g.pass_any for g in decided) / n, 4),
+        flip_rate=round(sum(g.flip for g in decided) / n, 4),
         pass_hat_k_curve=curve,
         flips=[g for g in details if g.flip],
         details=details,

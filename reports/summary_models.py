@@ -41,6 +41,7 @@ class RepeatGroup(Strict):
     k: int = Field(description="Number of repeats run.")
     passed: int = Field(description="Repeats that passed.")
     failed: int = Field(description="Repeats that failed.")
+    decided: bool = Field(description="Every repeat passed or failed (none unjudged / error).")
     pass_all: bool = Field(description="pass^k: every one of the k repeats passed.")
     pass_any: bool = Field(description="pass@k: at least one repeat passed.")
     flip: bool = Field(description="The repeats disagree: some passed and some failed.")
@@ -49,7 +50,8 @@ class RepeatGroup(Strict):
 class RepeatStats(Strict):
     """Consistency across repeats (tau-bench pass^k) and flip rate."""
 
-    groups: int = Field(default=0, description="Case variants that ran more than once.")
+    groups: int = Field(default=0, description="Repeated case variants with every repeat decided (aggregated).")
+    undecided: int = Field(default=0, description="Repeated variants left out: some repeat unjudged or error.")
     pass_hat_k: float | None = Field(default=None, description="Share of repeated variants whose repeats all passed.")
     pass_at_k: float | None = Field(default=None, description="Share of repeated variants with at least one pass.")
     flip_rate: float | None = Field(default=None, description="Share of repeated variants whose repeats disagree.")
@@ -57,7 +59,7 @@ class RepeatStats(Strict):
         default_factory=dict,
         description="k -> mean over variants with n >= k repeats of C(c,k)/C(n,k) (c passes of n).",
     )
-    flips: list[RepeatGroup] = Field(default_factory=list, description="The variants that flipped.")
+    flips: list[RepeatGroup] = Field(default_factory=list, description="Variants whose repeats both passed and failed.")
     details: list[RepeatGroup] = Field(default_factory=list, description="Every repeated variant.")
 
 

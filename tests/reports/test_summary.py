@@ -207,3 +207,13 @@ def test_summary_is_json_round_trippable_and_redacts_secrets():
     assert out["meta"]["args"] == {"api_key": "***", "repeats": 3}
     assert out["meta"]["max_tokens"] == 10
     assert Summary.model_validate(json.loads(text)).totals.passed == 1
+
+
+def test_variants_with_an_unjudged_repeat_are_left_out_of_pass_hat_k():
+    recs = [record("B1-EI-01", repeat=i) for i in range(2)]
+    recs += [record("B1-EI-02", repeat=0), record("B1-EI-02", repeat=1, status="unjudged")]
+    recs += [record("B1-EI-03", repeat=0, status="failed"), record("B1-EI-03", repeat=1, status="unjudged"),
+             record("B1-EI-03", repeat=2)]
+    rep = summarize(recs, {}).repeats
+    assert (rep.groups, rep.undecided, rep.pass_hat_k, rep.flip_rate) == (1, 2, 1.0, 0.0)
+    assert [g.case_id for g in rep.flips] == ["B1-EI-03"]  # a flip is a flip even beside an unjudged repeat
