@@ -28,7 +28,17 @@ def _fmt(value: float, percent: bool) -> str:
     return f"{value * 100:.0f}%" if percent else f"{value:,.0f}"
 
 
-def _frame(x_labels: list[str], y_max: float, percent: bool, y_title: str) -> tuple[list[str], float, float]:
+def _x_positions(n: int, pw: float, x_values: list[float] | None) -> list[float]:
+    """Pixel x of each point: evenly spaced categories, or proportional to numeric `x_values`."""
+    if x_values and len(x_values) == n and max(x_values) > min(x_values):
+        lo, hi = min(x_values), max(x_values)
+        return [_LEFT + pw * (0.05 + 0.9 * (v - lo) / (hi - lo)) for v in x_values]
+    return [_LEFT + pw * (i + 0.5) / max(n, 1) for i in range(n)]
+
+
+def _frame(
+    x_labels: list[str], y_max: float, percent: bool, y_title: str, x_values: list[float] | None = None
+) -> tuple[list[str], float, float]:
     """Axes, grid and x labels; returns the parts and the plot width/height."""
     pw, ph = _W - _LEFT - _RIGHT, _H - _TOP - _BOTTOM
     parts = []
@@ -38,9 +48,7 @@ def _frame(x_labels: list[str], y_max: float, percent: bool, y_title: str) -> tu
         parts.append(
             f'<text x="{_LEFT - 6}" y="{y + 4:.1f}" text-anchor="end">{_fmt(y_max * i / 4, percent)}</text>'
         )
-    n = max(len(x_labels), 1)
-    for i, label in enumerate(x_labels):
-        x = _LEFT + pw * (i + 0.5) / n
+    for x, label in zip(_x_positions(len(x_labels), pw, x_values), x_labels):
         parts.append(f'<text x="{x:.1f}" y="{_H - _BOTTOM + 16}" text-anchor="middle">{escape(label)}</text>')
     parts.append(f'<line x1="{_LEFT}" y1="{_TOP + ph}" x2="{_W - _RIGHT}" y2="{_TOP + ph}" class="axis"/>')
     if y_title:
@@ -74,19 +82,17 @@ def line_chart(
     *,
     percent: bool = True,
     y_title: str = "",
+    x_values: list[float] | None = None,
 ) -> str:
-    """A line chart (one polyline per series, gaps at None). `percent` fixes the y axis to 0..100%."""
+    """A line chart (one polyline per series, gaps at None). `percent` fixes the y axis to 0..100%;
+    `x_values` (numbers, one per label) space the points proportionally, e.g. turn counts."""
     values = [v for vs in series.values() for v in vs if v is not None]
     y_max = 1.0 if percent else _nice_max(values)
-    parts, pw, ph = _frame(x_labels, y_max, percent, y_title)
-    n = max(len(x_labels), 1)
+    parts, pw, ph = _frame(x_labels, y_max, percent, y_title, x_values)
+    xs = _x_positions(len(x_labels), pw, x_values)
     for si, (name, vs) in enumerate(series.items()):
         color = PALETTE[si % len(PALETTE)]
-        points = [
-            (_LEFT + pw * (i + 0.5) / n, _TOP + ph - ph * min(v, y_max) / y_max, v)
-            for i, v in enumerate(vs)
-            if v is not None
-        ]
+        points = [(xs[i], _TOP + ph - ph * min(v, y_max) / y_max, v) for i, v in enumerate(vs) if v is not None]
         if len(points) > 1:
             path = " ".join(f"{x:.1f},{y:.1f}" for x, y, _ in points)
             parts.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"/>')

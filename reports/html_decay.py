@@ -45,11 +45,12 @@ def _curves_section(decay: dict[str, Any], curves: dict[str, dict[str, Any]]) ->
     scores = {name: line(c, "score") for name, c in curves.items()}
     if "memory" in curves and any(v is not None for v in line(curves["memory"], "expected_min")):
         scores["memory: seed 003 expected minimum"] = line(curves["memory"], "expected_min")
-    charts = [line_chart("Decay: score by conversation length (turns)", labels, scores, y_title="score")]
+    xs = [float(t) for t in turns]
+    charts = [line_chart("Decay: score by conversation length (turns)", labels, scores, y_title="score", x_values=xs)]
     tokens = {name: line(c, "mean_context_tokens") for name, c in curves.items()}
     if any(v is not None for vs in tokens.values() for v in vs):
         charts.append(line_chart("Decay: agent context tokens by turns", labels, tokens, percent=False,
-                                 y_title="tokens"))
+                                 y_title="tokens", x_values=xs))
     rows = []
     for name, c in curves.items():
         points = "  ".join(
