@@ -18,7 +18,7 @@ from sandbox.tools import DEFAULT_TOOLS, ToolContext, ToolError, tool_registry
 from usersim.registry import UnknownNameError, did_you_mean
 
 PROMPT_FILE = Path(__file__).parent / "system_prompt.md"
-_WEEKDAYS = "星期一 星期二 星期三 星期四 星期五 星期六 星期日".split()
+_WEEKDAYS = ["星期一", "星期二", "星期三", "星期四", "星期五", "星期六", "星期日"]
 
 
 class Sandbox:

@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import json
 import re
-from functools import lru_cache
+from collections.abc import Callable
+from functools import cache, lru_cache
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from usersim.registry import did_you_mean
 
 DATA_DIR = Path(__file__).parent / "data"
 
 
-@lru_cache(maxsize=None)
+@cache
 def fixture(name: str) -> dict[str, Any]:
     """The parsed `sandbox/data/<name>.json` file."""
     with open(DATA_DIR / f"{name}.json", encoding="utf-8") as fh:
@@ -101,7 +102,7 @@ def _names(catalog: str, item: dict[str, Any]) -> list[str]:
     return [item["name"], *item.get("aliases", [])]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _alias_table(catalog: str) -> list[tuple[str, int]]:
     items = CATALOGS[catalog]()
     table = {(_norm(n), i) for i, item in enumerate(items) for n in _names(catalog, item) if len(_norm(n)) >= 2}
@@ -143,11 +144,9 @@ def _bounded(hay: str, start: int, end: int) -> bool:
     def word(ch: str) -> bool:
         return ch.isascii() and ch.isalnum()
 
-    if word(hay[start]) and start > 0 and word(hay[start - 1]):
-        return False
-    if word(hay[end - 1]) and end < len(hay) and word(hay[end]):
-        return False
-    return True
+    runs_in = word(hay[start]) and start > 0 and word(hay[start - 1])
+    runs_on = word(hay[end - 1]) and end < len(hay) and word(hay[end])
+    return not (runs_in or runs_on)
 
 
 def find_by_name(catalog: str, text: str) -> dict[str, Any] | None:

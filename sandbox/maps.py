@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import combinations
+from itertools import combinations, pairwise
 from typing import Any
 
 import networkx as nx
@@ -143,7 +143,7 @@ def compute_route(origin: str, destination: str, mode: str) -> Route | None:
         return None
     legs: list[dict[str, Any]] = []
     total, km = 0, 0.0
-    for u, v in zip(path, path[1:]):
+    for u, v in pairwise(path):
         e = g[u][v]
         dist = e["km"] if e.get("link") else e["km"] * _DETOUR[mode]
         total += e[mode]

@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import yaml
@@ -126,7 +126,7 @@ def available_skills(root: Path = SKILLS_DIR) -> list[str]:
     return sorted(p.parent.name for p in root.glob("*/SKILL.md"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _cached(path: str, mtime: float) -> Skill:
     return load_skill_file(path)
 

@@ -7,9 +7,10 @@ the validation can never disagree) and a deterministic function of (arguments, c
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -143,19 +144,19 @@ def day_arg(arg: str, value: Any, ctx: ToolContext, *, future: bool = True) -> d
 
 
 # The families register themselves on import; keep this list in sync with sandbox/tools/*.py.
-from sandbox.tools import (  # noqa: E402,F401  (imported for their registrations)
+from sandbox.tools import (  # noqa: F401  (imported for their registrations)
     flights,
     hotels,
     housing,
+    restaurants,
     routes,
     search,
     shopping,
     skill_tool,
     trains,
-    restaurants,
     weather,
 )
 
 DEFAULT_TOOLS: list[str] = [n for n in tool_registry.names() if n != "load_skill"]
 
-__all__ = ["Args", "DEFAULT_TOOLS", "Tool", "ToolContext", "ToolError", "register", "tool_registry"]
+__all__ = ["DEFAULT_TOOLS", "Args", "Tool", "ToolContext", "ToolError", "register", "tool_registry"]

@@ -7,8 +7,8 @@ import json
 import yaml
 from click.testing import CliRunner
 
-from tests.sandbox.seed_intercepts import SEED_INTERCEPTS as SEED
 from sandbox.cli import tools
+from tests.sandbox.seed_intercepts import SEED_INTERCEPTS as SEED
 
 
 def _run(*args: str):
