@@ -63,7 +63,7 @@ def test_nested_unknown_key_suggests_sibling(tmp_path):
     with pytest.raises(FileProblems) as err:
         load_case(write(tmp_path, "n.yaml", text))
     (p,) = err.value.problems
-    assert p.line == 10 and p.field == "context.current_dat"
+    assert p.line == 9 and p.field == "context.current_dat"
     assert "did you mean 'current_date'?" in p.message
 
 
