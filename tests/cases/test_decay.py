@@ -131,3 +131,15 @@ def test_cli_decay(tmp_path, monkeypatch):
     assert "half_life=3" in res.output and (tmp_path / "decay.json").is_file()
     bad = CliRunner().invoke(decay, ["--agent", "reference", "--tests", "memroy", "--out", str(tmp_path)])
     assert bad.exit_code == 2 and "Did you mean 'memory'?" in bad.output
+
+
+def test_decay_through_the_real_graph_with_the_reference_agent(tmp_path):
+    """End to end: scripted cases run by graphs.runner, decay.json written, report rebuilt with it."""
+    s = asyncio.run(run_decay(agent="reference:window-2", out_dir=str(tmp_path), turns=[3], tests=["conflict"], repeats=1))
+    point = s.curves["conflict"].points[0]
+    assert (point.turns, point.runs) == (3, 4)  # the four conflict levels, averaged as the seed does
+    assert s.system.get("window_turns") == 2 and s.curves["conflict"].system == s.system
+    records = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    assert sorted(r["case_id"] for r in records) == [f"DECAY-conflict-{lv}-03" for lv in sorted(CONFLICT_LEVELS)]
+    assert all(r["turns"] == 3 for r in records)  # probe, small talk, change of instruction: answered live
+    assert "Decay curves" in (tmp_path / "report.html").read_text()
