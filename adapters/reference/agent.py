@@ -27,11 +27,12 @@ from adapters.base import AgentError, AgentInput, AgentReply
 from adapters.reference.context import ContextConfig, View, build_view, view_slots
 from adapters.reference.info import Housing, Products, Recall, Search, Trains, Zhihu
 from adapters.reference.intents import asked_slots, clause_for, detect
-from adapters.reference.lexicon import COUNTRY_DEFAULT_CITY
+from adapters.reference.itinerary import Itinerary
+from adapters.reference.lexicon import COUNTRY_DEFAULT_CITY, find_sights
 from adapters.reference.planner import Call, Ctx, Done, Handler, question_block
 from adapters.reference.slots import Slots, extract
 from adapters.reference.travel import Flights, Hotels, Restaurants, Weather
-from adapters.reference.trip import Itinerary, Trip
+from adapters.reference.trip import Trip
 from cases.messages import Message, ToolCall
 from usersim.registry import did_you_mean
 
@@ -40,7 +41,7 @@ MAX_CALLS_PER_TURN = 12
 HANDLERS = {"trip": Trip, "flights": Flights, "hotels": Hotels, "weather": Weather, "restaurants": Restaurants,
             "trains": Trains, "itinerary": Itinerary, "products": Products, "housing": Housing, "zhihu": Zhihu,
             "visa": lambda: Search("visa"), "search": Search, "recall": Recall}
-INTRO = {"trip": "规划这趟行程", "flights": "帮您查机票", "hotels": "帮您查酒店", "products": "给您推荐合适的商品",
+INTRO = {"trip": "规划这趟行程（机票、行程、酒店）", "flights": "帮您查机票", "hotels": "帮您查酒店", "products": "给您推荐合适的商品",
          "itinerary": "安排行程", "trains": "帮您查车票"}
 
 
@@ -98,7 +99,17 @@ class ReferenceAgent:
         intents = detect(text)
         if not intents and re.search(r"不吃|过敏|不耐受|忌口", text):
             intents = ["restaurants"]  # a new diet constraint re-plans the food (B1-IF-05)
+        elif not intents and len(find_sights(text)) >= 2:
+            intents = ["itinerary"]  # "景点去清水寺、金阁寺、岚山": arrange these sights
         intents = intents or self._topic(view) or (["search"] if text.strip() else [])
+        if "trip" in intents and re.search(r"行程|日程|排一下|排个", text) and not re.search(
+            r"机票|航班|酒店|住宿|出发|方案|旅行|旅游", text
+        ):
+            intents = ["itinerary" if i == "trip" else i for i in intents]  # "去新加坡玩 3 天…帮我排个行程"
+        if "flights" in intents and ({"itinerary", "trip"} & set(intents)) and not re.search(
+            r"(查|搜|订|买|找|比价|看看).{0,8}(机票|航班)|(机票|航班).{0,4}(多少钱|怎么买)", text
+        ):
+            intents = [i for i in intents if i != "flights"]  # "基于这个航班时间排行程": flights are done
         done, n_calls = self._done(view.current)
         failed = [d for ds in done.values() for d in ds if d.failed]
         if failed and "give-up-on-error" in self.flaws:
@@ -144,7 +155,8 @@ class ReferenceAgent:
         if multi and clause != text:
             extract(clause, mine, view.today)  # this intent's own cities and dates win
         return Ctx(slots=mine, today=view.today, text=clause, memory=view.memory,
-                   user_messages=view.visible_user_messages(), tools=tools, flaws=set(self.flaws), images=view.images)
+                   user_messages=view.visible_user_messages(), tools=tools, flaws=set(self.flaws), images=view.images,
+                   skills=view.skills, loaded_skills=view.loaded_skills(), assistant_texts=view.assistant_texts())
 
     def _fill_defaults(self, missing: list[str], ctx: Ctx, prev_asked: set[str]) -> list[str]:
         """Assume what the user could not or would not say; return what must still be asked."""

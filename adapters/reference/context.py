@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from adapters.reference.dates import parse_today
+from adapters.reference.skills import parse_skills
 from adapters.reference.slots import Slots, extract, profile_of
 from cases.messages import Message
 
@@ -45,6 +46,7 @@ class View:
     summary: list[str] = field(default_factory=list)
     profile: Slots | None = None
     images: list[str] = field(default_factory=list)  # captions of images attached to this turn
+    skills: list[str] = field(default_factory=list)  # skills listed in the system prompt
 
     @property
     def current(self) -> list[Message]:
@@ -68,6 +70,13 @@ class View:
                     for slot in asked_slots(m.content):
                         counts[slot] = counts.get(slot, 0) + 1
         return counts
+
+    def assistant_texts(self) -> list[str]:
+        return [m.content for t in self.turns for m in t if m.role == "assistant" and m.content]
+
+    def loaded_skills(self) -> set[str]:
+        return {str(c.arguments.get("name")) for t in self.turns[:-1] for m in t if m.role == "assistant"
+                for c in m.tool_calls if c.name == "load_skill"}
 
     def previous_assistant_text(self) -> str:
         """Our last text reply before the current turn (to know what we asked)."""
@@ -137,8 +146,9 @@ def build_view(messages: list[Message], cfg: ContextConfig) -> View:
     today = parse_today(system_text) or DEFAULT_TODAY
     memory = parse_memory(system_text)
     images = parse_images(system_text)
+    skills = parse_skills(system_text)
     if cfg.ignore_history:
-        return View(today, memory, turns[-1:], images=images)
+        return View(today, memory, turns[-1:], images=images, skills=skills)
     profile = None
     if cfg.profile:
         profile = profile_of(slots_from(turns, today, memory=memory))
@@ -148,7 +158,7 @@ def build_view(messages: list[Message], cfg: ContextConfig) -> View:
     elif cfg.summary is not None:
         kept = turns[-cfg.summary:]
         summary = extractive_summary(turns[: -cfg.summary])
-    return View(today, memory, kept, summary=summary, profile=profile, images=images)
+    return View(today, memory, kept, summary=summary, profile=profile, images=images, skills=skills)
 
 
 def slots_from(turns: list[list[Message]], today: date, *, memory: list[str] = (), summary: list[str] = (),  # type: ignore[assignment]

@@ -18,7 +18,7 @@ class Products(Handler):
         s = ctx.slots
         if not s.product:
             return ["product"]
-        if s.product_category == "laptop":
+        if s.product_category == "笔记本电脑":
             need = [k for k, v in (("purpose", s.purpose), ("budget", s.budget)) if not v]
             return need + (["brand"] if need and not (s.brands or s.exclude_brands) else [])
         return []
@@ -57,11 +57,18 @@ class Products(Handler):
             args["max_weight_kg"] = c["max_weight"]
         if len(s.brands) == 1:
             args["brand"] = s.brands[0]
-        return [[("taobao_search_products", args)]]
+        stages = [[("taobao_search_products", args)]]
+        first = next((d for d in done if d.call.name == "taobao_search_products"), None)
+        if first is not None and not first.failed and not items_of(first.data) and ("category" in args or "brand" in args):
+            # nothing found: search again more broadly, keeping the user's hard limits
+            broader = {k: v for k, v in args.items() if k not in ("category", "brand")}
+            stages.append([("taobao_search_products", broader)])
+        return stages
 
     def answer(self, ctx: Ctx, done: list[Done]) -> str:
         s, c = ctx.slots, self.constraints(ctx)
         found = [d for d in done if d.call.name == "taobao_search_products" and not d.failed]
+        found = [d for d in found if items_of(d.data)] or found
         if not found:
             alt = [ln for d in done if not d.failed for ln in search_lines(d.data)]
             if alt:

@@ -14,7 +14,8 @@ import re
 INTENTS: list[tuple[str, str]] = [
     ("recall", r"叫什么来着|上次.{0,8}推荐|之前.{0,6}(推荐|说)的.{0,6}(是|叫)"),
     ("weather", r"天气|气温|下雨吗|weather"),
-    ("trip", r"规划.{0,12}(旅行|旅游|行程|之旅|游)|完整.{0,4}方案|出行方案|机票.{0,3}酒店.{0,3}行程|去.{1,8}玩|出去玩|度假|旅行|旅游"),
+    ("trip", r"旅行|旅游|之旅|度假|出去玩|去.{1,8}玩|完整.{0,4}方案|出行方案|机票.{0,3}酒店.{0,3}行程|"
+             r"规划.{0,60}从.{1,6}出发|从.{1,6}出发.{0,60}规划"),
     ("flights", r"机票|航班|飞机票|订票|flights?\b"),
     ("trains", r"高铁|火车票|动车|车票"),
     ("itinerary", r"行程|日程|怎么安排|排一下|攻略|几天.{0,4}怎么玩|itinerary"),
@@ -28,7 +29,9 @@ INTENTS: list[tuple[str, str]] = [
 ]
 _COMPILED = [(name, re.compile(p, re.IGNORECASE)) for name, p in INTENTS]
 # An intent that another one in the same message already covers.
-_SUBSUMED = {"trip": {"flights", "hotels", "itinerary", "search"}, "itinerary": {"search"},
+# A whole trip covers its parts wherever they are named; other intents only within their clause.
+_COVERS_ANYWHERE = {"trip": {"flights", "hotels", "itinerary"}}
+_SUBSUMED = {"trip": {"search"}, "itinerary": {"search"},
              "products": {"search"}, "housing": {"products", "search"}, "hotels": {"search"},
              "zhihu": {"search"}, "flights": {"search"}, "visa": {"search"}}
 _CLAUSE = re.compile(r"[，,。；;！!？?\n]|还有|另外|顺便|对了|以及|\d\)\s*")
@@ -41,7 +44,8 @@ def detect(text: str) -> list[str]:
     # An intent is covered by another only when both come from the same clause ("推荐几款耳机" is
     # not also a web search; "另外帮我查下杭州的展览" in a clause of its own still is).
     found = [n for n in found
-             if not any(n in _SUBSUMED.get(o, set()) and clause[o] == clause[n] for o in found if o != n)]
+             if not any(n in _SUBSUMED.get(o, set()) and clause[o] == clause[n] for o in found if o != n)
+             and not any(n in _COVERS_ANYWHERE.get(o, set()) for o in found)]
     # "想飞上天和太阳肩并肩" style lyrics name no flight keyword and stay unmatched on purpose.
     return found
 
@@ -66,6 +70,8 @@ _ASKED = {
     "brand": r"品牌",
     "product": r"哪件商品|哪款商品",
     "checkin": r"入住|离店",
+    "entry": r"飞入|入境",
+    "exit": r"飞出|离开",
 }
 
 

@@ -60,6 +60,43 @@ LANDMARK_CITY = {
     "亚特兰蒂斯": "三亚", "宽窄巷子": "成都", "鼓浪屿": "厦门", "西湖": "杭州",
 }
 
+# Sights by city (itinerary-planning works on these); aliases users type -> the canonical sight.
+SIGHTS: dict[str, list[str]] = {
+    "京都": ["清水寺", "二年坂三年坂", "京都国立博物馆", "祇园", "八坂神社", "锦市场", "二条城", "金阁寺", "龙安寺",
+             "仁和寺", "渡月桥", "岚山", "竹林小径", "天龙寺", "伏见稻荷大社", "东福寺", "南禅寺", "哲学之道", "银阁寺"],
+    "大阪": ["道顿堀", "心斋桥", "大阪城", "日本环球影城"],
+    "东京": ["浅草寺", "秋叶原", "银座", "筑地", "东京塔", "涩谷", "明治神宫", "新宿", "东京晴空塔"],
+    "曼谷": ["大皇宫", "玉佛寺", "卧佛寺", "郑王庙", "考山路", "暹罗广场", "四面佛", "乍都乍周末市场"],
+    "新加坡": ["滨海湾花园", "滨海湾金沙", "鱼尾狮公园", "克拉码头", "牛车水", "小印度", "乌节路", "新加坡植物园",
+               "新加坡动物园", "圣淘沙"],
+    "北京": ["天安门广场", "故宫", "南锣鼓巷", "天坛", "颐和园", "鸟巢", "三里屯", "798艺术区"],
+    "上海": ["外滩", "南京路步行街", "豫园", "陆家嘴", "新天地", "田子坊", "上海迪士尼"],
+    "成都": ["宽窄巷子", "大熊猫繁育研究基地", "武侯祠", "锦里", "太古里", "春熙路", "杜甫草堂"],
+    "厦门": ["鼓浪屿", "菽庄花园", "南普陀寺", "厦门大学", "曾厝垵"],
+}
+SIGHT_ALIASES = {"伏见稻荷": "伏见稻荷大社", "鱼尾狮": "鱼尾狮公园", "植物园": "新加坡植物园", "动物园": "新加坡动物园",
+                 "岚山竹林": "竹林小径", "环球影城": "日本环球影城", "晴空塔": "东京晴空塔", "大熊猫基地": "大熊猫繁育研究基地",
+                 "滨海湾": "滨海湾花园", "圣淘沙岛": "圣淘沙", "迪士尼": "上海迪士尼"}
+
+
+def find_sights(text: str) -> list[str]:
+    """Canonical sights named in the text, in order of mention (longest names first, no overlaps)."""
+    names = {n: n for ns in SIGHTS.values() for n in ns} | SIGHT_ALIASES
+    found: list[tuple[int, str]] = []
+    taken: list[range] = []
+    for alias in sorted(names, key=len, reverse=True):
+        for m in re.finditer(re.escape(alias), text):
+            span = range(m.start(), m.end())
+            if not any(set(span) & set(t) for t in taken):
+                taken.append(span)
+                found.append((m.start(), names[alias]))
+    return list(dict.fromkeys(name for _, name in sorted(found)))
+
+
+def sight_city(sight: str) -> str | None:
+    return next((c for c, ns in SIGHTS.items() if sight in ns), None)
+
+
 _ALIAS: list[tuple[str, str]] = sorted(
     ((alias, city) for city, (_, aliases) in CITIES.items() for alias in [city, *aliases]),
     key=lambda pair: -len(pair[0]),
@@ -132,17 +169,18 @@ def find_brands(text: str) -> list[tuple[int, str]]:
     return sorted(found)
 
 
-# product words -> (search query, category)
+# product words -> (search query, catalog category or "")
 PRODUCTS: list[tuple[str, str, str]] = [
-    (r"笔记本|电脑|laptop|notebook|MacBook|ThinkPad", "笔记本电脑", "laptop"),
-    (r"降噪耳机|耳机|AirPods|headphone|earbuds", "降噪耳机", "headphones"),
-    (r"手机|phone|iPhone", "手机", "phone"),
-    (r"蛋白粉|protein", "蛋白粉", "protein"),
-    (r"背包|双肩包", "背包", "bag"),
-    (r"手提包|包包|女包", "手提包", "bag"),
-    (r"充电宝|移动电源", "充电宝", "power_bank"),
-    (r"相机|镜头", "相机", "camera"),
-    (r"礼物|生日礼", "礼物", "gift"),
+    (r"笔记本|电脑|laptop|notebook|MacBook|ThinkPad", "笔记本电脑", "笔记本电脑"),
+    (r"降噪耳机|耳机|AirPods|headphone|earbuds", "降噪耳机", "耳机"),
+    (r"手机|phone|iPhone", "手机", "手机"),
+    (r"蛋白粉|protein", "蛋白粉", "蛋白粉"),
+    (r"背包|双肩包|行李箱", "背包", "箱包"),
+    (r"手提包|包包|女包", "手提包", "女包"),
+    (r"相机|镜头", "相机", "相机"),
+    (r"帐篷|露营|睡袋", "露营装备", "露营装备"),
+    (r"充电宝|移动电源", "充电宝", ""),
+    (r"礼物|生日礼", "礼物", ""),
 ]
 
 ROOM_TYPES = ["海景房", "大床房", "双床房", "标准间", "套房", "家庭房", "亲子房", "单人间"]

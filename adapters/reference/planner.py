@@ -26,6 +26,8 @@ QUESTIONS = {
     "brand": "品牌：有没有偏好或不想要的品牌？",
     "product": "商品：您指的是哪件商品？",
     "checkin": "日期：入住和离店分别是哪天？",
+    "entry": "飞入城市：这趟先飞入（入境）哪个城市？",
+    "exit": "飞出城市：最后从哪个城市离开（飞出）回国？",
 }
 
 
@@ -63,10 +65,21 @@ class Ctx:
     tools: set[str]
     flaws: set[str]
     images: list[str] = field(default_factory=list)  # captions of images the user attached
+    skills: list[str] = field(default_factory=list)  # skills the sandbox lists
+    loaded_skills: set[str] = field(default_factory=set)  # skills loaded earlier in the conversation
+    assistant_texts: list[str] = field(default_factory=list)  # visible assistant replies, oldest first
     notes: list[str] = field(default_factory=list)  # assumptions made (said in the answer)
 
     def has(self, tool: str) -> bool:
         return tool in self.tools
+
+    def skill_stage(self, skill: str, done: list["Done"]) -> list[list["Call"]]:
+        """[[load_skill(skill)]] when the skill is listed and not loaded yet (progressive disclosure)."""
+        if skill not in self.skills or not self.has("load_skill"):
+            return []
+        if skill in self.loaded_skills and not any(d.call.name == "load_skill" for d in done):
+            return []
+        return [[("load_skill", {"name": skill})]]
 
 
 Call = tuple[str, dict[str, Any]]

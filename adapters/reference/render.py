@@ -125,6 +125,8 @@ def violates(item: dict[str, Any], *, max_price: float | None = None, max_weight
 
 
 def lactose_risk(item: dict[str, Any]) -> bool:
+    if isinstance(item.get("lactose"), str):  # the catalog's own label: 含乳糖 / 低乳糖 / 无乳糖
+        return item["lactose"] == "含乳糖"
     blob = text_blob(item)
     if item.get("lactose_free") is True or re.search(r"无乳糖|不含乳糖|lactose[_ -]?free|植物蛋白|分离乳清|大豆|豌豆", blob):
         return False

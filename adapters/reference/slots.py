@@ -18,8 +18,8 @@ from adapters.reference.lexicon import (
     LANDMARK_CITY,
     NUM,
     PRODUCTS,
-    canonical_city,
     ROOM_TYPES,
+    canonical_city,
     cn_number,
     country_of,
     find_brands,
@@ -245,7 +245,7 @@ def _budget(text: str, slots: Slots, asked: set[str]) -> None:
 def _shopping(text: str, slots: Slots, asked: set[str]) -> None:
     for pattern, query, category in PRODUCTS:
         if re.search(pattern, text, re.IGNORECASE):
-            slots.product, slots.product_category = query, category
+            slots.product, slots.product_category = query, category or None
             break
     model = re.search(r"(?:决定|就|想)买\s*(?:个|台|部|副|一副|一台)?\s*([A-Za-z][A-Za-z0-9 ]{2,24}[A-Za-z0-9])", text)
     if model:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 from adapters.reference.kb import STAY_AREA
@@ -9,13 +10,17 @@ from adapters.reference.lexicon import LANDMARK_CITY
 from adapters.reference.planner import Call, Ctx, Done, Handler, error_note
 from adapters.reference.render import (
     flight_lines,
+    flight_total,
+    hhmm,
     items_of,
+    money,
     rainy,
     record_line,
     search_lines,
     violates,
     weather_line,
 )
+from adapters.reference.skills import FLIGHT_SKILL, baseline_dates, flight_contract
 
 
 def _iso(d) -> str:
@@ -27,9 +32,18 @@ class Flights(Handler):
 
     def missing(self, ctx: Ctx) -> list[str]:
         s = ctx.slots
+        # Skill Step 0 (blocking): an open-jaw trip needs its entry and exit cities before any search.
+        open_jaw = FLIGHT_SKILL in ctx.skills and len(s.destinations) >= 2 and not any(
+            re.search(r"进|入境|飞入", m) and re.search(r"出|离开|飞出", m) for m in ctx.user_messages[1:])
         need = [k for k, v in (("origin", s.origin), ("destination", s.destination), ("dates", s.start)) if not v]
-        # Party size defaults to 1 unless we are asking anyway (then ask everything at once).
-        return need + (["party"] if need and not s.party else [])
+        # Asking anyway: also pin down a vague date (暑假) and the party size (else 1 person).
+        if need and s.start and s.dates_fuzzy:
+            need.append("dates")
+        return (["entry", "exit"] if open_jaw else []) + need + (["party"] if need and not s.party else [])
+
+    def partial_calls(self, ctx: Ctx) -> list[Call]:
+        # Read the flight-selection skill before asking its Step 0 / Step 1 questions.
+        return [c for stage in ctx.skill_stage(FLIGHT_SKILL, []) for c in stage]
 
     def args(self, ctx: Ctx) -> dict:
         s = ctx.slots
@@ -40,10 +54,18 @@ class Flights(Handler):
         return args
 
     def stages(self, ctx: Ctx, done: list[Done]) -> list[list[Call]]:
+        s = ctx.slots
         if not ctx.has("search_flights"):
-            s = ctx.slots
             return [[("web_search", {"query": f"{_iso(s.start)} {s.origin} 到 {s.destination} 机票"})]]
-        return [[("search_flights", self.args(ctx))]]
+        if FLIGHT_SKILL not in ctx.skills or s.start is None:
+            return [[("search_flights", self.args(ctx))]]
+        searches = []
+        for dep, ret in baseline_dates(s.start, s.end):
+            args = {**self.args(ctx), "departure_date": _iso(dep)}
+            if ret:
+                args["return_date"] = _iso(ret)
+            searches.append(("search_flights", args))
+        return ctx.skill_stage(FLIGHT_SKILL, done) + [searches]
 
     def fallback_query(self, ctx: Ctx) -> str:
         return f"{ctx.slots.origin} 到 {ctx.slots.destination} 机票 {_iso(ctx.slots.start)}"
@@ -59,6 +81,11 @@ class Flights(Handler):
             tips = "建议：稍后重试、前后调整一两天，或考虑经东京/大阪等城市转机、换个出发城市。"
             body = ("\n".join(f"- {x}" for x in alt) + "\n") if alt else ""
             return f"机票（{head}）：{note}\n{body}{tips}".strip()
+        if FLIGHT_SKILL in ctx.skills and len(flights) > 1:
+            days = (s.end - s.start).days + 1 if s.end and s.start else s.duration
+            results = [(d.call.arguments.get("departure_date", ""), d.data) for d in flights]
+            text = f"航班（{head}）：\n" + flight_contract(results, _iso(s.start), party, days)
+            return text + self.airline_note(ctx, [f for _, data in results for f in items_of(data, "outbound")])
         cap = None
         if s.budget and s.budget_scope in ("per_person", "total") and "forget-constraints" not in ctx.flaws:
             per_person = s.budget if s.budget_scope == "per_person" else s.budget / party
@@ -75,6 +102,21 @@ class Flights(Handler):
         else:
             text += "\n该日期没有查到航班，建议换日期或经转机。"
         return text
+
+
+    @staticmethod
+    def airline_note(ctx: Ctx, flights: list[dict]) -> str:
+        """A preferred airline ("ANA 优先") is a nice-to-have: label its options, never filter on it."""
+        m = re.search(r"(ANA|全日空|JAL|日航|国航|东航|南航|春秋|吉祥|泰航|新航)\s*(优先|最好|更好)", ctx.text)
+        if not m:
+            return ""
+        alias = {"ANA": "全日空", "JAL": "日本航空", "日航": "日本航空", "国航": "中国国际航空", "东航": "东方航空",
+                 "南航": "南方航空", "泰航": "泰国国际航空", "新航": "新加坡航空"}
+        name = alias.get(m.group(1), m.group(1))
+        mine = [f for f in flights if name in str(f.get("airline", "")) or m.group(1) in str(f.get("airline", ""))]
+        listing = "；".join(f"{f.get('flight_no')} {hhmm(f.get('departure'))} 起飞 {money(flight_total(f))}/人"
+                           for f in mine[:3]) or "这几天没有该航司的航班"
+        return f"\n{m.group(1)}（{name}）选项（您说的是优先、不是必须，所以所有航司都搜了）：{listing}。"
 
 
 class Hotels(Handler):

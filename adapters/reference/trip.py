@@ -1,57 +1,14 @@
-"""Planning handlers: a day-by-day itinerary, and a whole trip (flights -> itinerary -> hotels)."""
+"""The trip handler: a whole trip planned in order — flights, then the itinerary, then hotels."""
 
 from __future__ import annotations
 
 import copy
 from datetime import timedelta
 
-from adapters.reference.kb import itinerary_days
+from adapters.reference.itinerary import Itinerary
 from adapters.reference.planner import Call, Ctx, Done, Handler
-from adapters.reference.render import hhmm, items_of, search_lines
-from adapters.reference.travel import Flights, Hotels, _iso
-
-
-class Itinerary(Handler):
-    name = "itinerary"
-
-    def missing(self, ctx: Ctx) -> list[str]:
-        s = ctx.slots
-        return [k for k, v in (("destination", s.destination), ("duration", s.duration or s.nights)) if not v]
-
-    def partial_calls(self, ctx: Ctx) -> list[Call]:
-        place = ctx.slots.destination or ctx.slots.country
-        return [("web_search", {"query": f"{place} 旅行攻略"})] if place and ctx.has("web_search") else []
-
-    def partial_answer(self, ctx: Ctx, done: list[Done]) -> str:
-        lines = [ln for d in done if not d.failed for ln in search_lines(d.data)]
-        place = ctx.slots.destination or ctx.slots.country
-        return f"{place}旅行概览：\n" + "\n".join(f"- {x}" for x in lines) if lines else ""
-
-    def days(self, ctx: Ctx) -> list[str]:
-        s = ctx.slots
-        n = s.duration or (s.nights + 1 if s.nights else 3)
-        cities = s.destinations or [s.destination or ""]
-        per = [n // len(cities) + (1 if i < n % len(cities) else 0) for i in range(len(cities))]
-        out: list[str] = []
-        for city, k in zip(cities, per):
-            out += [f"{city}·{t}" if len(cities) > 1 else t for t in itinerary_days(city, k)]
-        return out
-
-    def answer(self, ctx: Ctx, done: list[Done], arrival: str | None = None) -> str:
-        s = ctx.slots
-        days = self.days(ctx)
-        lines = []
-        for i, theme in enumerate(days, 1):
-            date_label = f"（{_iso(s.start + timedelta(days=i - 1))}）" if s.start else ""
-            if i == 1 and arrival:
-                theme = f"{arrival} 抵达后入住酒店，傍晚轻松逛：{theme}"
-            if i == len(days) and len(days) > 1:
-                theme += "，下午前往机场返程"
-            lines.append(f"Day {i}{date_label}：{theme}")
-        food = ""
-        if s.diet_excludes and "forget-constraints" not in ctx.flaws:
-            food = f"\n餐饮上会避开{'、'.join(s.diet_excludes)}。"
-        return "行程安排（按区域聚类，不走回头路）：\n" + "\n".join(lines) + food
+from adapters.reference.render import hhmm, items_of
+from adapters.reference.travel import Flights, Hotels
 
 
 class Trip(Handler):
@@ -65,11 +22,12 @@ class Trip(Handler):
     def missing(self, ctx: Ctx) -> list[str]:
         s = ctx.slots
         need = [k for k, v in (("origin", s.origin), ("destination", s.destination), ("dates", s.start),
-                               ("duration", s.duration or s.nights or s.end), ("party", s.party)) if not v]
-        return need + (["budget"] if need and not s.budget else [])
+                               ("duration", s.duration or s.nights or s.end)) if not v]
+        # Party size and budget are asked along when asking anyway; otherwise 1 person, no budget cap.
+        return need + [k for k, v in (("party", s.party), ("budget", s.budget)) if need and not v]
 
     def partial_calls(self, ctx: Ctx) -> list[Call]:
-        return self.itinerary.partial_calls(ctx)
+        return self.flights.partial_calls(ctx) + self.itinerary.partial_calls(ctx)
 
     def partial_answer(self, ctx: Ctx, done: list[Done]) -> str:
         return self.itinerary.partial_answer(ctx, done)
@@ -93,18 +51,19 @@ class Trip(Handler):
         return stays
 
     def stages(self, ctx: Ctx, done: list[Done]) -> list[list[Call]]:
-        stages = self.flights.stages(ctx, done)
+        stages = self.flights.stages(ctx, done) + self.itinerary.stages(ctx, done)
         for stay in self.city_stays(ctx):
             stages += self.hotels.stages(stay, done)
         return stages
 
     def recover(self, ctx: Ctx, failed: Done, done: list[Done]) -> list[Call]:
-        owner = self.hotels if failed.call.name == "search_hotels" else self.flights
-        return owner.recover(ctx, failed, done)
+        owner = {"search_hotels": self.hotels, "compute_google_maps_route_matrix": self.itinerary}
+        return owner.get(failed.call.name, self.flights).recover(ctx, failed, done)
 
     def answer(self, ctx: Ctx, done: list[Done]) -> str:
         f_done = [d for d in done if d.call.name == "search_flights" or "机票" in str(d.call.arguments)]
-        h_done = [d for d in done if d not in f_done]
+        m_done = [d for d in done if d.call.name == "compute_google_maps_route_matrix"]
+        h_done = [d for d in done if d not in f_done and d not in m_done]
         flights = self.flights.answer(ctx, f_done)
         arrival = None
         ok = [d for d in f_done if d.call.name == "search_flights" and not d.failed]
@@ -117,7 +76,7 @@ class Trip(Handler):
             city = stay.slots.destination
             mine = [d for d in h_done if d.call.arguments.get("location") == city or city in str(d.call.arguments)]
             hotels.append(self.hotels.answer(stay, mine))
-        parts = ["一、机票\n" + flights, "二、" + self.itinerary.answer(ctx, [], arrival=arrival),
+        parts = ["一、机票\n" + flights, "二、" + self.itinerary.answer(ctx, m_done, arrival=arrival),
                  "三、酒店\n" + "\n".join(hotels)]
         s = ctx.slots
         if s.budget:
