@@ -111,3 +111,14 @@ def test_no_alias_names_two_different_places():
     for owner, aliases in entries:
         for alias in aliases:
             assert seen.setdefault(_key(alias), owner) == owner, f"alias '{alias}' names {seen[_key(alias)]} and {owner}"
+
+
+def test_catalog_names_are_unambiguous():
+    from sandbox.catalog import CATALOGS, _names, _norm
+
+    for name, items in CATALOGS.items():
+        owner: dict[str, str] = {}
+        for item in items():
+            for n in _names(name, item):
+                key = _norm(n)
+                assert owner.setdefault(key, item.get("id", n)) == item.get("id", n), f"{name}: '{n}' names two items"
