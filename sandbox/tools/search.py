@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from typing import Any
 
 from pydantic import AliasChoices, Field
@@ -63,6 +64,31 @@ def _rank(query: str, docs: list[dict[str, Any]], text_of) -> list[tuple[float, 
     return [(s, d) for s, d in sorted(scored, key=lambda t: -t[0]) if s > 0 and s >= best * 0.4]
 
 
+_DAY_WORDS = {"今天": 0, "今日": 0, "明天": 1, "明日": 1, "后天": 2}
+
+
+def _weather_card(query: str, ctx: ToolContext) -> dict[str, Any] | None:
+    """Like a search engine's weather box: '明天北京天气' answers from the same model as maps_weather."""
+    if not re.search(r"天气|气温|下雨|weather", query, flags=re.IGNORECASE):
+        return None
+    from sandbox.places import place_data
+    from sandbox.tools.weather import daily_weather
+
+    q = query.casefold()
+    hits = [(q.find(alias.casefold()), c["name"]) for c in place_data()["cities"]
+            for alias in [c["name"], *c.get("aliases", [])] if len(alias) >= 2 and alias.casefold() in q]
+    climate = fixture("climate")["climate"]
+    cities = [name for _, name in sorted(hits) if name in climate]
+    if not cities:
+        return None
+    offset = next((d for w, d in _DAY_WORDS.items() if w in query), 0)
+    day = ctx.today + timedelta(days=offset)
+    w = daily_weather(cities[0], day)
+    snippet = (f"{day.isoformat()} {cities[0]}：{w['condition']}，{w['temp_low_c']}~{w['temp_high_c']}°C，"
+               f"降水概率 {w['precipitation_probability']}%，{w['wind']}")
+    return {"title": f"{cities[0]}天气预报", "url": "https://weather.example.cn/", "snippet": snippet, "source": "weather"}
+
+
 @register(
     "web_search",
     "General web search. Returns result titles, URLs and snippets.",
@@ -72,6 +98,9 @@ def web_search(args: WebSearchArgs, ctx: ToolContext) -> dict[str, Any]:
     ranked = _rank(args.query, _documents(), lambda d: " ".join([d["title"], d["snippet"], *d["keywords"]]))
     results = [{"title": d["title"], "url": d["url"], "snippet": d["snippet"], "source": d["source"]}
                for _, d in ranked[: args.num_results]]
+    card = _weather_card(args.query, ctx)
+    if card is not None:
+        results = [card, *results][: args.num_results]
     out: dict[str, Any] = {"query": args.query, "results": results}
     if not results:
         out["message"] = "No results found. Try different keywords."

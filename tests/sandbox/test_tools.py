@@ -185,3 +185,12 @@ def test_lookup_items_finds_named_catalog_items_longest_first():
     assert lookup_items("hotels", "京都站前东横INN")[0]["price"] == 290  # its single room (factor 0.8)
     with pytest.raises(KeyError, match="Unknown catalog 'product'. Did you mean 'products'"):
         lookup_items("product", "x")
+
+
+def test_web_search_weather_box_agrees_with_maps_weather(sandbox):
+    box = result_json(call(sandbox, "web_search", {"query": "明天北京天气怎么样"}))["results"][0]
+    weather = result_json(call(sandbox, "maps_weather", {"city": "北京", "date": "2026-04-08"}))
+    assert box["source"] == "weather" and box["snippet"].startswith("2026-04-08 北京：" + weather["condition"])
+    assert f"{weather['temp_low_c']}~{weather['temp_high_c']}°C" in box["snippet"]
+    visa = result_json(call(sandbox, "web_search", {"query": "普吉岛签证"}))["results"]
+    assert visa[0]["title"].startswith("泰国免签政策") and all(r["source"] != "weather" for r in visa)
