@@ -89,11 +89,12 @@ def long_context_section(s: Summary) -> str:
     body.append(
         f"<p>degradation_rate (short - long) / short over all cases: <b>{num(lc.degradation_rate, 3)}</b> "
         '<span class="muted">(lower is better)</span>'
-        + (
-            f"; beginning - middle: <b>{signed_pct(lc.middle_drop)}</b>"
-            if lc.middle_drop is not None
-            else ""
-        )
+        + (f"; beginning - middle: <b>{signed_pct(lc.middle_drop)}</b>" if lc.middle_drop is not None else "")
+        + {
+            True: " — <b>lost in the middle</b>: the middle position scored below both beginning and end",
+            False: " — no lost-in-the-middle pattern (middle not below both beginning and end)",
+            None: "",
+        }[lc.lost_in_the_middle]
         + "</p>"
     )
     rows = [

@@ -79,9 +79,9 @@ def long_context_stats(records: list[RunRecord]) -> LongContext:
     grid = {
         k: {p: mean(by_len_pos[k][p]) for p in POSITIONS if p in by_len_pos[k]} for k in LENGTHS if k in by_len_pos
     }
-    middle_drop = None
-    if positions.get("beginning") is not None and positions.get("middle") is not None:
-        middle_drop = round(positions["beginning"] - positions["middle"], 4)  # type: ignore[operator]
+    begin, middle, end = (positions.get(p) for p in POSITIONS)
+    middle_drop = None if begin is None or middle is None else round(begin - middle, 4)
+    lost = None if None in (begin, middle, end) else middle < begin and middle < end  # type: ignore[operator]
 
     cases = []
     for case_id in sorted(per_case):
@@ -99,5 +99,6 @@ def long_context_stats(records: list[RunRecord]) -> LongContext:
         by_position=positions,
         by_length_position=grid,
         middle_drop=middle_drop,
+        lost_in_the_middle=lost,
         cases=cases,
     )

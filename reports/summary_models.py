@@ -138,6 +138,9 @@ class LongContext(Strict):
     middle_drop: float | None = Field(
         default=None, description="beginning - middle mean score (the seed's lost-in-the-middle figure)."
     )
+    lost_in_the_middle: bool | None = Field(
+        default=None, description="Middle scored below both beginning and end (the seed's expected pattern)."
+    )
     cases: list[CaseGradient] = Field(default_factory=list, description="Per case.")
 
 

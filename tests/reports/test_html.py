@@ -80,6 +80,7 @@ def test_sections_for_skill_impact_long_context_tokens_and_decay(tmp_path):
     assert "[skill-trigger-override]" in html
     assert "Red line: skill_impact_delta &lt; -15% in B1-CL" in html  # 1 of 3 CL cases worse: -33%
     assert "Lost in the middle" in html and "degradation_rate" in html
+    assert "<b>lost in the middle</b>: the middle position scored below both beginning and end" in html
     assert "Agent context tokens per user turn" in html
     assert "Decay: points" in html and "memory_half_life" in html
     assert "no judge model configured" in html  # unjudged reasons table

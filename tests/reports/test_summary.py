@@ -156,6 +156,7 @@ def test_lost_in_the_middle_position_means():
     assert lc.by_length_position["32k"] == {"beginning": 0.95, "middle": 0.7, "end": 0.92}
     assert lc.by_position["middle"] == pytest.approx(0.8)
     assert lc.middle_drop == pytest.approx(0.15)
+    assert lc.lost_in_the_middle is True
     assert lc.cases[0].by_position == {"beginning": 0.95, "middle": pytest.approx(0.8), "end": 0.92}
 
 
