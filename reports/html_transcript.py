@@ -20,6 +20,17 @@ def _num(value: float | None) -> str:
     return "—" if value is None else f"{value:.2f}"
 
 
+def _pretty(content: str) -> str:
+    """Tool results are usually one-line JSON; indent them so a reader can scan the fields."""
+    stripped = content.strip()
+    if not stripped.startswith(("{", "[")):
+        return content
+    try:
+        return json.dumps(json.loads(stripped), ensure_ascii=False, indent=1)
+    except json.JSONDecodeError:
+        return content
+
+
 def _call_parts(call: dict[str, Any]) -> tuple[str, str]:
     """(name, pretty arguments) of a stored tool call, flat {name, arguments} or OpenAI {function: ..}."""
     fn = call.get("function") if isinstance(call.get("function"), dict) else call
@@ -57,7 +68,7 @@ def _message(anchor: str, i: int, m: TranscriptMessage, replayed: bool, event: T
     turn = "" if m.turn is None else f" · turn {m.turn}"
     name = f" · {escape(m.name)}" if m.name else ""
     head = f'<div class="head">#{i}{turn} · <b>{escape(m.role)}</b>{name}{"".join(tags)}</div>'
-    body = f"<pre>{escape(m.content)}</pre>" if m.content else ""
+    body = f"<pre>{escape(_pretty(m.content) if m.role == 'tool' else m.content)}</pre>" if m.content else ""
     calls = ""
     for call in m.tool_calls or []:
         cname, args = _call_parts(call)
@@ -92,7 +103,7 @@ def render_record(record: RunRecord, n: int) -> str:
     r = record
     head = (
         f'<b>{escape(r.id)}</b> <span class="{escape(r.status)}">{escape(r.status)}</span>'
-        f" · score {_num(r.score)} · {r.turns} turns · stop {escape(r.stop_reason or '—')}"
+        f" · score {_num(r.score)} · {r.turns} turn{'' if r.turns == 1 else 's'} · stop {escape(r.stop_reason or '—')}"
         f' <span class="muted">{escape(r.dimension)}{"-" + escape(r.category) if r.category else ""}'
         f" · {escape(r.difficulty or '')} · {escape(r.mode)}</span>"
     )

@@ -64,7 +64,8 @@ def test_transcript_viewer_shows_tool_calls_results_and_markers():
     assert "search_flights" in html and "&quot;origin&quot;: &quot;上海&quot;" in html
     assert 'class="tag intercepted">intercepted' in html
     assert 'class="tag is-error">error' in html
-    assert "turn 1" in html
+    assert "turn 1" in html and "1 turn ·" in html
+    assert "<pre>{\n &quot;error&quot;: &quot;timeout&quot;\n}</pre>" in html  # tool JSON indented
     # verdict evidence links to the message anchor
     assert 'href="#r0-m1"' in html and 'id="r0-m1"' in html
     assert 'data-status="unjudged"' in html and 'data-dimension="B1"' in html
