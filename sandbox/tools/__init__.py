@@ -111,9 +111,8 @@ def _clean_schema(node: Any) -> Any:
     variants = out.get("anyOf")
     if variants is not None:
         non_null = [v for v in variants if v.get("type") != "null"]
-        if len(non_null) == 1:
-            out.pop("anyOf")
-            out = {**non_null[0], **out}
+        out.pop("anyOf")
+        out = {**non_null[0], **out} if len(non_null) == 1 else {"anyOf": non_null, **out}
     if out.get("default", 0) is None:
         out.pop("default")
     return out

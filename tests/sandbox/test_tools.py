@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import date
 
 import pytest
@@ -54,7 +55,8 @@ def test_tool_schemas_use_the_design_argument_names(sandbox):
         "query", "category", "min_price", "max_price", "brand", "exclude_brands", "max_weight_kg", "sort"}
     assert set(props["compute_google_maps_route_matrix"]["properties"]) == {"origins", "destinations", "travel_mode"}
     assert "load_skill" not in props  # skills are off in this case
-    assert all(p.get("additionalProperties") is False for p in props.values())
+    assert all(p.get("additionalProperties") is False and p["type"] == "object" for p in props.values())
+    assert '"null"' not in json.dumps(props) and '"title"' not in json.dumps(props)  # plain OpenAI shape
 
 
 def test_unknown_tool_and_bad_arguments_are_error_results_not_exceptions(sandbox):
