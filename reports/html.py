@@ -15,7 +15,7 @@ from reports.html_decay import decay_section
 from reports.html_parts import RATE_HEADERS, cell, num, pct, rate_cells, raw_cell, section, table, text
 from reports.html_sections import long_context_section, skill_section, token_section
 from reports.html_transcript import render_viewer
-from reports.summary import redact
+from reports.summary import redact, scrub
 from reports.summary_models import Rate, Summary
 
 _PAGE = Path(__file__).with_name("page.html")
@@ -141,7 +141,8 @@ def render_report(records: list[RunRecord], summary: dict) -> str:
     title = f"usersim report — {text(s.meta.get('run_id') or 'run')}"
     page = _PAGE.read_text(encoding="utf-8")
     # escaped text can never contain a placeholder comment, so plain replace is safe
-    return page.replace("<!--TITLE-->", title, 1).replace("<!--BODY-->", body, 1)
+    page = page.replace("<!--TITLE-->", title, 1).replace("<!--BODY-->", body, 1)
+    return scrub(page)  # a key that reached a transcript (an agent echoing its config) is masked too
 
 
 def write_report(path: Path, records: list[RunRecord], summary: dict) -> Path:

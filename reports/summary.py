@@ -7,6 +7,7 @@ calls it again from results.jsonl. The typed result is `reports.summary_models.S
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import Counter, defaultdict
 from math import comb
@@ -33,14 +34,26 @@ _SECRET_KEY = re.compile(r"api[_-]?key|secret|password|passwd|authorization|bear
 _SECRET_VALUE = re.compile(r"^(sk-|Bearer\s)", re.IGNORECASE)
 
 
+def env_secrets() -> list[str]:
+    """Values of secret-named environment variables (OPENAI_API_KEY ...), long enough to be keys."""
+    return [v for k, v in os.environ.items() if _SECRET_KEY.search(k) and len(v) >= 8]
+
+
+def scrub(text: str, secrets: list[str] | None = None) -> str:
+    """`text` with every environment secret value replaced by '***'."""
+    for secret in env_secrets() if secrets is None else secrets:
+        text = text.replace(secret, "***")
+    return text
+
+
 def redact(value: Any) -> Any:
     """A copy of `value` with secret-looking keys and values replaced by '***' (reports are shared)."""
     if isinstance(value, dict):
         return {k: "***" if _SECRET_KEY.search(str(k)) and v else redact(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [redact(v) for v in value]
-    if isinstance(value, str) and _SECRET_VALUE.match(value):
-        return "***"
+    if isinstance(value, str):
+        return "***" if _SECRET_VALUE.match(value) else scrub(value)
     return value
 
 

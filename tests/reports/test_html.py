@@ -94,6 +94,13 @@ def test_no_api_key_reaches_the_page(tmp_path):
     assert "sk-secret-123" not in html and "openai:gpt-4o" in html
 
 
+def test_environment_api_key_is_masked_everywhere(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "k-live-0123456789")
+    rec = record(transcript=[{"role": "assistant", "content": "my key is k-live-0123456789"}])
+    html = render_report([rec], build_summary([rec], {"run_id": "r", "base_url": "http://x/?t=k-live-0123456789"}))
+    assert "k-live-0123456789" not in html and "my key is ***" in html
+
+
 def test_empty_run_renders():
     html = _page([])
     assert "Transcripts (0)" in html
