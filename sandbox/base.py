@@ -118,5 +118,7 @@ class Sandbox:
 
 def open_sandbox(case: Case, *, seed: int = 0, skills_on: bool | None = None) -> Sandbox:
     """A fresh sandbox for one conversation of `case`. skills_on=None follows case.skills.skill_enabled;
-    True exposes case.skills.active_skills (Group B); False exposes no skills and no load_skill."""
+    True exposes case.skills.active_skills (Group B); False exposes no skills and no load_skill.
+    `seed` is kept on the sandbox for the record only: fixtures are seed-free by design, so every trial
+    (and every replay) sees the same tool answers for the same calls."""
     return Sandbox(case, seed=seed, skills_on=skills_on)

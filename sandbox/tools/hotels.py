@@ -10,7 +10,7 @@ from pydantic import Field
 from sandbox import catalog
 from sandbox.clock import demand_factor, stable_unit
 from sandbox.maps import haversine_km, map_graph, node_for
-from sandbox.places import resolve_place
+from sandbox.places import resolve_place, unknown_place_message
 from sandbox.tools import Args, ToolContext, ToolError, day_arg, register
 
 NEAR_KM = 1.5  # "附近": walking distance
@@ -57,8 +57,6 @@ def _where(args: HotelArgs) -> tuple[str, str | None, str | None]:
     if ref is None:
         hotel = catalog.find_by_name("hotels", args.location)
         if hotel is None:
-            from sandbox.places import unknown_place_message
-
             raise ToolError(unknown_place_message("location", args.location))
         return hotel["city"], args.near, hotel_name or hotel["name"]
     near = args.near or (ref.name if ref.kind == "place" else None)
@@ -83,8 +81,6 @@ def search_hotels(args: HotelArgs, ctx: ToolContext) -> dict[str, Any]:
     if near:
         node = node_for(near)
         if node is None:
-            from sandbox.places import unknown_place_message
-
             raise ToolError(unknown_place_message("near", near))
         attrs = map_graph().nodes[node]
         near_point = (attrs["lat"], attrs["lon"])

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from sandbox import catalog
 from sandbox.maps import haversine_km, map_graph, node_for
+from sandbox.places import unknown_place_message
 from sandbox.tools import Args, ToolContext, ToolError, place_city, register
 from sandbox.tools.search import relevance
 
@@ -45,8 +46,6 @@ def search_restaurants(args: RestaurantArgs, ctx: ToolContext) -> dict[str, Any]
         if node is None:
             items = [r for r in items if args.near in (r["district"], r["near"])]
             if not items:
-                from sandbox.places import unknown_place_message
-
                 raise ToolError(unknown_place_message("near", args.near))
         else:
             attrs = map_graph().nodes[node]

@@ -61,3 +61,18 @@ def test_call_errors_are_actionable(tmp_path):
     assert unknown_case.exit_code == 1 and "Unknown case 'C9-NOPE-99'" in unknown_case.output
     unknown_tool = json.loads(_run("tools", "call", "maps_wether", "--args", "{}").output)
     assert unknown_tool["is_error"] and "Did you mean 'maps_weather'?" in unknown_tool["result"]
+
+
+def test_call_finds_a_bundled_case_by_id():
+    from cases.loader import find_case
+
+    try:
+        find_case("C2-SR-01")
+    except KeyError:
+        import pytest
+
+        pytest.skip("bundled case C2-SR-01 not present in this build")
+    out = json.loads(_run("tools", "call", "maps_weather", "--args", '{"city": "故宫"}', "--case", "C2-SR-01").output)
+    assert out["intercepted"] and out["is_error"] and out["case"] == "C2-SR-01"
+    fixed = json.loads(_run("tools", "call", "maps_weather", "--args", '{"city": "北京"}', "--case", "C2-SR-01").output)
+    assert not fixed["intercepted"] and not fixed["is_error"]

@@ -196,3 +196,25 @@ def test_web_search_weather_box_agrees_with_maps_weather(sandbox):
     assert f"{weather['temp_low_c']}~{weather['temp_high_c']}°C" in box["snippet"]
     visa = result_json(call(sandbox, "web_search", {"query": "普吉岛签证"}))["results"]
     assert visa[0]["title"].startswith("泰国免签政策") and all(r["source"] != "weather" for r in visa)
+
+
+def test_trains_timetable_both_directions(sandbox):
+    down = result_json(call(sandbox, "search_trains", {"origin": "北京南站", "destination": "上海", "date": "明天"}))
+    up = result_json(call(sandbox, "search_trains", {"origin": "上海", "destination": "北京", "date": "2026-04-08"}))
+    assert down["date"] == "2026-04-08" and down["trains"][0]["train_no"] == "G1"
+    assert down["trains"][0]["from_station"] == "北京南站" and up["trains"][0]["train_no"] == "G2"
+    assert {t["duration_min"] for t in down["trains"]} == {268, 336}  # fast and slower services
+    assert all(t["seats"]["二等座"]["price"] == 662 for t in down["trains"])
+    afternoon = [t for t in down["trains"] if "12:00" <= t["departure"] <= "18:00"]
+    assert len(afternoon) >= 10  # C2-TD-03: 明天下午 has plenty of choice
+    none = result_json(call(sandbox, "search_trains", {"origin": "北京", "destination": "曼谷", "date": "2026-04-08"}))
+    assert none["trains"] == [] and "没有高铁直达线路" in none["message"]
+
+
+def test_housing_and_restaurant_argument_errors(sandbox):
+    bad = call(sandbox, "beike_search_resale_housing", {"city": "北京", "community_name": "望京花苑"})
+    assert bad.is_error and "unknown community '望京花苑' in argument 'community_name'. Did you mean '望京花园小区'?" in bad.result
+    elsewhere = result_json(call(sandbox, "beike_search_resale_housing", {"city": "上海"}))
+    assert elsewhere == {"total": 0, "listings": [], "message": "暂无上海的房源数据"}
+    near = call(sandbox, "search_restaurants", {"city": "北京", "near": "火星基地"})
+    assert near.is_error and "unknown place '火星基地' in argument 'near'" in near.result
