@@ -224,7 +224,7 @@ def _write_outputs(out_dir: Path, records: list[RunRecord], meta: dict[str, Any]
     with (out_dir / "results.jsonl").open("w", encoding="utf-8") as f:
         for r in records:
             f.write(r.model_dump_json() + "\n")
-    summary = build_summary(records, meta)
+    summary = build_summary(records, meta, run_dir=out_dir)
     (out_dir / "summary.json").write_text(json.dumps(summary, ensure_ascii=False, indent=2), encoding="utf-8")
     write_report(out_dir / "report.html", records, summary)
 

@@ -12,6 +12,8 @@ SUBCOMMANDS = [
     "cases.cli:validate",
     "cases.cli:cases",
     "cases.cli:schema",
+    "cases.cli:expand",
+    "cases.cli:decay",
     "graphs.cli:run",
     "graphs.cli:demo",
     "graphs.cli:rescore",
