@@ -96,6 +96,12 @@ class Sandbox:
         result, is_error = tool_registry.get(name).invoke(arguments, ctx)
         return self._event(turn, name, arguments, result, is_error, number, intercepted, latency)
 
+    def restore(self, events: list[ToolEvent]) -> None:
+        """Continue a conversation replayed up to a checkpoint: per-tool call counts resume after the
+        calls already in `events` (so intercepts keyed on a call number fire as in the original)."""
+        for e in events:
+            self.calls[e.name] = max(self.calls[e.name], e.call_number)
+
     def _event(self, turn: int, name: str, arguments: dict[str, Any], result: str, is_error: bool,
                number: int = 0, intercepted: bool = False, latency: float = 0.0) -> ToolEvent:
         return ToolEvent(turn=turn, call_number=number, name=name, arguments=arguments, result=result,

@@ -165,3 +165,15 @@ def test_latency_only_delays_the_real_result():
     ev = call(sb, "web_search", {"query": "泰国签证"})
     assert not ev.is_error and not ev.intercepted and ev.latency_s == 0.02
     assert "泰国免签政策" in ev.result
+
+
+def test_restore_resumes_call_counts_from_a_checkpoint_trace():
+    case = intercept_case(SEED["C2-EP-01"])
+    args = {"origin": "上海", "destination": "新加坡", "departure_date": "2026-05-10"}
+    original = open_sandbox(case)
+    trace = [call(original, "search_flights", args)]
+    assert trace[0].intercepted
+    branch = open_sandbox(case)
+    branch.restore(trace)
+    again = call(branch, "search_flights", args)
+    assert again.call_number == 2 and not again.intercepted  # the 429 was the first call only
