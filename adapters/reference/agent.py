@@ -41,7 +41,7 @@ MAX_CALLS_PER_TURN = 12
 HANDLERS = {"trip": Trip, "flights": Flights, "hotels": Hotels, "weather": Weather, "restaurants": Restaurants,
             "trains": Trains, "itinerary": Itinerary, "products": Products, "housing": Housing, "zhihu": Zhihu,
             "visa": lambda: Search("visa"), "search": Search, "recall": Recall}
-INTRO = {"trip": "规划这趟行程（机票、行程、酒店）", "flights": "帮您查机票", "hotels": "帮您查酒店", "products": "给您推荐合适的商品",
+INTRO = {"trip": "规划这趟行程", "flights": "帮您查机票", "hotels": "帮您查酒店", "products": "给您推荐合适的商品",
          "itinerary": "安排行程", "trains": "帮您查车票"}
 
 
@@ -99,6 +99,9 @@ class ReferenceAgent:
         intents = detect(text)
         if not intents and re.search(r"不吃|过敏|不耐受|忌口", text):
             intents = ["restaurants"]  # a new diet constraint re-plans the food (B1-IF-05)
+        if "trip" in intents and re.search(r"礼物|送给|送女朋友|送男朋友|送妈妈|送爸爸", text):
+            intents = ["products" if i == "trip" else i for i in intents]  # "她喜欢旅行" is a gift hint
+            intents = list(dict.fromkeys(intents))
         elif not intents and len(find_sights(text)) >= 2:
             intents = ["itinerary"]  # "景点去清水寺、金阁寺、岚山": arrange these sights
         intents = intents or self._topic(view) or (["search"] if text.strip() else [])
@@ -133,10 +136,9 @@ class ReferenceAgent:
             for f in [d for d in mine if d.failed and not d.recovery]:
                 calls += [(intent, c, True) for c in handler.recover(ctx, f, mine)]
             calls += [(intent, c, False) for c in handler.next_calls(ctx, [d for d in mine if not d.recovery])]
-        if not active:
-            for intent, handler, ctx, _ in plans:
-                if not done.get(intent):
-                    calls += [(intent, c, False) for c in handler.partial_calls(ctx)]
+        for intent, handler, ctx, missing in plans:
+            if missing and not done.get(intent):  # useful work while details are still missing
+                calls += [(intent, c, False) for c in handler.partial_calls(ctx)]
         calls = [c for c in calls if c[1][0] in tools]
         if calls and n_calls < MAX_CALLS_PER_TURN:
             return self._call_message(calls, turn, n_calls)

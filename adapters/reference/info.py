@@ -14,8 +14,17 @@ CHANNELS = "购买渠道：京东自营或品牌天猫官方旗舰店（正品�
 class Products(Handler):
     name = "products"
 
+    def compared(self, ctx: Ctx) -> list[str]:
+        """["AirPods Pro 2", "索尼降噪豆"] for "AirPods Pro 2 和索尼降噪豆哪个更值得买"."""
+        text = re.sub(r"^(帮我|请|麻烦)?\s*(看看|对比一下|对比|比较一下|比较|查查)?", "", ctx.text.strip())
+        m = re.search(r"([A-Za-z0-9\u4e00-\u9fa5 ]{2,20}?)\s*(?:和|与|跟|还是|vs\.?|VS)\s*"
+                      r"([A-Za-z0-9\u4e00-\u9fa5 ]{2,20}?)\s*(?:哪个|哪款|谁|比较|对比|相比)", text)
+        return [m.group(1).strip(), m.group(2).strip()] if m else []
+
     def missing(self, ctx: Ctx) -> list[str]:
         s = ctx.slots
+        if self.compared(ctx):
+            return []
         if not s.product:
             return ["product"]
         if s.product_category == "笔记本电脑":
@@ -37,17 +46,23 @@ class Products(Handler):
                 "avoid": [w for w in s.diet_excludes if w == "乳糖"]}
 
     def query(self, ctx: Ctx) -> str:
+        if ctx.slots.product == "礼物":  # a gift: search what the person likes
+            likes = {"摄影": "摄影配件", "拍照": "摄影配件", "旅行": "旅行箱包", "露营": "露营装备", "运动": "运动"}
+            return next((q for k, q in likes.items() if k in ctx.text), "礼物")
         color = re.search(r"([白黑银蓝粉红绿灰金紫])色", ctx.text)
         return f"{ctx.slots.product} {color.group(0)}" if color else str(ctx.slots.product)
 
     def stages(self, ctx: Ctx, done: list[Done]) -> list[list[Call]]:
         s, c = ctx.slots, self.constraints(ctx)
+        items = self.compared(ctx)
+        if items and ctx.has("taobao_search_products"):
+            return [[("taobao_search_products", {"query": q}) for q in items]]
         if not ctx.has("taobao_search_products"):
             hints = " ".join(re.findall(r"[A-Z][a-z]+(?: [A-Z][a-z]+)*", " ".join(ctx.images)))
             what = "购买渠道" if re.search(r"哪里.{0,3}买|在哪买|哪儿买", ctx.text) else "推荐"
             return [[("web_search", {"query": f"{hints} {self.query(ctx)} {what} {s.purpose or ''}".strip()})]]
         args: dict = {"query": self.query(ctx)}
-        if s.product_category:
+        if s.product_category and s.product != "礼物":
             args["category"] = s.product_category
         if c["max_price"]:
             args["max_price"] = c["max_price"]
@@ -63,9 +78,46 @@ class Products(Handler):
             # nothing found: search again more broadly, keeping the user's hard limits
             broader = {k: v for k, v in args.items() if k not in ("category", "brand")}
             stages.append([("taobao_search_products", broader)])
+        picks = self.picks(ctx, done)
+        wants_reviews = re.search(r"评价|口碑|值得|礼物|靠谱", ctx.text) or s.product == "礼物"
+        if picks and wants_reviews and ctx.has("taobao_get_product_reviews") and pick(picks[0], "id"):
+            stages.append([("taobao_get_product_reviews", {"product_id": pick(picks[0], "id")})])
         return stages
 
+    def picks(self, ctx: Ctx, done: list[Done]) -> list[dict]:
+        """Search results that meet the user's constraints, preferred brands first."""
+        found = [d for d in done if d.call.name == "taobao_search_products" and not d.failed]
+        found = [d for d in found if items_of(d.data)]
+        if not found:
+            return []
+        good = [p for p in items_of(found[-1].data) if not violates(p, **self.constraints(ctx))]
+        if ctx.slots.brands:
+            good.sort(key=lambda p: not any(b.lower() in str(p).lower() for b in ctx.slots.brands))
+        return good[: self.count(ctx)]
+
+    def compare_answer(self, ctx: Ctx, done: list[Done]) -> str:
+        rows = []
+        for d in done:
+            items = items_of(d.data) if d.call.name == "taobao_search_products" and not d.failed else []
+            if items:
+                rows.append(items[0])
+        if len(rows) < 2:
+            return f"对比：{error_note(done, '商品搜索') or '没能同时查到两款商品的信息。'}"
+        best = max(rows, key=lambda p: (num(pick(p, "rating")) or 0, -(num(pick(p, "price")) or 0)))
+        spec_names = {"anc": "降噪", "battery": "续航", "type": "类型", "weight": "重量", "screen": "屏幕", "cpu": "处理器",
+                      "ram": "内存", "camera": "影像"}
+        lines = []
+        for p in rows:
+            specs = p.get("specs") if isinstance(p.get("specs"), dict) else {}
+            detail = "；".join(f"{spec_names.get(k, k)}：{v}" for k, v in specs.items())
+            lines.append(f"- {record_line(p)}" + (f"（{detail}）" if detail else ""))
+        diff = abs((num(pick(rows[0], "price")) or 0) - (num(pick(rows[1], "price")) or 0))
+        return ("对比（价格 / 评分 / 特点）：\n" + "\n".join(lines) +
+                f"\n两款差价约 ¥{diff:,.0f}。结论：更推荐 {name_of(best)}（评分更高、综合更值），" + "按需选择。\n" + CHANNELS)
+
     def answer(self, ctx: Ctx, done: list[Done]) -> str:
+        if self.compared(ctx):
+            return self.compare_answer(ctx, done)
         s, c = ctx.slots, self.constraints(ctx)
         found = [d for d in done if d.call.name == "taobao_search_products" and not d.failed]
         found = [d for d in found if items_of(d.data)] or found
@@ -87,6 +139,9 @@ class Products(Handler):
         note = ""
         if "乳糖" in c["avoid"]:
             note = "\n考虑到乳糖不耐受，以上都是分离乳清或植物蛋白等低乳糖/无乳糖的选择，普通浓缩乳清蛋白粉不推荐。"
+        review = next((d for d in done if d.call.name == "taobao_get_product_reviews" and not d.failed), None)
+        if review and isinstance(review.data, dict):
+            note += f"\n{name_of(picks[0])} 的买家评价：{pick(review.data, 'summary') or ''}（好评率 {pick(review.data, 'good_rate') or '-'}）"
         return (f"{s.product}推荐（{self.describe(ctx)}）{short}：\n" + "\n".join(lines) + note +
                 f"\n推荐型号：{name_of(picks[0])}。\n" + CHANNELS)
 
@@ -130,7 +185,12 @@ class Housing(Handler):
         names = self.communities(ctx)
         if names and ctx.has("beike_search_community_detail"):
             city = self.args(ctx)["city"]
-            return [[("beike_search_community_detail", {"community_name": n, "city": city}) for n in names]]
+            stages = [[("beike_search_community_detail", {"community_name": n, "city": city}) for n in names]]
+            empty = [d.call.arguments["community_name"] for d in done
+                     if d.call.name == "beike_search_community_detail" and self.no_data(d)]
+            if empty and ctx.has("web_search"):  # fill what the listing service lacks from the web
+                stages.append([("web_search", {"query": f"{city} {n} 二手房 均价 配套 交通"}) for n in empty])
+            return stages
         if ctx.has("beike_search_resale_housing"):
             return [[("beike_search_resale_housing", self.args(ctx))]]
         return [[("web_search", {"query": f"{self.args(ctx)['city']} 二手房"})]]
@@ -138,7 +198,15 @@ class Housing(Handler):
     def answer(self, ctx: Ctx, done: list[Done]) -> str:
         details = [d for d in done if d.call.name == "beike_search_community_detail"]
         if details:
-            return "小区对比（房价 / 周边配套 / 交通）：\n" + "\n".join(self.community_line(d) for d in details)
+            lines = []
+            for d in details:
+                lines.append(self.community_line(d))
+                name = d.call.arguments.get("community_name", "")
+                extra = [ln for w in done if w.call.name == "web_search" and name in w.call.arguments.get("query", "")
+                         for ln in search_lines(w.data, 2)]
+                if self.no_data(d) and extra:
+                    lines.append(f"  {name}（网页搜索补充，部分信息）：" + "；".join(extra))
+            return "小区对比（房价 / 周边配套 / 交通）：\n" + "\n".join(lines)
         ok = [d for d in done if not d.failed]
         if not ok:
             return f"二手房：{error_note(done, '房源查询')}"
@@ -148,6 +216,11 @@ class Housing(Handler):
             lines.append("注意：部分房源缺少小区名称，数据不完整，我不会据此继续推断小区周边信息。")
         return "二手房房源：\n" + "\n".join(lines or search_lines(ok[0].data))
 
+
+    @staticmethod
+    def no_data(d: Done) -> bool:
+        data = d.data if isinstance(d.data, dict) else {}
+        return d.failed or not any(pick(data, k) for k in ("avg_price_per_sqm", "nearby_amenities", "subway_distance"))
 
     @staticmethod
     def community_line(d: Done) -> str:
@@ -242,7 +315,11 @@ class Search(Handler):
 
     def answer(self, ctx: Ctx, done: list[Done]) -> str:
         label = "签证" if self.topic == "visa" else "搜索结果"
-        lines = [ln for d in done if not d.failed for ln in search_lines(d.data)]
+        wanted = re.search(rf"({NUM})\s*[个家座处]", ctx.text)
+        n = int(cn_number(wanted.group(1)) or 0) if wanted else 0
+        lines = [ln for d in done if not d.failed for ln in search_lines(d.data, max(3, n))]
+        if n and lines and len(lines) < n:
+            lines.append(f"（只找到 {len(lines)} 个，少于您要的 {n} 个，可以告诉我偏好我再补充。）")
         seen = ""
         if ctx.images and re.search(r"这|图|照片|截图", ctx.text):
             sight = next((p for p in LANDMARK_CITY if p in ctx.images[0]), None)

@@ -24,13 +24,13 @@ INTENTS: list[tuple[str, str]] = [
     ("housing", r"二手房|房源|买房|小区"),
     ("zhihu", r"知乎|高赞"),
     ("visa", r"签证|visa\b"),
-    ("products", r"买|推荐几款|推荐.{0,3}[款台部个]|有货|还有.{0,2}色的|蛋白粉|耳机|笔记本|手机|电脑|手提包|背包|充电宝"),
+    ("products", r"买|推荐几款|推荐.{0,3}[款台部]|有货|还有.{0,2}色的|蛋白粉|耳机|笔记本|手机|电脑|手提包|背包|充电宝|礼物"),
     ("search", r"展览|演出|活动|新闻|对比|哪个好|值得|评价|口碑|怎么样|是什么|多少钱|攻略|装备|清单|准备什么"),
 ]
 _COMPILED = [(name, re.compile(p, re.IGNORECASE)) for name, p in INTENTS]
 # An intent that another one in the same message already covers.
 # A whole trip covers its parts wherever they are named; other intents only within their clause.
-_COVERS_ANYWHERE = {"trip": {"flights", "hotels", "itinerary"}}
+_COVERS_ANYWHERE = {"trip": {"flights", "hotels", "itinerary"}, "restaurants": {"search"}}
 _SUBSUMED = {"trip": {"search"}, "itinerary": {"search"},
              "products": {"search"}, "housing": {"products", "search"}, "hotels": {"search"},
              "zhihu": {"search"}, "flights": {"search"}, "visa": {"search"}}

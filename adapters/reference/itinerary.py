@@ -36,7 +36,7 @@ class Itinerary(Handler):
         days_in_picture = [int(n) for n in re.findall(r"Day\s*(\d+)", " ".join(ctx.images))]
         if not (s.duration or s.nights) and days_in_picture:
             s.duration = max(days_in_picture)  # a screenshot of a 3-day plan
-        return [k for k, v in (("destination", s.destination), ("duration", s.duration or s.nights)) if not v]
+        return [k for k, v in (("destination", s.destination), ("duration", s.duration or s.nights or s.end)) if not v]
 
     def uses_map(self, ctx: Ctx) -> bool:
         return len(self.sights(ctx)) >= 2 and ctx.has(MATRIX) and not _NO_MAP.search(ctx.text)
@@ -66,7 +66,11 @@ class Itinerary(Handler):
 
     def n_days(self, ctx: Ctx) -> int:
         s = ctx.slots
-        return s.duration or (s.nights + 1 if s.nights else 3)
+        if s.duration:
+            return s.duration
+        if s.start and s.end and 0 < (s.end - s.start).days < 15:
+            return (s.end - s.start).days + 1
+        return s.nights + 1 if s.nights else 3
 
     def guide_days(self, ctx: Ctx) -> list[str]:
         s = ctx.slots

@@ -14,6 +14,8 @@ from adapters.reference.render import (
     hhmm,
     items_of,
     money,
+    name_of,
+    pick,
     rainy,
     record_line,
     search_lines,
@@ -239,10 +241,24 @@ class Restaurants(Handler):
             args["exclude"] = list(ctx.slots.diet_excludes)
         return args
 
+    def start_point(self, ctx: Ctx) -> str | None:
+        m = re.search(r"从\s*([\u4e00-\u9fa5A-Za-z0-9]{2,12}?)\s*(?:怎么)?(?:过去|去|走)", ctx.text)
+        return m.group(1) if m else None
+
     def stages(self, ctx: Ctx, done: list[Done]) -> list[list[Call]]:
         if not ctx.has("search_restaurants"):
             return [[("web_search", {"query": self.fallback_query(ctx)})]]
-        return [[("search_restaurants", self.args(ctx))]]
+        stages = [[("search_restaurants", self.args(ctx))]]
+        found = next((d for d in done if d.call.name == "search_restaurants" and not d.failed), None)
+        start = self.start_point(ctx)
+        top = self.good(ctx, found)[:1] if found else []
+        if start and top and ctx.has("compute_google_maps_routes"):  # "怎么从国贸地铁站过去"
+            stages.append([("compute_google_maps_routes",
+                            {"origin": start, "destination": name_of(top[0]), "travel_mode": "TRANSIT"})])
+        return stages
+
+    def good(self, ctx: Ctx, found: Done) -> list[dict]:
+        return [r for r in items_of(found.data) if not violates(r, avoid=self.args(ctx).get("exclude", []))]
 
     def fallback_query(self, ctx: Ctx) -> str:
         a = self.args(ctx)
@@ -254,8 +270,12 @@ class Restaurants(Handler):
         caution = f"（已避开{'、'.join(avoid)}，点菜时也请提醒店家）" if avoid else ""
         found = [d for d in done if d.call.name == "search_restaurants" and not d.failed]
         if found:
-            good = [r for r in items_of(found[0].data) if not violates(r, avoid=avoid)]
+            good = self.good(ctx, found[0])
             lines = [f"{i}. {record_line(r)}" for i, r in enumerate(good[:3], 1)] or ["暂时没有找到合适的餐厅。"]
+            route = next((d for d in done if d.call.name == "compute_google_maps_routes" and not d.failed), None)
+            if route and isinstance(route.data, dict):
+                lines.append(f"路线：从{route.call.arguments['origin']}到{route.call.arguments['destination']}，"
+                             f"公共交通约 {pick(route.data, 'duration_min')} 分钟（{pick(route.data, 'distance_km')}km，Google Maps）。")
             return f"{self.city(ctx)}餐厅推荐{caution}：\n" + "\n".join(lines)
         alt = [ln for d in done if d.call.name == "web_search" and not d.failed for ln in search_lines(d.data)]
         if alt:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import copy
+import re
 from datetime import timedelta
 
 from adapters.reference.itinerary import Itinerary
 from adapters.reference.planner import Call, Ctx, Done, Handler
 from adapters.reference.render import hhmm, items_of
 from adapters.reference.travel import Flights, Hotels
+
+_FLIGHT_NO = re.compile(r"\b[A-Z0-9]{2}\d{3,4}\b")
 
 
 class Trip(Handler):
@@ -19,8 +22,25 @@ class Trip(Handler):
     def __init__(self) -> None:
         self.flights, self.hotels, self.itinerary = Flights(), Hotels(), Itinerary()
 
+    def summarising(self, ctx: Ctx) -> bool:
+        """"整理一份完整方案" after the plan was built turn by turn: assemble it from the history."""
+        return bool(re.search(r"整理|汇总|总结", ctx.text)) and any(_FLIGHT_NO.search(t) for t in ctx.assistant_texts)
+
+    def summary(self, ctx: Ctx) -> str:
+        pieces = [p.strip(" ·-|") for t in ctx.assistant_texts for p in re.split(r"\n|·|(?<=。)", t)]
+        pieces = [p for p in pieces if p]
+        pick_lines = lambda pattern: list(dict.fromkeys(p for p in pieces if re.search(pattern, p)))  # noqa: E731
+        flights = pick_lines(r"[A-Z0-9]{2}\d{3,4}|返程|回程|往返")
+        days = pick_lines(r"Day\s*\d|第.天")
+        stay = pick_lines(r"住宿|酒店|/晚")
+        link = "衔接：Day 1 按航班抵达时间安排轻松行程，最后一天按返程航班提前去机场；住宿选在行程主要区域附近。"
+        return "\n\n".join(["一、机票\n" + "\n".join(flights), "二、每日行程\n" + "\n".join(days),
+                              "三、酒店区域\n" + "\n".join(stay), link])
+
     def missing(self, ctx: Ctx) -> list[str]:
         s = ctx.slots
+        if self.summarising(ctx):
+            return []
         need = [k for k, v in (("origin", s.origin), ("destination", s.destination), ("dates", s.start),
                                ("duration", s.duration or s.nights or s.end)) if not v]
         # Party size and budget are asked along when asking anyway; otherwise 1 person, no budget cap.
@@ -51,6 +71,8 @@ class Trip(Handler):
         return stays
 
     def stages(self, ctx: Ctx, done: list[Done]) -> list[list[Call]]:
+        if self.summarising(ctx):
+            return []
         stages = self.flights.stages(ctx, done) + self.itinerary.stages(ctx, done)
         for stay in self.city_stays(ctx):
             stages += self.hotels.stages(stay, done)
@@ -61,6 +83,8 @@ class Trip(Handler):
         return owner.get(failed.call.name, self.flights).recover(ctx, failed, done)
 
     def answer(self, ctx: Ctx, done: list[Done]) -> str:
+        if self.summarising(ctx):
+            return self.summary(ctx)
         f_done = [d for d in done if d.call.name == "search_flights" or "机票" in str(d.call.arguments)]
         m_done = [d for d in done if d.call.name == "compute_google_maps_route_matrix"]
         h_done = [d for d in done if d not in f_done and d not in m_done]

@@ -165,10 +165,13 @@ async def test_c2_sc_02_community_details_report_what_is_missing():
     tools.results["beike_search_community_detail"] = detail
     new, tools = await answer("reference", "帮我对比北京朝阳区 3 个小区的二手房情况：望京花园小区、劲松五区、百子湾家园，要看房价、周边配套、交通",
                               tools=tools)
-    assert [a["community_name"] for _, a in tools.calls] == ["望京花园小区", "劲松五区", "百子湾家园"]
+    details = [a["community_name"] for n, a in tools.calls if n == "beike_search_community_detail"]
+    assert details == ["望京花园小区", "劲松五区", "百子湾家园"]
+    # the community without data is looked up on the web instead of being given up
+    assert tools.calls[-1] == ("web_search", {"query": "北京 百子湾家园 二手房 均价 配套 交通"})
     final = new[-1].content
     assert "劲松五区：房价 72000；配套 超市、学校；交通 步行 8 分钟" in final
-    assert "百子湾家园" in final and "缺失：房价、配套、交通" in final
+    assert "百子湾家园：暂无数据；缺失：房价、配套、交通" in final and "网页搜索补充" in final
 
 
 async def test_c5_lt_01_scattered_parameters_and_a_postponed_city():
