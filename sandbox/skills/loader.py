@@ -19,7 +19,7 @@ from functools import cache
 from pathlib import Path
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from cases.yamlfile import FileProblems, LineIndex, Problem, validation_problems
 from usersim.registry import UnknownNameError, did_you_mean
@@ -39,10 +39,17 @@ class SkillFrontmatter(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*$", description="Skill id; equals the folder name.")
+    name: str = Field(description="Skill id: lowercase letters, digits, '-' or '_'; equals the folder name.")
     description: str = Field(min_length=10, description="One paragraph: when to trigger and what it does (shown to the agent).")
     compatibility: str | None = Field(default=None, description="Tools / environment the skill depends on.")
     metadata: SkillMetadata = Field(description="metadata.version.")
+
+    @field_validator("name")
+    @classmethod
+    def _name_shape(cls, v: str) -> str:
+        if not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", v):
+            raise ValueError(f"skill name '{v}' must use lowercase letters, digits, '-' or '_' (e.g. flight-selection)")
+        return v
 
 
 class Skill(BaseModel):

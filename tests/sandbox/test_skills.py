@@ -116,3 +116,16 @@ def test_system_prompt_carries_date_memory_and_image_captions():
     assert "- 用户有乳糖不耐受\n- 上次推荐了《被讨厌的勇气》" in prompt
     assert "[图片: 日本京都清水寺正殿]" in prompt
     assert "当前日期：2026-04-07（星期二）" in open_sandbox(make_case()).system_prompt()  # the seeds' default
+
+
+def test_parser_explains_bad_names_and_folder_mismatch(tmp_path, monkeypatch):
+    path = _write(tmp_path, "---\nname: Demo Skill\ndescription: 一个用于测试的技能描述文字\nmetadata:\n  version: '1'\n---\n" + GOOD_BODY)
+    with pytest.raises(FileProblems, match=r"SKILL.md:2: name: .*skill name 'Demo Skill' must use lowercase letters"):
+        load_skill_file(path)
+    from sandbox.skills import loader
+
+    monkeypatch.setattr(loader, "SKILLS_DIR", tmp_path)  # treat tmp_path as the shipped skills folder
+    path.write_text("---\nname: other-name\ndescription: 一个用于测试的技能描述文字\nmetadata:\n  version: '1'\n---\n" + GOOD_BODY,
+                    encoding="utf-8")
+    with pytest.raises(FileProblems, match=r"SKILL.md:2: name: name 'other-name' must equal its folder name 'demo-skill'"):
+        load_skill_file(path)
