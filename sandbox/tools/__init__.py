@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date
 from typing import Any, Protocol
 
@@ -34,7 +34,6 @@ class ToolContext:
     today: date
     turn: int = 0
     skills: SkillShelf | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class Args(BaseModel):
