@@ -2,8 +2,9 @@
 
 The seed's representative history is cut into turns (a user message and the replies after it).
 Key turns (those carrying `long_context.key_info`) go where seed 000's position table puts them;
-every other seed turn keeps its order and its relative place in the conversation; the last seed
-turn (the final context before the current message) stays last. Filler turns from the scenario's
+the other seed turns keep their order, and keep their side of each key turn unless the band makes
+that impossible (without a requested position the whole seed order is kept); the last seed turn
+(the final context before the current message) stays last. Filler turns from the scenario's
 filler library fill the gaps, and short pads land the history within -2%/+0% of the target.
 
 Where the key information goes. The seed gives positions as conversation rounds per length
@@ -16,6 +17,7 @@ the token column. A key turn is "in place" when the token offset where it starts
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import random
 from typing import Literal
@@ -121,19 +123,72 @@ def _placements(case: Case, length: str, position: str | None, key_units: dict[i
 _SLACK = 150  # how far before its desired offset a turn may start (about one filler turn)
 
 
-def _desired(sizes: list[int], final: int, room: int, bands: dict[int, tuple[int, int]]) -> list[tuple[float, int, int]]:
-    """(desired start offset, is_key, unit) for every seed turn but the final one, in layout order.
+def _anchors(sizes: list[int], final: int, room: int, bands: dict[int, tuple[int, int]]) -> list[tuple[int, float]]:
+    """(unit, desired start) of the key turns, in layout order.
 
-    Non-key turns keep their relative place in the seed (so also their order); key turns start
-    15% into their band and several keys in one band follow each other in seed order, leaving the
-    rest of the band as room for the turns that must come before them."""
-    desired = [(u / max(final, 1) * room, 0, u) for u in range(final) if u not in bands]
+    The keys of one band form a block in seed order, with the seed turns between them when the
+    whole block fits the band. The block aims where its first key would fall if the filler were
+    spread evenly over the seed history, clamped so that it starts at least 15% into the band (or at
+    the very start when the band opens the conversation) and
+    its last key starts at least 10% before the band's end (slack for filler granularity)."""
+    total = sum(sizes[:final]) or 1
     by_band: dict[tuple[int, int], list[int]] = {}
     for u in sorted(bands):
         by_band.setdefault(bands[u], []).append(u)
-    for (lo, hi), us in by_band.items():
-        desired += [(lo + (hi - lo) * (0.15 + 0.5 * j / len(us)), 1, u) for j, u in enumerate(us)]
-    return sorted(desired)
+    out: list[tuple[int, float]] = []
+    for (lo, hi), us in sorted(by_band.items()):
+        span = hi - lo
+        between = [sum(sizes[v] for v in range(a + 1, b) if v not in bands) for a, b in itertools.pairwise(us)]
+        steps = [sizes[a] + gap for a, gap in zip(us, between)]  # first key start -> next key start
+        if lo + 0.05 * span + sum(steps) > hi - 0.1 * span:  # seed turns between keys do not fit
+            steps = [sizes[a] for a in us[:-1]]
+        natural = sum(sizes[:us[0]]) / total * room
+        floor = lo + 0.15 * span if lo else 0.0  # a band that opens the conversation needs no slack before
+        first = min(max(natural, floor), max(float(lo), hi - 0.1 * span - sum(steps)))
+        out.append((us[0], first))
+        for u, step in zip(us[1:], steps):
+            out.append((u, out[-1][1] + step))
+    return out
+
+
+def _plan(sizes: list[int], final: int, room: int, bands: dict[int, tuple[int, int]]) -> list[tuple[float, int, int]]:
+    """(desired start offset, is_key, unit) for every seed turn but the final one, in layout order.
+
+    The seed's order is kept wherever the bands allow. Non-key turns first stay on their side of
+    every key turn; where the turns between two anchors (or before the first, after the last) do
+    not fit the gap, the overflow moves past the next key (forward pass) and, at the end, back
+    before the previous ones (backward pass); non-key turns never change order among themselves.
+    Within a gap the turns are spread evenly, the first right after the anchor, so the
+    conversation still opens with the seed's first turn."""
+    anchors = _anchors(sizes, final, room, bands)
+    keys = [u for u, _ in anchors]
+    # gaps[j] = (start, stop) of the room before anchor j; the last gap runs to the end
+    starts = [0.0] + [want + sizes[u] for u, want in anchors]
+    stops = [want for _, want in anchors] + [float(room)]
+    segments: list[list[int]] = [[] for _ in starts]
+    for u in range(final):
+        if u not in bands:
+            segments[sum(1 for k in keys if k < u)].append(u)
+
+    def over(j: int) -> bool:
+        return sum(sizes[u] for u in segments[j]) > max(0.0, stops[j] - starts[j])
+
+    for j in range(len(segments) - 1):
+        while over(j) and segments[j]:
+            segments[j + 1].insert(0, segments[j].pop())
+    for j in range(len(segments) - 1, 0, -1):
+        while over(j) and segments[j]:
+            segments[j - 1].append(segments[j].pop(0))
+    plan: list[tuple[float, int, int]] = []
+    for j, seg in enumerate(segments):
+        free = max(0.0, stops[j] - starts[j] - sum(sizes[u] for u in seg))
+        prefix = 0
+        for i, u in enumerate(seg):
+            plan.append((starts[j] + prefix + free * i / len(seg), 0, u))
+            prefix += sizes[u]
+        if j < len(anchors):
+            plan.append((anchors[j][1], 1, anchors[j][0]))
+    return plan
 
 
 def _layout(case_id: str, length: str, sizes: list[int], bands: dict[int, tuple[int, int]],
@@ -141,7 +196,7 @@ def _layout(case_id: str, length: str, sizes: list[int], bands: dict[int, tuple[
     """Seed turns (unit indexes) and filler turns in order, landing within [lower, target] tokens."""
     final = len(sizes) - 1
     room = target - sizes[final]
-    desired = _desired(sizes, final, room, bands)
+    desired = _plan(sizes, final, room, bands)
     layout: list[int | FillerTurn] = []
     cur = 0
     suffix = sum(sizes[u] for _, _, u in desired)

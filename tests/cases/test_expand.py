@@ -68,6 +68,16 @@ def test_expansion_meets_the_seed_rules(cid, length, position):
     assert exp.case.input.history == exp.messages and exp.case.id == case.id
 
 
+@pytest.mark.parametrize("cid,length", [(cid, length) for cid in sorted(C5) for length in LENGTH_TOKENS])
+def test_seed_placement_keeps_the_whole_seed_order(cid, length):
+    # without a requested position every seed turn, key or not, stays in the seed's order
+    case = C5[cid]
+    exp = expand_case(case, length, None)
+    seed_msgs = [m.content for i, m in enumerate(exp.messages) if i not in set(exp.filler_turns)]
+    assert seed_msgs == [m.content for m in case.input.history]
+    assert exp.messages[0].content == case.input.history[0].content  # the seed's opener opens
+
+
 def test_same_seed_same_history_other_seed_other_filler():
     case = C5["C5-MI-01"]
     a, b = expand_case(case, "16k", "middle", seed=1), expand_case(case, "16k", "middle", seed=1)
