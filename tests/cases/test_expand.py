@@ -196,3 +196,19 @@ def test_32k_filler_uses_the_whole_pool_before_repeating(cid):
     # the seeded stream cycles through the pool; only the exact landing may reuse a turn early
     assert max(counts.values()) <= rounds + 1
     assert min(counts.values()) >= rounds - 2
+
+
+def test_usersim_expand_contract():
+    """`usersim expand CASE_ID --length --position --json` as the acceptance checks call it."""
+    from usersim.cli import main
+
+    res = CliRunner().invoke(main, ["expand", "C5-EI-03", "--length", "16k", "--position", "end", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.output)
+    assert out["target_tokens"] == 16384 and 16384 * 0.98 <= out["tokens"] <= 16384
+    assert isinstance(out["tokens"], int) and out["tokens"] == tok.count_tokens([Message(**m) for m in out["messages"]])
+    (key,) = out["key_turns"]
+    assert out["messages"][key]["content"].startswith("我在上海")
+    assert out["key_offsets"][0] >= key_band("16k", "end")[0]
+    bad = CliRunner().invoke(main, ["expand", "C5-EI-3", "--length", "4k"])
+    assert bad.exit_code == 1 and "Unknown case 'C5-EI-3'. Did you mean 'C5-EI-03'?" in bad.output
