@@ -243,19 +243,19 @@ async def run_decay(
     The seed asks for at least 3 repeats per turn count: sampling noise hides the real decay."""
     from pathlib import Path
 
+    from adapters.base import load_agent
+
+    described = load_agent(agent).describe()  # fails fast on a bad SPEC, before any conversation runs
     cases = build_decay_cases(list(tests or DECAY_TESTS), list(turns or DEFAULT_TURNS), seed)
     if runner is None:
         from graphs.runner import run_cases as runner
     records = await runner(
         cases, agent=agent, out_dir=out_dir, repeats=repeats, seed=seed, concurrency=concurrency, resume=resume
     )
+    # the configuration recorded with the runs is authoritative; describe() covers runs that recorded none
     summary = summarize_decay(records, agent=agent)
     if not summary.system:
-        from adapters.base import load_agent
-
-        summary = summary.model_copy(update={"system": load_agent(agent).describe()})
-        for curve in summary.curves.values():
-            curve.system = summary.system
+        summary = summarize_decay(records, agent=agent, system=described)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "decay.json").write_text(summary.model_dump_json(indent=2), encoding="utf-8")

@@ -131,6 +131,11 @@ def test_cli_decay(tmp_path, monkeypatch):
     assert "half_life=3" in res.output and (tmp_path / "decay.json").is_file()
     bad = CliRunner().invoke(decay, ["--agent", "reference", "--tests", "memroy", "--out", str(tmp_path)])
     assert bad.exit_code == 2 and "Did you mean 'memory'?" in bad.output
+    called = []
+    monkeypatch.setattr(graphs.runner, "run_cases", lambda *a, **k: called.append(1))
+    nope = CliRunner().invoke(decay, ["--agent", "refrence", "--turns", "3", "--out", str(tmp_path / "x")])
+    assert nope.exit_code == 1 and "Unknown agent 'refrence'. Did you mean 'reference'?" in nope.output
+    assert called == []  # a bad SPEC fails before any conversation runs
 
 
 def test_decay_through_the_real_graph_with_the_reference_agent(tmp_path):
