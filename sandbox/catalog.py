@@ -105,7 +105,7 @@ def _names(catalog: str, item: dict[str, Any]) -> list[str]:
         return [item["flight_no"]]
     if catalog == "communities":
         return [item["community_name"]]
-    return [item["name"], *item.get("aliases", [])]
+    return [item["name"], item["id"], *item.get("aliases", [])]
 
 
 @cache

@@ -182,6 +182,7 @@ def test_lookup_items_finds_named_catalog_items_longest_first():
     text = "推荐 iPhone 16 Pro Max；预算有限选 iPhone16。笔记本看 MacBook Air M3 或 ThinkPad X13。"
     assert [i["id"] for i in lookup_items("products", text)] == ["p_phn_002", "p_phn_001", "p_lap_001", "p_lap_004"]
     assert [i["flight_no"] for i in lookup_items("flights", "选 9C8571 还是 TG 614？不是 MU5310")] == ["9C8571", "TG614"]
+    assert [i["name"] for i in lookup_items("products", "推荐 p_pro_005（无乳糖）")] == ["Orgain 有机植物蛋白粉"]
     tower = lookup_items("hotels", "住京都塔酒店")[0]
     assert tower["base_price"] == 580 and tower["price"] == 580  # price: cheapest room, ordinary night
     assert lookup_items("hotels", "京都站前东横INN")[0]["price"] == 290  # its single room (factor 0.8)
