@@ -62,6 +62,7 @@ def expected_recall(n_turns: int) -> float:
 
 
 def decay_case_id(test: str, n_turns: int, level: str | None = None) -> str:
+    """DECAY-<test>[-<conflict level>]-<turns>, e.g. DECAY-conflict-goal-08."""
     return f"DECAY-{test}{'-' + level if level else ''}-{n_turns:02d}"
 
 
@@ -78,6 +79,26 @@ def _fillers(test: str, n: int, seed: int, count: int) -> list[str]:
     return [pool[i % len(pool)] for i in range(count)]
 
 
+def _probe(name: str, level: str, n_turns: int) -> tuple[str, list[str], str, dict[str, Any], str, str]:
+    """(first message, scripted turns right after it, last question, check, title, category name):
+    the seed's test_memory / test_reference / test_switch / test_conflict texts."""
+    if name == "memory":
+        f = _MEMORY_FACTS
+        check = {"memory_recall": {"facts": [{"expected": v} for v in f.values()], "threshold": expected_recall(n_turns)}}
+        return (f"我叫{f['name']}，在{f['location']}工作，做{f['job']}的。", [], "你叫什么名字？在哪里工作？做什么的？",
+                check, "信息记忆（注入→干扰→回忆）", "信息记忆")
+    if name == "reference":
+        # The seed also accepts 数据/分析, but the question itself says 分析: only 销售 shows the
+        # pronoun was resolved to the sales data.
+        return ("我有一份销售数据，包含 2024 年全年的销售额。", [], "能分析一下它吗？", {"keywords": {"any": ["销售"]}},
+                "指代消解（第 n 轮用代词指代第 1 轮的实体）", "指代消解")
+    if name == "switch":
+        return ("帮我计算 25*4 等于多少。", ["给我写一首关于春天的诗。"], "刚才计算的结果是多少？",
+                {"keywords": {"any": ["100"]}}, "话题切换（切到别的话题后第 n 轮切回）", "话题切换")
+    probe, ask, check = _CONFLICTS[level]
+    return probe, [], ask, check, f"冲突处理·{level}（第 n 轮改指令）", "冲突处理"
+
+
 def build_decay_case(test: str, n_turns: int, seed: int = 0) -> Case:
     """The seed-003 test `test` (memory / reference / switch / conflict[:level]) as a static
     scripted case of `n_turns` user turns. Plain `conflict` picks level CONFLICT_LEVELS[seed % 4]."""
@@ -90,28 +111,11 @@ def build_decay_case(test: str, n_turns: int, seed: int = 0) -> Case:
         if level not in CONFLICT_LEVELS:
             raise UnknownNameError(f"Unknown conflict level '{level}'.{did_you_mean(level, set(CONFLICT_LEVELS))} "
                                    f"Available: {', '.join(CONFLICT_LEVELS)}")
-    if n_turns < 3 or (name == "switch" and n_turns < 3):
+    elif level:
+        raise ValueError(f"only conflict has levels ('conflict:goal'); got '{test}'")
+    if n_turns < 3:
         raise ValueError(f"n_turns must be at least 3 (probe, small talk, check), got {n_turns}")
-    first_extra: list[str] = []
-    if name == "memory":
-        f = _MEMORY_FACTS
-        probe, ask = f"我叫{f['name']}，在{f['location']}工作，做{f['job']}的。", "你叫什么名字？在哪里工作？做什么的？"
-        check = {"memory_recall": {"facts": [{"expected": v} for v in f.values()], "threshold": expected_recall(n_turns)}}
-        title, cat_name = "信息记忆（注入→干扰→回忆）", "信息记忆"
-    elif name == "reference":
-        # The seed also accepts 数据/分析, but the question itself says 分析: only 销售 shows the
-        # pronoun was resolved to the sales data.
-        probe, ask = "我有一份销售数据，包含 2024 年全年的销售额。", "能分析一下它吗？"
-        check = {"keywords": {"any": ["销售"]}}
-        title, cat_name = "指代消解（第 n 轮用代词指代第 1 轮的实体）", "指代消解"
-    elif name == "switch":
-        probe, ask = "帮我计算 25*4 等于多少。", "刚才计算的结果是多少？"
-        first_extra = ["给我写一首关于春天的诗。"]
-        check = {"keywords": {"any": ["100"]}}
-        title, cat_name = "话题切换（切到别的话题后第 n 轮切回）", "话题切换"
-    else:
-        probe, ask, check = _CONFLICTS[level]
-        title, cat_name = f"冲突处理·{level}（第 n 轮改指令）", "冲突处理"
+    probe, first_extra, ask, check, title, cat_name = _probe(name, level, n_turns)
     middle = first_extra + _fillers(name, n_turns, seed, n_turns - 2 - len(first_extra))
     script = middle + [ask]
     return Case.model_validate({

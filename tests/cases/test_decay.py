@@ -65,6 +65,8 @@ def test_bad_names_suggest_fixes():
         build_decay_case("memroy", 5)
     with pytest.raises(UnknownNameError, match="Unknown conflict level 'gaol'. Did you mean 'goal'?"):
         build_decay_case("conflict:gaol", 5)
+    with pytest.raises(ValueError, match="only conflict has levels"):
+        build_decay_case("memory:goal", 5)
     with pytest.raises(ValueError, match="at least 3"):
         build_decay_case("memory", 2)
 
