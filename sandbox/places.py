@@ -73,11 +73,21 @@ def resolve_place(text: Any) -> PlaceRef | None:
     index = _index()
     candidates = [text, re.split(r"[,，/]", text)[0]]
     for cand in list(candidates):
-        candidates.append(re.sub(r"(市|都|府|city)$", "", cand.strip(), flags=re.IGNORECASE))
+        candidates.append(re.sub(r"(市|都|府|city|国际机场|机场)$", "", cand.strip(), flags=re.IGNORECASE))
     for cand in candidates:
         ref = index.get(_key(cand))
         if ref is not None:
             return ref
+    return _city_prefixed(_key(text), index)
+
+
+def _city_prefixed(key: str, index: dict[str, PlaceRef]) -> PlaceRef | None:
+    """'京都清水寺' / '北京故宫': a city name followed by a sight of that city is the sight."""
+    for alias, ref in index.items():
+        if ref.kind == "city" and len(alias) >= 2 and key.startswith(alias) and len(key) > len(alias):
+            rest = index.get(key[len(alias):])
+            if rest is not None and rest.kind != "city" and rest.city == ref.city:
+                return rest
     return None
 
 

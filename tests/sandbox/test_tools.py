@@ -19,6 +19,7 @@ from tests.sandbox.conftest import call, make_case, result_json
     ("京都", "京都"), ("Kyoto", "京都"), ("Kyoto, Japan", "京都"),
     ("大阪", "大阪"), ("Osaka", "大阪"), ("关西", "大阪"), ("KIX", "大阪"), ("kix", "大阪"),
     ("曼谷", "曼谷"), ("BKK", "曼谷"), ("DMK", "曼谷"), ("新加坡", "新加坡"), ("Changi", "新加坡"),
+    ("上海浦东机场", "上海"), ("北京故宫", "故宫"), ("京都清水寺", "清水寺"), ("东京清水寺", None),
     ("故宫", "故宫"), ("Forbidden City", "故宫"), ("伏见稻荷", "伏见稻荷大社"), ("Fushimi Inari", "伏见稻荷大社"),
 ])
 def test_normalize_place(text, canon):
