@@ -25,7 +25,7 @@ from typing import Any
 
 from adapters.base import AgentError, AgentInput, AgentReply
 from adapters.reference.context import ContextConfig, View, build_view, view_slots
-from adapters.reference.info import Housing, Products, Recall, Search, Trains, Zhihu
+from adapters.reference.info import Housing, Products, Recall, Reference, Search, Trains, Zhihu
 from adapters.reference.intents import asked_slots, clause_for, detect
 from adapters.reference.itinerary import Itinerary
 from adapters.reference.lexicon import COUNTRY_DEFAULT_CITY, find_sights
@@ -40,7 +40,7 @@ FLAWS = ("forget-constraints", "no-clarify", "give-up-on-error", "ignore-history
 MAX_CALLS_PER_TURN = 12
 HANDLERS = {"trip": Trip, "flights": Flights, "hotels": Hotels, "weather": Weather, "restaurants": Restaurants,
             "trains": Trains, "itinerary": Itinerary, "products": Products, "housing": Housing, "zhihu": Zhihu,
-            "visa": lambda: Search("visa"), "search": Search, "recall": Recall}
+            "visa": lambda: Search("visa"), "search": Search, "recall": Recall, "reference": Reference}
 INTRO = {"trip": "规划这趟行程", "flights": "帮您查机票", "hotels": "帮您查酒店", "products": "给您推荐合适的商品",
          "itinerary": "安排行程", "trains": "帮您查车票"}
 
@@ -104,6 +104,8 @@ class ReferenceAgent:
             intents = list(dict.fromkeys(intents))
         elif not intents and len(find_sights(text)) >= 2:
             intents = ["itinerary"]  # "景点去清水寺、金阁寺、岚山": arrange these sights
+        if not intents and re.search(r"它|那个|这个|那家|那款|那件", text) and not view.images:
+            intents = ["reference"]  # "帮我把它订了吧": resolve the pointer or ask, never guess
         intents = intents or self._topic(view) or (["search"] if text.strip() else [])
         if "trip" in intents and re.search(r"行程|日程|排一下|排个", text) and not re.search(
             r"机票|航班|酒店|住宿|出发|方案|旅行|旅游", text

@@ -20,6 +20,7 @@ from cases.messages import Message
 
 DEFAULT_TODAY = date(2026, 4, 7)  # the seeds' "当前日期" when a case states none
 SUMMARY_KEEP_TURNS = 4
+_IDENTITY = re.compile(r"我叫|在.{2,4}(?:工作|上班)|(?:做|是一名|是个|当).{2,8}(?:工程师|经理|老师|医生|设计师|程序员|学生)")
 SUMMARY_MAX_SENTENCES = 8
 _FACT_CUE = re.compile(
     r"\d|过敏|不吃|不要|预算|出发|去|人|天|kg|公斤|喜欢|偏好|品牌|用途|住|不耐受|以内|之内|左右|机票|酒店|买"
@@ -152,6 +153,9 @@ def build_view(messages: list[Message], cfg: ContextConfig) -> View:
     profile = None
     if cfg.profile:
         profile = profile_of(slots_from(turns, today, memory=memory))
+        # who the user is (name, city, job) is kept in the profile too, like a memory entry
+        memory = memory + [s for t in turns[:-1] if t and t[0].role == "user"
+                           for s in re.split(r"[，,。！!]", t[0].content) if _IDENTITY.search(s)]
     kept, summary = turns, []
     if cfg.window is not None:
         kept = turns[-cfg.window:] if cfg.window > 0 else turns[-1:]

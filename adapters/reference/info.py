@@ -330,14 +330,59 @@ class Search(Handler):
 
 
 class Recall(Handler):
-    """Questions about what was said or recommended before, answered from memory."""
+    """Questions about what the user said or what was recommended before, answered from what is
+    visible (conversation and memory) — never invented: what scrolled out of view is admitted."""
 
     name = "recall"
+    FACTS = {
+        "name": (r"名字|叫什么", r"我叫\s*([\u4e00-\u9fa5A-Za-z]{2,4}?)(?:[，,。！!\s]|$)", "你叫{}"),
+        "place": (r"在哪.{0,3}(?:工作|上班)|哪里工作|在哪", r"在\s*([\u4e00-\u9fa5]{2,4}?)\s*(?:工作|上班)", "在{}工作"),
+        "job": (r"做什么|职业|干什么|什么工作",
+                r"(?:做|是一名|是个|是一个|当)\s*([\u4e00-\u9fa5A-Za-z]{2,8}?(?:工程师|经理|老师|医生|设计师|程序员|学生|产品|运营|测试))",
+                "是{}"),
+    }
 
     def answer(self, ctx: Ctx, done: list[Done]) -> str:
         titles = [t for line in ctx.memory for t in re.findall(r"《[^》]+》", line)]
-        if titles:
+        if titles and re.search(r"推荐|书|叫什么来着", ctx.text):
             return f"上次推荐的是{titles[-1]}。"
+        sources = ctx.memory + ctx.user_messages[:-1]
+        said, forgot = [], []
+        for key, (asked, pattern, template) in self.FACTS.items():
+            if not re.search(asked, ctx.text):
+                continue
+            value = next((m.group(1) for text in reversed(sources)
+                          if (m := re.search(pattern, text)) and not re.search(r"哪|什么", m.group(1))), None)
+            (said if value else forgot).append(template.format(value) if value else key)
+        if said or forgot:
+            reply = ("记得：" + "，".join(said) + "。") if said else ""
+            if forgot:
+                reply += "抱歉，其余的我这边已经看不到了，能再告诉我一下吗？"
+            return reply
+        topic = re.sub(r"你还记得|还记得|记不记得|我(刚才|之前|前面)说的|吗|？|\?", "", ctx.text).strip("，, ")
+        hits = [t for t in reversed(sources) if topic and any(w in t for w in re.findall(r"[\u4e00-\u9fa5]{2}", topic))]
+        if hits:
+            return f"记得，你之前说过：「{hits[0][:80]}」"
         if ctx.memory:
             return f"我记得的是：{ctx.memory[-1]}"
         return "抱歉，我这边没有找到之前的记录，能再提示一下吗？"
+
+
+class Reference(Handler):
+    """A message pointing at something ("它", "那个") with no intent of its own: resolve it from what the
+    user mentioned before, or ask what it refers to instead of guessing."""
+
+    name = "reference"
+
+    def antecedent(self, ctx: Ctx) -> str | None:
+        for text in reversed(ctx.user_messages[:-1]):
+            m = re.search(r"我(?:有|买了|在看|做了|写了|准备了)(?:一份|一个|一台|一套|一张)?\s*([^，。,！!？?]{2,20})", text)
+            if m:
+                return m.group(1)
+        return None
+
+    def answer(self, ctx: Ctx, done: list[Done]) -> str:
+        thing = self.antecedent(ctx)
+        if thing:
+            return f"好的，你说的是{thing}吧。可以把具体内容发给我，或者告诉我想看哪方面，我来帮你处理{thing}。"
+        return "你说的「它」具体指什么？是要订机票、酒店，还是别的东西？告诉我具体是哪个，我马上帮你办。"

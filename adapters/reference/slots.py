@@ -108,8 +108,8 @@ def profile_of(slots: Slots) -> Slots:
     return Slots(**{name: getattr(slots, name) for name in PROFILE_FIELDS})
 
 
-_DEST_BEFORE = r"(?:去|到|飞|飞往|前往|抵达|玩|是)\s*$"
-_DEST_AFTER = r"^\s*(?:的?(?:机票|航班|酒店|住宿|旅行|旅游|行程|攻略|之旅)|玩|旅行|旅游|\d+\s*天)"
+_DEST_BEFORE = r"(?:去|到|飞|飞往|前往|抵达|玩|是|就|选|定)\s*$"
+_DEST_AFTER = r"^\s*(?:的?(?:机票|航班|酒店|住宿|旅行|旅游|行程|攻略|之旅)|玩|旅行|旅游|吧|\d+\s*天)"
 _AMOUNT = rf"({NUM})\s*(万|千|k|K|w|W)?\s*(?:元|块|人民币)?"
 
 
@@ -166,6 +166,8 @@ def _places(text: str, slots: Slots, asked: set[str]) -> None:
             slots.origin = city
         elif re.search(_DEST_BEFORE, before) or re.match(_DEST_AFTER, after):
             dests.append(city)
+        elif slots.destinations and city not in slots.destinations and "destination" not in asked:
+            continue  # "清迈的大象园怎么选？" asks about a place; it does not change the chosen destination
         elif "origin" in asked and not slots.origin and (
             "destination" not in asked or any(re.search(_DEST_BEFORE, text[max(0, p - 4):p]) for p, _e, _c in spans[i + 1:])
         ):

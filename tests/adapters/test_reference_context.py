@@ -109,3 +109,24 @@ def test_unknown_reference_option_suggests_the_right_one():
         load_agent("reference:flaw=no-clarfy")
     with pytest.raises(AgentError, match="Did you mean 'window-N'"):
         load_agent("reference:windw-N")
+
+
+IDENTITY = ("我叫张三，在北京工作，做测试工程师的。下个月想去大阪玩。", "你好张三！")
+RECALL = "对了，你还记得我叫什么名字吗？在哪里工作？做什么的？"
+
+
+async def test_recall_of_who_the_user_is_decays_with_the_window_unless_profiled():
+    new, tools = await answer("reference", IDENTITY, *FILLER, RECALL)
+    assert tools.calls == [] and new[-1].content == "记得：你叫张三，在北京工作，是测试工程师。"
+    forgot, _ = await answer("reference:window-3", IDENTITY, *FILLER, RECALL)
+    assert "张三" not in forgot[-1].content and "看不到了" in forgot[-1].content  # admits it, never invents
+    kept, _ = await answer("reference:window-3,profile", IDENTITY, *FILLER, RECALL)
+    assert kept[-1].content == "记得：你叫张三，在北京工作，是测试工程师。"
+
+
+async def test_unresolvable_pointer_is_asked_about_and_a_resolvable_one_is_resolved():
+    new, tools = await answer("reference", ("最近工作太累了，想出去放松一下。", "辛苦了！想去哪里？"), "帮我把它订了吧。")
+    assert tools.calls == [] and "具体指什么" in new[-1].content
+    new, _ = await answer("reference", ("我有一份销售数据，包含 2024 年全年的销售额。", "好的。"),
+                          ("计算 2+3 等于几？", "等于 5。"), "能分析一下它吗？")
+    assert "销售数据" in new[-1].content
