@@ -52,7 +52,8 @@ def map_graph() -> nx.Graph:
     data = place_data()
     g = nx.Graph()
     for p in data["places"]:
-        g.add_node(p["name"], lat=p["lat"], lon=p["lon"], city=p["city"], zone=p.get("zone", p["city"]), kind="place")
+        g.add_node(p["name"], lat=p["lat"], lon=p["lon"], city=p["city"], zone=p.get("zone", p["city"]), kind="place",
+                   transit_label=p.get("transit_label"))
     for a in data["airports"]:
         g.add_node(a["code"], lat=a["lat"], lon=a["lon"], city=a["city"], zone=f"airport:{a['code']}", kind="airport")
     zones: dict[str, list[str]] = {}
@@ -90,7 +91,10 @@ def _km(g: nx.Graph, a: str, b: str) -> float:
 def _link_zone(g: nx.Graph, members: list[str]) -> None:
     if len(members) < 2:
         return
-    city = city_info(g.nodes[members[0]]["city"])
+    city = dict(city_info(g.nodes[members[0]]["city"]))
+    override = next((g.nodes[m].get("transit_label") for m in members if g.nodes[m].get("transit_label")), None)
+    if override:  # e.g. the Fuji area is served by buses, not Tokyo's metro
+        city["transit_label"] = override
     full = nx.Graph()
     for a, b in combinations(members, 2):
         full.add_edge(a, b, km=_km(g, a, b))
