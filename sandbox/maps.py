@@ -64,6 +64,12 @@ def map_graph() -> nx.Graph:
     # Hotels and restaurants hang off their nearest sights; they never shortcut between two cities.
     for kind, items in (("hotel", catalog.hotels()), ("restaurant", catalog.restaurants())):
         for item in items:
+            if "transfer" in item:  # island resorts: reached only by their own transfer (水上飞机, 快艇)
+                t = item["transfer"]
+                g.add_node(item["name"], lat=item["lat"], lon=item["lon"], city=item["city"], zone=item["name"], kind=kind)
+                g.add_edge(item["name"], t["from"], km=round(_km(g, item["name"], t["from"]), 1), link=True,
+                           TRANSIT=t["minutes"], TRANSIT_label=t["label"])
+                continue
             anchors = [n for n, a in g.nodes(data=True) if a["kind"] == "place" and a["city"] == item["city"]]
             if not anchors:
                 continue
