@@ -218,3 +218,21 @@ async def test_http_agent_timeout(http_server):
 def test_unknown_scheme_suggests():
     with pytest.raises(Exception, match="Unknown agent 'refrence'. Did you mean 'reference'"):
         load_agent("refrence")
+
+
+@pytest.mark.parametrize(
+    ("script", "expect"),
+    [
+        ([error(404, "The model 'gpt-x' does not exist")], r"HTTP 404: The model 'gpt-x' does not exist"),
+        ([error(500, "boom")] * 2, r"HTTP 500: boom \(gave up after 2 attempts\)"),
+        ([error(429, "slow down", retry_after=0)] * 2, r"HTTP 429: slow down \(gave up after 2 attempts\)"),
+        ([{"content": "late", "delay": 1.5}] * 2, r"request timed out after 0.3s"),
+        ([tool_call("web_search", "not json at all")], r"Malformed tool call 'web_search'"),
+    ],
+)
+async def test_openai_agent_endpoint_failures_end_in_agent_error(openai_stub, monkeypatch, script, expect):
+    monkeypatch.setenv("USERSIM_LLM_MAX_ATTEMPTS", "2")
+    openai_stub.script(*script)
+    with pytest.raises(AgentError, match=expect) as info:
+        await load_agent("openai:gpt-x?timeout=0.3").respond(_input([SYSTEM, TURN1]))
+    assert "openai:gpt-x" in str(info.value) and openai_stub.base_url in str(info.value)
