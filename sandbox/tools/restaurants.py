@@ -69,7 +69,8 @@ def search_restaurants(args: RestaurantArgs, ctx: ToolContext) -> dict[str, Any]
             scored = [(relevance(words, " ".join([r["name"], r["cuisine"], r["district"], *r["tags"], r["review_summary"]])), r)
                       for r in items]
             best = max((s for s, _ in scored), default=0)
-            items = [r for s, r in sorted(scored, key=lambda t: -t[0]) if best and s >= best * 0.5]
+            # A generic query (美食, 好吃的) matches nothing specific: it then ranks nothing out.
+            items = [r for s, r in sorted(scored, key=lambda t: (-t[0], -t[1]["rating"])) if s >= best * 0.5]
     out = [{k: v for k, v in r.items() if k not in ("lat", "lon", "aliases")} for r in items]
     result: dict[str, Any] = {"city": city, "count": len(out), "restaurants": out}
     if not out:

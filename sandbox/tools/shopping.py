@@ -90,7 +90,9 @@ def taobao_search_products(args: ProductSearchArgs, ctx: ToolContext) -> dict[st
 
     scored = [(relevance(args.query, text(p)), p) for p in items]
     best = max((s for s, _ in scored), default=0.0)
-    hits = [(s, p) for s, p in scored if s > 0 and s >= best * 0.5]
+    filtered = any(v is not None for v in (args.category, args.brand, args.max_price, args.min_price, args.max_weight_kg))
+    # With explicit filters, a query that matches nothing specific ("推荐", "好用的") does not empty the list.
+    hits = [(s, p) for s, p in scored if (s > 0 or (filtered and best == 0)) and s >= best * 0.5]
     key = {"relevance": lambda t: (-t[0], -t[1]["sales"]), "price_asc": lambda t: t[1]["price"],
            "price_desc": lambda t: -t[1]["price"], "sales": lambda t: -t[1]["sales"],
            "rating": lambda t: -t[1]["rating"]}[sort]

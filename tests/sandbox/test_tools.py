@@ -220,3 +220,13 @@ def test_housing_and_restaurant_argument_errors(sandbox):
     assert elsewhere == {"total": 0, "listings": [], "message": "暂无上海的房源数据"}
     near = call(sandbox, "search_restaurants", {"city": "北京", "near": "火星基地"})
     assert near.is_error and "unknown place '火星基地' in argument 'near'" in near.result
+
+
+def test_generic_queries_do_not_empty_filtered_results(sandbox):
+    kyoto = result_json(call(sandbox, "search_restaurants", {"city": "京都", "query": "美食", "exclude": ["海鲜"]}))["restaurants"]
+    assert len(kyoto) >= 4 and all(r["cuisine"] != "海鲜" and "海鲜" not in r["tags"] for r in kyoto)  # C5-EI-01
+    assert [r["rating"] for r in kyoto] == sorted((r["rating"] for r in kyoto), reverse=True)
+    cheap_anc = result_json(call(sandbox, "taobao_search_products", {"query": "推荐", "category": "耳机", "max_price": 500}))
+    assert cheap_anc["products"] and all(p["price"] <= 500 for p in cheap_anc["products"])
+    nothing = result_json(call(sandbox, "taobao_search_products", {"query": "推荐一下"}))
+    assert nothing["products"] == [] and "放宽" in nothing["message"]
