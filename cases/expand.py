@@ -115,7 +115,7 @@ def _placements(case: Case, length: str, position: str | None, key_units: dict[i
                 f"{case.id}: long_context.key_info[{facts[0]}] has no position for {length}: set "
                 f"key_info[{facts[0]}].position or long_context.lengths.{length}.position"
             )
-        use_range = grad.turn_range if (grad and not position and not fact.position and grad.position == pos) else None
+        use_range = grad.turn_range if (grad and grad.position == pos and not fact.position) else None
         bands[unit] = key_band(length, pos, use_range)
     return bands
 

@@ -215,3 +215,11 @@ def test_usersim_expand_contract():
     assert out["key_offsets"][0] >= key_band("16k", "end")[0]
     bad = CliRunner().invoke(main, ["expand", "C5-EI-3", "--length", "4k"])
     assert bad.exit_code == 1 and "Unknown case 'C5-EI-3'. Did you mean 'C5-EI-03'?" in bad.output
+
+
+def test_a_custom_turn_range_moves_the_band():
+    case = C5["C5-MI-01"].model_copy(deep=True)
+    case.long_context.lengths["16k"].turn_range = (5, 6)  # rounds 5-6 of 20 instead of the seed's 10-12
+    exp = expand_case(case, "16k", "middle")
+    assert exp.key_bands == [key_band("16k", "middle", (5, 6))] == [(3277, 4915)]
+    assert 3277 <= exp.key_offsets[0] <= 4915
