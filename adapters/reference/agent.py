@@ -25,11 +25,12 @@ from typing import Any
 
 from adapters.base import AgentError, AgentInput, AgentReply
 from adapters.reference.context import ContextConfig, View, build_view, view_slots
-from adapters.reference.info import Housing, Products, Recall, Reference, Search, Trains, Zhihu
+from adapters.reference.info import Housing, Recall, Reference, Search, Trains, Zhihu
 from adapters.reference.intents import asked_slots, clause_for, detect
 from adapters.reference.itinerary import Itinerary
 from adapters.reference.lexicon import COUNTRY_DEFAULT_CITY, find_sights
 from adapters.reference.planner import Call, Ctx, Done, Handler, question_block
+from adapters.reference.shopping import Products
 from adapters.reference.slots import Slots, extract
 from adapters.reference.travel import Flights, Hotels, Restaurants, Weather
 from adapters.reference.trip import Trip
