@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,11 @@ from usersim.registry import UnknownNameError, did_you_mean
 
 PROMPT_FILE = Path(__file__).parent / "system_prompt.md"
 _WEEKDAYS = ["星期一", "星期二", "星期三", "星期四", "星期五", "星期六", "星期日"]
+
+
+@lru_cache(maxsize=1)
+def _prompt_template() -> str:
+    return PROMPT_FILE.read_text(encoding="utf-8")
 
 
 class Sandbox:
@@ -53,7 +59,7 @@ class Sandbox:
         memory = "".join(f"- {m}\n" for m in ctx.memory)
         images = "".join(f"[图片: {img.caption}]\n" for img in ctx.images)
         skills = "".join(f"- {s.name}: {s.description}\n" for s in self.skills)
-        return PROMPT_FILE.read_text(encoding="utf-8").format(
+        return _prompt_template().format(
             current_date=self.today.isoformat(),
             weekday=_WEEKDAYS[self.today.weekday()],
             memory=f"\n## 关于用户的记忆\n{memory}" if memory else "",
@@ -84,7 +90,7 @@ class Sandbox:
             return self._event(turn, name, arguments, f"{msg} Available: {', '.join(self.tool_names)}", True)
         self.calls[name] = call_number if call_number is not None else self.calls[name] + 1
         number = self.calls[name]
-        latency, intercepted = 0.0, False
+        latency = 0.0
         ic = find_intercept(self.case.tool_intercepts, name, arguments, number)
         if ic is not None:
             started = time.monotonic()
@@ -94,7 +100,7 @@ class Sandbox:
                 return self._event(turn, name, arguments, outcome.result, outcome.is_error, number, True, latency)
         ctx = ToolContext(today=self.today, turn=turn, skills=self)
         result, is_error = tool_registry.get(name).invoke(arguments, ctx)
-        return self._event(turn, name, arguments, result, is_error, number, intercepted, latency)
+        return self._event(turn, name, arguments, result, is_error, number, False, latency)
 
     def restore(self, events: list[ToolEvent]) -> None:
         """Continue a conversation replayed up to a checkpoint: per-tool call counts resume after the
