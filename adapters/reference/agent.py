@@ -161,7 +161,8 @@ class ReferenceAgent:
             extract(clause, mine, view.today)  # this intent's own cities and dates win
         return Ctx(slots=mine, today=view.today, text=clause, memory=view.memory,
                    user_messages=view.visible_user_messages(), tools=tools, flaws=set(self.flaws), images=view.images,
-                   skills=view.skills, loaded_skills=view.loaded_skills(), assistant_texts=view.assistant_texts())
+                   skills=view.skills, loaded_skills=view.loaded_skills(), assistant_texts=view.assistant_texts(),
+                   asked_before=set(view.times_asked()))
 
     def _fill_defaults(self, missing: list[str], ctx: Ctx, prev_asked: set[str]) -> list[str]:
         """Assume what the user could not or would not say; return what must still be asked."""

@@ -68,6 +68,7 @@ class Ctx:
     skills: list[str] = field(default_factory=list)  # skills the sandbox lists
     loaded_skills: set[str] = field(default_factory=set)  # skills loaded earlier in the conversation
     assistant_texts: list[str] = field(default_factory=list)  # visible assistant replies, oldest first
+    asked_before: set[str] = field(default_factory=set)  # slots our earlier replies asked about
     notes: list[str] = field(default_factory=list)  # assumptions made (said in the answer)
 
     def has(self, tool: str) -> bool:

@@ -163,7 +163,8 @@ def search_lines(data: Any, limit: int = 3) -> list[str]:
     for item in items_of(data)[:limit]:
         title = pick(item, "title", "name", "question") or "结果"
         snippet = pick(item, "snippet", "summary", "content", "excerpt") or ""
-        lines.append(f"{title}：{str(snippet)[:80]}".rstrip("："))
+        # a result title is not our question: keep its "？" from reading as one
+        lines.append(f"{title}：{str(snippet)[:80]}".rstrip("：").replace("？", "—").replace("?", "—"))
     if not lines and isinstance(data, dict):
         text = pick(data, "answer", "summary", "content", "message")
         if text:

@@ -43,8 +43,11 @@ class Trip(Handler):
             return []
         need = [k for k, v in (("origin", s.origin), ("destination", s.destination), ("dates", s.start),
                                ("duration", s.duration or s.nights or s.end)) if not v]
-        # Party size and budget are asked along when asking anyway; otherwise 1 person, no budget cap.
-        return need + [k for k, v in (("party", s.party), ("budget", s.budget)) if need and not v]
+        # Party size and budget are asked along when asking anyway (and stay asked until answered or
+        # assumed out loud); a request that is complete otherwise gets 1 person and no budget cap.
+        extra = [k for k, v in (("party", s.party), ("budget", s.budget))
+                 if not v and (need or k in ctx.asked_before)]
+        return need + extra
 
     def partial_calls(self, ctx: Ctx) -> list[Call]:
         return self.flights.partial_calls(ctx) + self.itinerary.partial_calls(ctx)
