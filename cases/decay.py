@@ -43,6 +43,7 @@ FILLER_TOPICS = [
 _NO_ARITHMETIC = {"switch", "conflict"}
 
 _MEMORY_FACTS = {"name": "张三", "location": "北京", "job": "测试工程师"}
+RECALL_QUESTION = "你还记得我叫什么名字吗？在哪里工作？做什么的？"
 # Seed 003's expected recall by conversation length (1-3: ≥90%, 4-6: ≥70%, 7-10: ≥50%, >10: ≥30%).
 _EXPECTED_RECALL = [(3, 0.9), (6, 0.7), (10, 0.5)]
 
@@ -85,7 +86,9 @@ def _probe(name: str, level: str, n_turns: int) -> tuple[str, list[str], str, di
     if name == "memory":
         f = _MEMORY_FACTS
         check = {"memory_recall": {"facts": [{"expected": v} for v in f.values()], "threshold": expected_recall(n_turns)}}
-        return (f"我叫{f['name']}，在{f['location']}工作，做{f['job']}的。", [], "你叫什么名字？在哪里工作？做什么的？",
+        # The seed's code asks 「你叫什么名字？…」, which literally asks the agent's own name (its
+        # article then counts "我是通义千问" as forgetting); 「你还记得我叫…」 asks what it means.
+        return (f"我叫{f['name']}，在{f['location']}工作，做{f['job']}的。", [], RECALL_QUESTION,
                 check, "信息记忆（注入→干扰→回忆）", "信息记忆")
     if name == "reference":
         # The seed also accepts 数据/分析, but the question itself says 分析: only 销售 shows the

@@ -32,7 +32,7 @@ def test_memory_case_is_the_seed_script_at_n_turns():
     c = build_decay_case("memory", 5)
     assert c.id == "DECAY-memory-05" and c.mode == "static" and c.dimension == "MT"
     assert c.input.message == "我叫张三，在北京工作，做测试工程师的。"
-    assert len(c.input.script) == 4 and c.input.script[-1] == "你叫什么名字？在哪里工作？做什么的？"
+    assert len(c.input.script) == 4 and c.input.script[-1] == "你还记得我叫什么名字吗？在哪里工作？做什么的？"
     check = c.judging.checks[0]["memory_recall"]
     assert [f["expected"] for f in check["facts"]] == ["张三", "北京", "测试工程师"]
     assert check["threshold"] == 0.7  # seed 003: 4-6 turns should recall >= 70%
