@@ -150,3 +150,15 @@ def test_decay_through_the_real_graph_with_the_reference_agent(tmp_path):
     assert sorted(r["case_id"] for r in records) == [f"DECAY-conflict-{lv}-03" for lv in sorted(CONFLICT_LEVELS)]
     assert all(r["turns"] == 3 for r in records)  # probe, small talk, change of instruction: answered live
     assert "Decay curves" in (tmp_path / "report.html").read_text()
+
+
+def test_decay_tells_window_from_full_history_and_profile(tmp_path):
+    """Seed 003's point: the curve measures the configuration. A 4-turn window forgets the user by
+    turn 8; the same window with profile injection, or the full history, does not."""
+    half_life = {}
+    for spec in ("reference", "reference:window-4", "reference:window-4,profile"):
+        s = asyncio.run(run_decay(agent=spec, out_dir=str(tmp_path / spec.replace(":", "_")), turns=[3, 8],
+                                  tests=["memory"], repeats=1))
+        half_life[spec] = s.memory_half_life
+        assert s.curves["memory"].points[0].score == 1.0  # 3 turns: everyone remembers
+    assert half_life == {"reference": None, "reference:window-4": 8, "reference:window-4,profile": None}
