@@ -105,10 +105,13 @@ async def run_trial(trial: Trial, cfg: RunConfig, run_id: str) -> RunRecord:
             from simulator.base import load_simulator
 
             simulator = load_simulator(cfg.simulator)
+        sandbox = open_sandbox(case, seed=trial.seed, skills_on=trial.skills_on)
+        if trial.initial_state:  # a branch: per-conversation call counts continue from the checkpoint
+            sandbox.restore(trial.initial_state.get("tool_trace", []))
         ctx = RunContext(
             case=case,
             agent=agent,
-            sandbox=open_sandbox(case, seed=trial.seed, skills_on=trial.skills_on),
+            sandbox=sandbox,
             judges=select_judges(case, JudgeConfig(judge_model=cfg.judge_model, extra_judges=cfg.extra_judges)),
             simulator=simulator,
             persona=persona,
