@@ -82,7 +82,9 @@ def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
 @click.option("--resume", is_flag=True, help="Continue a run in --out, skipping conversations already stored.")
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Run directory.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
-def run(paths, ids, agent, simulator, judge_model, repeats, length, position, concurrency, seed, resume, out, no_progress):
+@click.option("--ray", "ray_address", default=None, help="Run conversations as Ray tasks: local, auto or a cluster address.")
+def run(paths, ids, agent, simulator, judge_model, repeats, length, position, concurrency, seed, resume, out, no_progress,
+        ray_address):
     """Run cases against an agent; writes OUT/results.jsonl, summary.json, report.html."""
     for name, values, allowed in (("--length", _csv(length), {"4k", "16k", "32k"}),
                                   ("--position", _csv(position), {"beginning", "middle", "end"})):
@@ -92,7 +94,7 @@ def run(paths, ids, agent, simulator, judge_model, repeats, length, position, co
     cases = _select(paths, ids)
     cfg = RunConfig(agent=agent, simulator=simulator, judge_model=judge_model, repeats=repeats,
                     lengths=_csv(length), positions=_csv(position), concurrency=concurrency, resume=resume,
-                    seed=seed, progress=not no_progress)
+                    seed=seed, progress=not no_progress, ray=ray_address)
     records = _run(cases, cfg, out)
     print_outcome(records, out)
 

@@ -41,6 +41,7 @@ class RunConfig:
     max_tool_rounds: int = 8
     extra_judges: list[str] = field(default_factory=list)
     progress: bool = True
+    ray: str | None = None  # Ray address ("local", "auto", "ray://host:10001"); None = this process
 
 
 def _transcript(messages: list[Any], turn_starts: list[int], history_len: int) -> list[TranscriptMessage]:
@@ -199,9 +200,19 @@ async def run_trials(trials: list[Trial], cfg: RunConfig, out_dir: Path, meta: d
         jsonl = (out_dir / "results.jsonl").open("a", encoding="utf-8")
         progress = _Progress(len(todo), enabled=cfg.progress)
 
+        if cfg.ray:
+            from graphs.distributed import ensure_ray
+
+            ensure_ray(cfg.ray)
+
         async def one(ordinal: int, trial: Trial) -> None:
             async with sem:
-                record = await run_trial(trial, cfg, meta["run_id"])
+                if cfg.ray:
+                    from graphs.distributed import run_trial_remote
+
+                    record = RunRecord.model_validate_json(await run_trial_remote(trial, cfg, meta["run_id"]))
+                else:
+                    record = await run_trial(trial, cfg, meta["run_id"])
             store.put(record, ordinal)
             jsonl.write(record.model_dump_json() + "\n")
             jsonl.flush()

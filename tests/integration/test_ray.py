@@ -1,0 +1,21 @@
+"""Ray backend: the same conversations as a local run, committed by the driver as tasks finish."""
+
+from __future__ import annotations
+
+from tests.integration.test_cli_run import records, usersim
+
+IDS = ["--id", "B1-CL-01", "--id", "B1-EI-01", "--id", "C2-TD-04"]
+
+
+def test_ray_run_matches_local_run(tmp_path):
+    local, remote = tmp_path / "local", tmp_path / "ray"
+    usersim("run", *IDS, "--out", str(local), "--no-progress")
+    usersim("run", *IDS, "--ray", "local", "--concurrency", "2", "--out", str(remote), "--no-progress")
+    a = {r["id"]: r for r in records(local)}
+    b = {r["id"]: r for r in records(remote)}
+    assert set(a) == set(b) and len(a) == 5  # B1 cases run as Group A and B
+    for rid in a:
+        assert b[rid]["transcript"] == a[rid]["transcript"]
+        assert b[rid]["status"] == a[rid]["status"]
+        assert [v["reason"] for v in b[rid]["verdicts"]] == [v["reason"] for v in a[rid]["verdicts"]]
+    assert (remote / "report.html").is_file()
