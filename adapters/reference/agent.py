@@ -25,7 +25,8 @@ from typing import Any
 
 from adapters.base import AgentError, AgentInput, AgentReply
 from adapters.reference.context import ContextConfig, View, build_view, view_slots
-from adapters.reference.info import Housing, Recall, Reference, Search, Trains, Zhihu
+from adapters.reference.dialogue import Digest, ListOps, RateFix, Reference, conflict_notes
+from adapters.reference.info import Housing, Recall, Search, Trains, Zhihu
 from adapters.reference.intents import asked_slots, clause_for, detect
 from adapters.reference.itinerary import Itinerary
 from adapters.reference.lexicon import COUNTRY_DEFAULT_CITY, find_sights
@@ -41,7 +42,8 @@ FLAWS = ("forget-constraints", "no-clarify", "give-up-on-error", "ignore-history
 MAX_CALLS_PER_TURN = 12
 HANDLERS = {"trip": Trip, "flights": Flights, "hotels": Hotels, "weather": Weather, "restaurants": Restaurants,
             "trains": Trains, "itinerary": Itinerary, "products": Products, "housing": Housing, "zhihu": Zhihu,
-            "visa": lambda: Search("visa"), "search": Search, "recall": Recall, "reference": Reference}
+            "visa": lambda: Search("visa"), "search": Search, "recall": Recall, "reference": Reference,
+            "listops": ListOps, "ratefix": RateFix, "digest": Digest}
 INTRO = {"trip": "规划这趟行程", "flights": "帮您查机票", "hotels": "帮您查酒店", "products": "给您推荐合适的商品",
          "itinerary": "安排行程", "trains": "帮您查车票"}
 
@@ -219,6 +221,9 @@ class ReferenceAgent:
 
     def _answer(self, plans: list[tuple[str, Handler, Ctx, list[str]]], done: dict[str, list[Done]]) -> str:
         parts: list[str] = []
+        if plans:
+            ctx = plans[0][2]
+            parts += conflict_notes(ctx.text, ctx.user_messages, ctx.assistant_texts)
         notes = [n for _, _, ctx, missing in plans if not missing for n in ctx.notes]
         if notes:
             parts.append(f"（{'；'.join(dict.fromkeys(notes))}，您可以随时调整。）")

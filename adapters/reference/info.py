@@ -186,7 +186,7 @@ class Recall(Handler):
     name = "recall"
     FACTS = {
         "name": (r"名字|叫什么", r"我叫\s*([\u4e00-\u9fa5A-Za-z]{2,4}?)(?:[，,。！!\s]|$)", "你叫{}"),
-        "place": (r"在哪.{0,3}(?:工作|上班)|哪里工作|在哪", r"在\s*([\u4e00-\u9fa5]{2,4}?)\s*(?:工作|上班)", "在{}工作"),
+        "place": (r"在哪.{0,3}(?:工作|上班)|哪里工作|在哪个城市", r"在\s*([\u4e00-\u9fa5]{2,4}?)\s*(?:工作|上班)", "在{}工作"),
         "job": (r"做什么|职业|干什么|什么工作",
                 r"(?:做|是一名|是个|是一个|当)\s*([\u4e00-\u9fa5A-Za-z]{2,8}?(?:工程师|经理|老师|医生|设计师|程序员|学生|产品|运营|测试))",
                 "是{}"),
@@ -209,30 +209,22 @@ class Recall(Handler):
             if forgot:
                 reply += "抱歉，其余的我这边已经看不到了，能再告诉我一下吗？"
             return reply
-        topic = re.sub(r"你还记得|还记得|记不记得|我(刚才|之前|前面)说的|吗|？|\?", "", ctx.text).strip("，, ")
-        hits = [t for t in reversed(sources) if topic and any(w in t for w in re.findall(r"[\u4e00-\u9fa5]{2}", topic))]
-        if hits:
-            return f"记得，你之前说过：「{hits[0][:80]}」"
-        if ctx.memory:
-            return f"我记得的是：{ctx.memory[-1]}"
-        return "抱歉，我这边没有找到之前的记录，能再提示一下吗？"
+        return self.recall_topic(ctx, sources)
 
+    def recall_topic(self, ctx: Ctx, sources: list[str]) -> str:
+        topic = re.sub(r"你还记得|还记得|记不记得|(刚才|之前|前面)(说|算|提)的|来着|是多少|是什么|吗|呢|？|\?|好了|回到\S{1,3}[，,]",
+                       "", ctx.text).strip("，, 。")
+        words = [w for w in re.findall(r"[\u4e00-\u9fa5A-Za-z]{2}", topic) if w not in ("最后", "多少", "什么", "我们")]
+        if "总数" in topic or "总共" in topic:
+            words = ["合计", "总预算", "总共", "总计"] + words
+        said = [s.strip(" |") for t in ctx.assistant_texts + sources for s in re.split(r"(?<=[。！？；\n])", t) if s.strip()]
+        advice = [s for s in reversed(said) if any(w in s for w in words)]
+        if re.search(r"建议|推荐", ctx.text):
+            advice = [s for s in advice if re.search(r"推荐|建议|旗舰店|买", s)] or advice
+        if advice:
+            return "记得，之前说的是：" + " ".join(dict.fromkeys(a[:90] for a in advice[:2]))
+        term = next((w for w in re.findall(r"[\u4e00-\u9fa5]{1,3}区|[\u4e00-\u9fa5]{2,4}", topic)), topic)
+        similar = sorted({m for t in sources for m in re.findall(r"[\u4e00-\u9fa5]{2}区", t)} - {term})
+        also = f"，只提供了{'、'.join(similar)}的信息" if similar else ""
+        return f"你之前没有提到{term}{also}，能补充一下吗？"
 
-class Reference(Handler):
-    """A message pointing at something ("它", "那个") with no intent of its own: resolve it from what the
-    user mentioned before, or ask what it refers to instead of guessing."""
-
-    name = "reference"
-
-    def antecedent(self, ctx: Ctx) -> str | None:
-        for text in reversed(ctx.user_messages[:-1]):
-            m = re.search(r"我(?:有|买了|在看|做了|写了|准备了)(?:一份|一个|一台|一套|一张)?\s*([^，。,！!？?]{2,20})", text)
-            if m:
-                return m.group(1)
-        return None
-
-    def answer(self, ctx: Ctx, done: list[Done]) -> str:
-        thing = self.antecedent(ctx)
-        if thing:
-            return f"好的，你说的是{thing}吧。可以把具体内容发给我，或者告诉我想看哪方面，我来帮你处理{thing}。"
-        return "你说的「它」具体指什么？是要订机票、酒店，还是别的东西？告诉我具体是哪个，我马上帮你办。"

@@ -12,8 +12,12 @@ import re
 
 # Order = the order intents are handled and answered in.
 INTENTS: list[tuple[str, str]] = [
+    ("ratefix", r"汇率(?:是|为|改成|改为)?\s*1\s*[:：]\s*\d"),
+    ("listops", r"按.{0,4}(?:评分|价格|距离|销量).{0,6}(?:排|从高到低|从低到高)|重新排|算.{0,4}总数|只要.{0,8}以内"),
+    ("digest", r"汇总|归纳|各自的结论"),
+    ("reference", r"^(?:[^，,]{0,4}[，,])?\s*(?:它|他|她|这个|那个)(?!东西)|第[一二三]个|第[一二三]家|最后一个|那家.{1,3}(?:店|馆)"),
     ("recall", r"叫什么来着|上次.{0,8}推荐|之前.{0,6}(推荐|说)的.{0,6}(是|叫)|还记得|记不记得|我叫什么|我是做什么|"
-               r"我在哪.{0,3}(工作|上班)|我(刚才|之前|前面)说的"),
+               r"我在哪.{0,3}(工作|上班)|我(刚才|之前|前面)说的|来着|你建议我|你推荐我|刚才说的"),
     ("weather", r"天气|气温|下雨吗|weather"),
     ("trip", r"旅行|旅游|之旅|度假|出去玩|去.{1,8}玩|完整.{0,4}方案|出行方案|机票.{0,3}酒店.{0,3}行程|"
              r"规划.{0,60}从.{1,6}出发|从.{1,6}出发.{0,60}规划"),
@@ -31,10 +35,14 @@ INTENTS: list[tuple[str, str]] = [
 _COMPILED = [(name, re.compile(p, re.IGNORECASE)) for name, p in INTENTS]
 # An intent that another one in the same message already covers.
 # A whole trip covers its parts wherever they are named; other intents only within their clause.
-_COVERS_ANYWHERE = {"trip": {"flights", "hotels", "itinerary"}, "restaurants": {"search"}}
+_EVERYTHING = {"trip", "flights", "hotels", "itinerary", "restaurants", "products", "search", "weather", "visa"}
+_COVERS_ANYWHERE = {"trip": {"flights", "hotels", "itinerary"}, "restaurants": {"search"},
+                    "ratefix": _EVERYTHING, "listops": _EVERYTHING, "digest": _EVERYTHING | {"recall"},
+                    "reference": {"hotels", "search", "restaurants", "itinerary"}}
 _SUBSUMED = {"trip": {"search"}, "itinerary": {"search"},
              "products": {"search"}, "housing": {"products", "search"}, "hotels": {"search"},
-             "zhihu": {"search"}, "flights": {"search"}, "visa": {"search"}}
+             "zhihu": {"search"}, "flights": {"search"}, "visa": {"search"},
+             "recall": {"products", "search", "hotels"}}
 _CLAUSE = re.compile(r"[，,。；;！!？?\n]|还有|另外|顺便|对了|以及|\d\)\s*")
 
 

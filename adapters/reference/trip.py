@@ -53,6 +53,9 @@ class Trip(Handler):
         return self.flights.partial_calls(ctx) + self.itinerary.partial_calls(ctx)
 
     def partial_answer(self, ctx: Ctx, done: list[Done]) -> str:
+        s = ctx.slots
+        if s.destination and (s.duration or s.nights or s.end):  # the days can be planned already
+            return "先把行程排出来，机票和酒店等信息齐了再查：\n" + self.itinerary.answer(ctx, [])
         return self.itinerary.partial_answer(ctx, done)
 
     def city_stays(self, ctx: Ctx) -> list[Ctx]:
