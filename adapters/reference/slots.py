@@ -28,8 +28,9 @@ from adapters.reference.lexicon import (
 )
 
 # Facts kept in a profile (profile injection) and in summaries: stable user facts and constraints.
-PROFILE_FIELDS = ("origin", "destinations", "party", "budget", "budget_scope", "diet_excludes",
-                  "exclude_brands", "brands", "max_weight", "purpose", "product", "product_category")
+PROFILE_FIELDS = ("origin", "destinations", "start", "end", "dates_fuzzy", "duration", "nights", "party", "budget",
+                  "budget_scope", "diet_excludes", "exclude_brands", "brands", "max_weight", "purpose", "product",
+                  "product_category")
 
 
 @dataclass
@@ -79,28 +80,6 @@ class Slots:
             if value not in (None, [], False, "total"):
                 setattr(out, f.name, value)
         return out
-
-    def profile_items(self) -> list[str]:
-        """The profile as short lines (what profile injection prepends to the context)."""
-        items = []
-        if self.origin:
-            items.append(f"出发地：{self.origin}")
-        if self.destinations:
-            items.append(f"目的地：{'、'.join(self.destinations)}")
-        if self.party:
-            items.append(f"人数：{self.party} 人")
-        if self.budget:
-            scope = {"per_person": "人均", "per_night": "每晚"}.get(self.budget_scope, "")
-            items.append(f"预算：{scope}{self.budget:g} 元")
-        if self.diet_excludes:
-            items.append(f"饮食禁忌：{'、'.join(self.diet_excludes)}")
-        if self.exclude_brands:
-            items.append(f"不要的品牌：{'、'.join(self.exclude_brands)}")
-        if self.max_weight:
-            items.append(f"重量上限：{self.max_weight:g}kg")
-        if self.purpose:
-            items.append(f"用途：{self.purpose}")
-        return items
 
 
 def profile_of(slots: Slots) -> Slots:
