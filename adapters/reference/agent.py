@@ -27,9 +27,9 @@ from adapters.base import AgentError, AgentInput, AgentReply
 from adapters.reference.context import ContextConfig, View, build_view, view_slots
 from adapters.reference.dialogue import Digest, ListOps, RateFix, Reference, conflict_notes
 from adapters.reference.info import Housing, Recall, Search, Trains, Zhihu
-from adapters.reference.intents import asked_slots, clause_for, detect
+from adapters.reference.intents import asked_slots, choose, clause_for, detect
 from adapters.reference.itinerary import Itinerary
-from adapters.reference.lexicon import COUNTRY_DEFAULT_CITY, find_sights
+from adapters.reference.lexicon import COUNTRY_DEFAULT_CITY
 from adapters.reference.planner import Call, Ctx, Done, Handler, question_block
 from adapters.reference.shopping import Products
 from adapters.reference.slots import Slots, extract
@@ -99,25 +99,7 @@ class ReferenceAgent:
         slots = view_slots(view)
         tools = {(s.get("function") or s).get("name") for s in tool_schemas}
         text = view.user_text
-        intents = detect(text)
-        if not intents and re.search(r"不吃|过敏|不耐受|忌口", text):
-            intents = ["restaurants"]  # a new diet constraint re-plans the food (B1-IF-05)
-        if "trip" in intents and re.search(r"礼物|送给|送女朋友|送男朋友|送妈妈|送爸爸", text):
-            intents = ["products" if i == "trip" else i for i in intents]  # "她喜欢旅行" is a gift hint
-            intents = list(dict.fromkeys(intents))
-        elif not intents and len(find_sights(text)) >= 2:
-            intents = ["itinerary"]  # "景点去清水寺、金阁寺、岚山": arrange these sights
-        if not intents and re.search(r"它|那个|这个|那家|那款|那件", text) and not view.images:
-            intents = ["reference"]  # "帮我把它订了吧": resolve the pointer or ask, never guess
-        intents = intents or self._topic(view) or (["search"] if text.strip() else [])
-        if "trip" in intents and re.search(r"行程|日程|排一下|排个", text) and not re.search(
-            r"机票|航班|酒店|住宿|出发|方案|旅行|旅游", text
-        ):
-            intents = ["itinerary" if i == "trip" else i for i in intents]  # "去新加坡玩 3 天…帮我排个行程"
-        if "flights" in intents and ({"itinerary", "trip"} & set(intents)) and not re.search(
-            r"(查|搜|订|买|找|比价|看看).{0,8}(机票|航班)|(机票|航班).{0,4}(多少钱|怎么买)", text
-        ):
-            intents = [i for i in intents if i != "flights"]  # "基于这个航班时间排行程": flights are done
+        intents = choose(text, view.visible_user_messages()[:-1], bool(view.images))
         done, n_calls = self._done(view.current)
         failed = [d for ds in done.values() for d in ds if d.failed]
         if failed and "give-up-on-error" in self.flaws:
@@ -148,13 +130,6 @@ class ReferenceAgent:
         if calls and n_calls < MAX_CALLS_PER_TURN:
             return self._call_message(calls, turn, n_calls)
         return Message(role="assistant", content=self._answer(plans, done))
-
-    def _topic(self, view: View) -> list[str]:
-        for text in reversed(view.visible_user_messages()[:-1]):
-            found = [i for i in detect(text) if i not in ("recall", "search", "visa")]
-            if found:
-                return found
-        return []
 
     def _ctx(self, view: View, slots: Slots, text: str, intent: str, tools: set[str], multi: bool) -> Ctx:
         mine = copy.deepcopy(slots)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from adapters.reference.lexicon import find_sights
+
 # Order = the order intents are handled and answered in.
 INTENTS: list[tuple[str, str]] = [
     ("ratefix", r"汇率(?:是|为|改成|改为)?\s*1\s*[:：]\s*\d"),
@@ -57,6 +59,39 @@ def detect(text: str) -> list[str]:
              and not any(n in _COVERS_ANYWHERE.get(o, set()) for o in found)]
     # "想飞上天和太阳肩并肩" style lyrics name no flight keyword and stay unmatched on purpose.
     return found
+
+
+def choose(text: str, earlier: list[str], has_images: bool) -> list[str]:
+    """The intents to handle for the current message (`earlier`: visible user messages before it)."""
+    intents = detect(text)
+    if not intents and re.search(r"不吃|过敏|不耐受|忌口", text):
+        intents = ["restaurants"]  # a new diet constraint re-plans the food (B1-IF-05)
+    if "trip" in intents and re.search(r"礼物|送给|送女朋友|送男朋友|送妈妈|送爸爸", text):
+        intents = list(dict.fromkeys("products" if i == "trip" else i for i in intents))  # "她喜欢旅行": a gift hint
+    elif not intents and len(find_sights(text)) >= 2:
+        intents = ["itinerary"]  # "景点去清水寺、金阁寺、岚山": arrange these sights
+    if not intents and re.search(r"它|那个|这个|那家|那款|那件", text) and not has_images:
+        intents = ["reference"]  # "帮我把它订了吧": resolve the pointer or ask, never guess
+    intents = intents or topic(earlier) or (["search"] if text.strip() else [])
+    if "trip" in intents and re.search(r"行程|日程|排一下|排个", text) and not re.search(
+        r"机票|航班|酒店|住宿|出发|方案|旅行|旅游", text
+    ):
+        intents = ["itinerary" if i == "trip" else i for i in intents]  # "去新加坡玩 3 天…帮我排个行程"
+    if "flights" in intents and ({"itinerary", "trip"} & set(intents)) and not re.search(
+        r"(查|搜|订|买|找|比价|看看).{0,8}(机票|航班)|(机票|航班).{0,4}(多少钱|怎么买)", text
+    ):
+        intents = [i for i in intents if i != "flights"]  # "基于这个航班时间排行程": the flights are done
+    return intents
+
+
+def topic(earlier: list[str]) -> list[str]:
+    """The intents of the latest earlier message that had some (an answer continues that topic)."""
+    for text in reversed(earlier):
+        found = [i for i in detect(text) if i not in ("recall", "search", "visa", "reference", "listops",
+                                                      "ratefix", "digest")]
+        if found:
+            return found
+    return []
 
 
 def clause_for(text: str, intent: str) -> str:
