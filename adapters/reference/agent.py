@@ -24,7 +24,7 @@ from datetime import timedelta
 from typing import Any
 
 from adapters.base import AgentError, AgentInput, AgentReply
-from adapters.reference.context import ContextConfig, View, build_view, view_slots
+from adapters.reference.context import SUMMARY_KEEP_TURNS, ContextConfig, View, build_view, view_slots
 from adapters.reference.dialogue import Digest, ListOps, RateFix, Reference, conflict_notes
 from adapters.reference.info import Housing, Recall, Search, Trains, Zhihu
 from adapters.reference.intents import asked_slots, choose, clause_for, detect
@@ -64,7 +64,7 @@ def parse_spec(spec: str) -> tuple[ContextConfig, list[str]]:
         elif m := re.fullmatch(r"window-(\d+)", raw):
             cfg.window = int(m.group(1))
         elif m := re.fullmatch(r"summary(?:-(\d+))?", raw):
-            cfg.summary = int(m.group(1) or 4)
+            cfg.summary = int(m.group(1) or SUMMARY_KEEP_TURNS)
         else:
             raise AgentError(f"Unknown option '{raw}' in agent spec '{spec}'.{did_you_mean(raw, known)} "
                              f"Options: {', '.join(known)}")
