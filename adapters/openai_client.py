@@ -32,6 +32,7 @@ from openai import AsyncOpenAI, DefaultAioHttpClient
 from adapters.llm_cache import cache_key, get_cache
 from cases.messages import Message
 from graphs.state import Usage
+from usersim.secrets import redact
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _NO_RETRY = {400, 401, 403, 404, 422}
@@ -73,16 +74,6 @@ def _env_float(name: str, default: float) -> float:
         return float(os.environ.get(name, default))
     except ValueError:
         return default
-
-
-def redact(text: str, secrets: list[str | None] = ()) -> str:  # type: ignore[assignment]
-    """Remove API keys and URL credentials from text meant for users and logs."""
-    for s in secrets:
-        if s and len(s) >= 4:
-            text = text.replace(s, "***")
-    text = re.sub(r"\bsk-[A-Za-z0-9_\-]{6,}", "sk-***", text)
-    text = re.sub(r"(?i)(bearer\s+)[A-Za-z0-9_\-\.]{6,}", r"\1***", text)
-    return re.sub(r"(//)[^/@\s]+:[^/@\s]+@", r"\1***@", text)
 
 
 def resolve_endpoint(base_url: str | None, api_key: str | None) -> tuple[str, str]:

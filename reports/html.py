@@ -15,7 +15,7 @@ from reports.html_decay import decay_section
 from reports.html_parts import RATE_HEADERS, cell, num, pct, rate_cells, raw_cell, section, table, text
 from reports.html_sections import long_context_section, skill_section, token_section
 from reports.html_transcript import render_viewer
-from reports.summary import redact, scrub
+from usersim.secrets import redact, redact_value
 from reports.summary_models import Rate, Summary
 
 _PAGE = Path(__file__).with_name("page.html")
@@ -23,7 +23,7 @@ _DIFFICULTIES = ["easy", "medium", "hard", "unspecified"]
 
 
 def _header(s: Summary) -> str:
-    meta = redact(s.meta)  # summaries written by older code may not be redacted yet
+    meta = redact_value(s.meta)  # summaries written by older code may not be redacted yet
     run_id = meta.get("run_id") or "run"
     rows = [[cell(k), cell(v)] for k, v in meta.items()]
     t = s.totals
@@ -142,7 +142,7 @@ def render_report(records: list[RunRecord], summary: dict) -> str:
     page = _PAGE.read_text(encoding="utf-8")
     # escaped text can never contain a placeholder comment, so plain replace is safe
     page = page.replace("<!--TITLE-->", title, 1).replace("<!--BODY-->", body, 1)
-    return scrub(page)  # a key that reached a transcript (an agent echoing its config) is masked too
+    return redact(page)  # a key that reached a transcript (an agent echoing its config) is masked too
 
 
 def write_report(path: Path, records: list[RunRecord], summary: dict) -> Path:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from graphs.record import RunRecord
+from usersim.secrets import redact_value
 from reports.long_context import long_context_stats, mean
 from reports.skill_impact import skill_impact
 from reports.summary_models import (
@@ -30,33 +31,6 @@ from reports.summary_models import (
 
 RED_LINE_TAG = "red_line"
 DECAY_FILE = "decay.json"
-_SECRET_KEY = re.compile(r"api[_-]?key|secret|password|passwd|authorization|bearer|access[_-]?token", re.IGNORECASE)
-_SECRET_VALUE = re.compile(r"^(sk-|Bearer\s)", re.IGNORECASE)
-
-
-def env_secrets() -> list[str]:
-    """Values of secret-named environment variables (OPENAI_API_KEY ...), long enough to be keys."""
-    return [v for k, v in os.environ.items() if _SECRET_KEY.search(k) and len(v) >= 8]
-
-
-def scrub(text: str, secrets: list[str] | None = None) -> str:
-    """`text` with every environment secret value replaced by '***'."""
-    for secret in env_secrets() if secrets is None else secrets:
-        text = text.replace(secret, "***")
-    return text
-
-
-def redact(value: Any) -> Any:
-    """A copy of `value` with secret-looking keys and values replaced by '***' (reports are shared)."""
-    if isinstance(value, dict):
-        return {k: "***" if _SECRET_KEY.search(str(k)) and v else redact(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [redact(v) for v in value]
-    if isinstance(value, str):
-        return "***" if _SECRET_VALUE.match(value) else scrub(value)
-    return value
-
-
 def rate(records: list[RunRecord]) -> Rate:
     """Status counts, pass rate over decided conversations, and mean score."""
     counts = Counter(r.status for r in records)
@@ -200,7 +174,7 @@ def summarize(
         found = meta.get("run_dir") or meta.get("out") or args.get("out")
         run_dir = Path(found) if found else None
     return Summary(
-        meta=redact(dict(meta)),
+        meta=redact_value(dict(meta)),
         totals=rate(records),
         by_dimension=_rates_by(records, lambda r: r.dimension),
         by_dimension_difficulty={

@@ -1,29 +1,44 @@
-"""Keep API keys out of results, transcripts, reports and logs."""
+"""Keep API keys out of results, transcripts, reports and logs (one place for every caller)."""
 
 from __future__ import annotations
 
 import os
 import re
+from typing import Any, Iterable
 
+_SECRET_NAME = re.compile(r"api[_-]?key|token(?!s|izer)|secret|password|passwd|authorization|bearer", re.IGNORECASE)
 _KEY_PARAM = re.compile(r"(?i)(api[_-]?key|token|secret|authorization)=([^&\s\"']+)")
-_BEARER = re.compile(r"(?i)bearer\s+[A-Za-z0-9._\-]{8,}")
-_SK = re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}")
+_BEARER = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{6,}")
+_SK = re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}")
+_URL_CREDENTIALS = re.compile(r"(//)[^/@\s]+:[^/@\s]+@")
+_SECRET_VALUE = re.compile(r"^(sk-|Bearer\s)", re.IGNORECASE)
 
 
-def _secret_values() -> list[str]:
-    vals = []
-    for name, value in os.environ.items():
-        if value and len(value) >= 8 and re.search(r"(?i)(api_?key|token|secret)", name):
-            vals.append(value)
+def env_secrets() -> list[str]:
+    """Values of secret-named environment variables (OPENAI_API_KEY ...), longest first."""
+    vals = [v for k, v in os.environ.items() if _SECRET_NAME.search(k) and v and len(v) >= 8]
     return sorted(vals, key=len, reverse=True)
 
 
-def redact(text: str) -> str:
-    """`text` with secret env values, `api_key=...` parameters and bearer/sk- tokens masked."""
+def redact(text: str, extra: Iterable[str | None] = ()) -> str:
+    """`text` with secret env values, the `extra` secrets, `api_key=...` parameters, bearer/sk- tokens
+    and URL credentials masked."""
     if not text:
         return text
-    for value in _secret_values():
+    for value in [*(s for s in extra if s and len(s) >= 4), *env_secrets()]:
         text = text.replace(value, "***")
     text = _KEY_PARAM.sub(lambda m: f"{m.group(1)}=***", text)
-    text = _BEARER.sub("Bearer ***", text)
-    return _SK.sub("sk-***", text)
+    text = _BEARER.sub(r"\1***", text)
+    text = _SK.sub("sk-***", text)
+    return _URL_CREDENTIALS.sub(r"\1***@", text)
+
+
+def redact_value(value: Any) -> Any:
+    """A deep copy of `value` with secret-named keys' values and secret-looking strings masked."""
+    if isinstance(value, dict):
+        return {k: "***" if _SECRET_NAME.search(str(k)) and v else redact_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact_value(v) for v in value]
+    if isinstance(value, str):
+        return "***" if _SECRET_VALUE.match(value) else redact(value)
+    return value
