@@ -30,6 +30,8 @@ import openai
 from openai import AsyncOpenAI, DefaultAioHttpClient
 
 from adapters.llm_cache import cache_key, get_cache
+from adapters.pricing import cost_usd
+from adapters.ratelimit import limiter_for
 from cases.messages import Message
 from graphs.state import Usage
 from usersim.secrets import redact
@@ -205,6 +207,9 @@ async def chat_completion(
     max_wait = _env_float("USERSIM_LLM_MAX_WAIT_S", 60.0)
     last: LLMCallError | None = None
     for attempt in range(attempts):
+        limiter = limiter_for(url)
+        if limiter is not None:
+            await limiter.acquire()
         try:
             resp = await client.chat.completions.create(**request)
         except openai.APIStatusError as exc:
@@ -232,7 +237,8 @@ async def chat_completion(
             c_tok = resp.usage.completion_tokens if resp.usage else 0
             if store is not None:
                 store.put(ckey, model, message, p_tok, c_tok)
-            return message, Usage(calls=1, prompt_tokens=p_tok, completion_tokens=c_tok)
+            cost = cost_usd(model, p_tok, c_tok)
+            return message, Usage(calls=1, prompt_tokens=p_tok, completion_tokens=c_tok, cost_usd=cost)
         if attempt + 1 < attempts:
             # Jitter avoids synchronized retry storms across concurrent conversations.
             delay = wait if wait is not None else base_wait * (2**attempt) * (1 + random.random() / 4)
