@@ -193,6 +193,7 @@ async def judge(state: ConversationState, runtime: Runtime[RunContext]) -> dict[
     jstate = judge_state(state, ctx)
     transcript = list(state.get("messages", []))
     verdicts: list[Verdict] = []
+    usage = Usage()
     for j in ctx.judges:
         name = getattr(j, "name", type(j).__name__)
         try:
@@ -200,7 +201,10 @@ async def judge(state: ConversationState, runtime: Runtime[RunContext]) -> dict[
         except Exception as exc:
             log.exception("judge %s failed", name)
             verdicts.append(Verdict(judge=name, verdict="error", reason=f"judge crashed: {type(exc).__name__}: {exc}"))
-    return {"verdicts": verdicts}
+        spent = getattr(j, "usage", None)  # LLM judges count their tokens
+        if isinstance(spent, Usage):
+            usage = usage.add(spent)
+    return {"verdicts": verdicts, "usage": {"judge": usage} if usage.calls else {}}
 
 
 def route_after_user(state: ConversationState) -> Literal["agent_turn", "judge"]:

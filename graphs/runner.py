@@ -223,6 +223,9 @@ async def run_trials(trials: list[Trial], cfg: RunConfig, out_dir: Path, meta: d
         finally:
             jsonl.close()
             progress.close()
+            from adapters.openai_client import aclose_clients
+
+            await aclose_clients()
         records = store.records()
     finally:
         store.close()
