@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import json
 
+from langchain_core.messages import AIMessage, ToolMessage
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode
+
 
 def echo_agent(messages: list[dict], tools: list[dict]) -> dict:
     """Answers in text only, never calls a tool: a deliberately weak agent."""
@@ -27,3 +31,26 @@ def flights_agent(messages: list[dict], tools: list[dict]) -> dict:
 
 def crashing_agent(messages: list[dict], tools: list[dict]) -> dict:
     raise RuntimeError("agent exploded")
+
+
+def flights_graph(tools):
+    """A LangGraph agent (factory form) doing what `flights_agent` does, with its own tool loop."""
+    def decide(state: MessagesState) -> dict:
+        last = state["messages"][-1]
+        if isinstance(last, ToolMessage):
+            data = json.loads(last.content)
+            first = (data.get("outbound") or [{}])[0]
+            return {"messages": [AIMessage(content=f"找到航班 {first.get('flight_no', '?')}，价格 {first.get('price_per_person', '?')}")]}
+        args = {"origin": "上海", "destination": "大阪", "departure_date": "2026-06-15", "passengers": 2}
+        return {"messages": [AIMessage(content="", tool_calls=[{"name": "search_flights", "args": args, "id": "c1"}])]}
+
+    def route(state: MessagesState) -> str:
+        return "tools" if state["messages"][-1].tool_calls else END
+
+    g = StateGraph(MessagesState)
+    g.add_node("agent", decide)
+    g.add_node("tools", ToolNode(tools))
+    g.add_edge(START, "agent")
+    g.add_conditional_edges("agent", route, ["tools", END])
+    g.add_edge("tools", "agent")
+    return g.compile()
