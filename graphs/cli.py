@@ -50,7 +50,14 @@ def print_outcome(records: list[RunRecord], out_dir: Path) -> None:
         worst = next((v for v in deciding if v.verdict in ("fail", "error")), None) or next(
             (v for v in deciding if v.verdict in ("unjudged", "inconclusive")), None
         )
-        why = f"{worst.judge}: {worst.reason}" if worst else (r.error or r.stop_detail or "")
+        if r.error:
+            why = r.error
+        elif worst:
+            why = f"{worst.judge}: {worst.reason}"
+        elif r.stop_reason in ("agent_error", "simulator_error"):
+            why = f"{r.stop_reason}: {r.stop_detail}"
+        else:
+            why = f"{len(deciding)}/{len(deciding)} deciding verdicts pass; stop: {r.stop_reason}"
         score = "-" if r.score is None else f"{r.score:.2f}"
         click.echo(f"{r.id:<40} {r.status:<9} score={score:<5} turns={r.turns:<3} {why[:110]}")
     counts: dict[str, int] = {}
