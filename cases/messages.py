@@ -66,7 +66,7 @@ class Message(BaseModel):
         return out
 
     @classmethod
-    def from_openai(cls, data: dict[str, Any]) -> "Message":
+    def from_openai(cls, data: dict[str, Any]) -> Message:
         """Build from an OpenAI-format message dict (arguments as JSON string or dict)."""
         calls = []
         for i, tc in enumerate(data.get("tool_calls") or []):

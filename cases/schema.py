@@ -248,7 +248,7 @@ class Case(Strict):
         return _DIFFICULTY_ALIASES.get(v, v)
 
     @model_validator(mode="after")
-    def _mode_fields(self) -> "Case":
+    def _mode_fields(self) -> Case:
         if self.mode == "organic":
             if not self.persona:
                 raise ValueError("organic cases need `persona` (a persona id from personas/)")

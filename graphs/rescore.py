@@ -57,7 +57,7 @@ async def rescore_record(record: RunRecord, config: JudgeConfig, cases_paths: li
 
 async def rescore_run(run_dir: Path, config: JudgeConfig, out_dir: Path | None = None) -> list[RunRecord]:
     """Re-score every record of RUN_DIR; writes to OUT_DIR (default: RUN_DIR in place)."""
-    from graphs.runner import _write_outputs
+    from graphs.outputs import write_outputs
 
     src = RunStore(run_dir / "results.sqlite")
     meta, records = src.get_meta(), src.records()
@@ -77,5 +77,5 @@ async def rescore_run(run_dir: Path, config: JudgeConfig, out_dir: Path | None =
     meta["rescored"] = True
     dst.set_meta(meta)
     dst.close()
-    _write_outputs(target, new, meta)
+    write_outputs(target, new, meta)
     return new

@@ -7,7 +7,7 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +15,7 @@ from adapters.base import load_agent
 from cases.schema import Case
 from graphs.context import RunContext
 from graphs.conversation import graph
+from graphs.outputs import Progress, write_outputs
 from graphs.record import RunRecord, TranscriptMessage
 from graphs.store import RunStore
 from graphs.trials import Trial, plan_trials
@@ -74,7 +75,7 @@ async def run_trial(trial: Trial, cfg: RunConfig, run_id: str) -> RunRecord:
     from sandbox.base import open_sandbox
 
     case = trial.case
-    started = datetime.now(timezone.utc)
+    started = datetime.now(UTC)
     t0 = time.perf_counter()
     agent = None
     base: dict[str, Any] = dict(
@@ -198,7 +199,7 @@ async def run_trials(trials: list[Trial], cfg: RunConfig, out_dir: Path, meta: d
         todo = [(i, t) for i, t in enumerate(trials) if t.id not in done]
         sem = asyncio.Semaphore(max(1, cfg.concurrency))
         jsonl = (out_dir / "results.jsonl").open("a", encoding="utf-8")
-        progress = _Progress(len(todo), enabled=cfg.progress)
+        progress = Progress(len(todo), enabled=cfg.progress)
 
         if cfg.ray:
             from graphs.distributed import ensure_ray
@@ -229,50 +230,13 @@ async def run_trials(trials: list[Trial], cfg: RunConfig, out_dir: Path, meta: d
         records = store.records()
     finally:
         store.close()
-    _write_outputs(out_dir, records, meta)
+    write_outputs(out_dir, records, meta)
     return records
-
-
-def _write_outputs(out_dir: Path, records: list[RunRecord], meta: dict[str, Any]) -> None:
-    """results.jsonl in plan order (rewritten from the store), summary.json and report.html."""
-    from reports.html import write_report
-    from reports.summary import build_summary
-
-    with (out_dir / "results.jsonl").open("w", encoding="utf-8") as f:
-        for r in records:
-            f.write(r.model_dump_json() + "\n")
-    summary = build_summary(records, meta, run_dir=out_dir)
-    (out_dir / "summary.json").write_text(json.dumps(summary, ensure_ascii=False, indent=2), encoding="utf-8")
-    write_report(out_dir / "report.html", records, summary)
-
-
-class _Progress:
-    """A rich progress bar on stderr (quiet when disabled or not a terminal)."""
-
-    def __init__(self, total: int, enabled: bool):
-        self._bar = None
-        if enabled and total:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self._bar = Progress(
-                TextColumn("[bold]conversations"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("{task.fields[last]}"), TimeElapsedColumn(), transient=True,
-            )
-            self._bar.start()
-            self._task = self._bar.add_task("run", total=total, last="")
-
-    def advance(self, record: RunRecord) -> None:
-        if self._bar is not None:
-            self._bar.update(self._task, advance=1, last=f"{record.case_id}: {record.status}")
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.stop()
 
 
 def run_meta(cfg: RunConfig, out_dir: Path, case_ids: list[str]) -> dict[str, Any]:
     return {
-        "run_id": out_dir.name + "-" + datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S"),
+        "run_id": out_dir.name + "-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%S"),
         "agent": redact(cfg.agent),
         "simulator": redact(cfg.simulator),
         "judge_model": redact(cfg.judge_model) if cfg.judge_model else None,
@@ -281,7 +245,7 @@ def run_meta(cfg: RunConfig, out_dir: Path, case_ids: list[str]) -> dict[str, An
         "lengths": cfg.lengths,
         "positions": cfg.positions,
         "case_ids": case_ids,
-        "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
     }
 
 

@@ -55,7 +55,7 @@ class Usage(Strict):
     cached_calls: int = Field(default=0, description="Calls answered from the LLM cache.")
     cost_usd: float = Field(default=0.0, description="Estimated cost.")
 
-    def add(self, other: "Usage | None") -> "Usage":
+    def add(self, other: Usage | None) -> Usage:
         if other is None:
             return self
         return Usage(

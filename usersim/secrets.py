@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 _SECRET_NAME = re.compile(r"api[_-]?key|token(?!s|izer)|secret|password|passwd|authorization|bearer", re.IGNORECASE)
 _KEY_PARAM = re.compile(r"(?i)(api[_-]?key|token|secret|authorization)=([^&\s\"']+)")
