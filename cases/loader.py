@@ -14,8 +14,8 @@ from cases.yamlfile import FileProblems, LineIndex, Problem, read_yaml, validati
 from usersim.registry import UnknownNameError, did_you_mean
 
 CASES_DIR = Path(__file__).resolve().parent
-# Folders under cases/ that hold support data, not case files.
-_NOT_CASE_DIRS = {"filler", "__pycache__"}
+# Folders that hold support data (filler library, persona scaffolds, templates), not case or persona files.
+_NOT_CASE_DIRS = {"filler", "scaffold", "templates", "__pycache__"}
 
 
 def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
