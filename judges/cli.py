@@ -129,5 +129,25 @@ def review_import(run_dir: Path, labels: Path) -> None:
         raise click.ClickException(str(exc)) from None
     shutil.copyfile(path, path.with_name(path.name + ".bak"))
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    _sync_run_dir(path.parent, records)
     click.echo(f"applied {counts['applied']} human verdict(s) and {counts['calibration']} calibration label(s) "
                f"to {path}; status and score re-combined")
+
+
+def _sync_run_dir(run_dir: Path, records: list[dict]) -> None:
+    """Keep the run's SQLite store, summary.json and report.html in step with the labelled records."""
+    from graphs.outputs import write_outputs
+    from graphs.record import RunRecord
+    from graphs.store import RunStore
+
+    if not (run_dir / "results.sqlite").is_file():
+        return
+    store = RunStore(run_dir / "results.sqlite")
+    try:
+        typed = [RunRecord.model_validate(r) for r in records]
+        for ordinal, rec in enumerate(typed):
+            store.put(rec, ordinal)
+        meta = store.get_meta()
+    finally:
+        store.close()
+    write_outputs(run_dir, typed, meta)
