@@ -40,6 +40,7 @@ async def rescore_record(record: RunRecord, config: JudgeConfig, cases_paths: li
             verdicts.extend(await judge(transcript=transcript, case=case, state=state))
         except Exception as exc:
             verdicts.append(Verdict(judge=judge.name, verdict="error", reason=f"judge crashed: {type(exc).__name__}: {exc}"))
+    verdicts = _keep_human_labels(record, verdicts)
     for v in verdicts:
         v.reason = redact(v.reason)
     status = combine_status(verdicts)
@@ -53,6 +54,12 @@ async def rescore_record(record: RunRecord, config: JudgeConfig, cases_paths: li
             "judge_model": redact(config.judge_model) if config.judge_model else None,
         }
     )
+
+
+def _keep_human_labels(record: RunRecord, verdicts: list[Verdict]) -> list[Verdict]:
+    """Human labels already imported for a criterion survive re-scoring (people are not re-asked)."""
+    labelled = {v.criterion: v for v in record.verdicts if v.judge == "human" and v.verdict != "unjudged"}
+    return [labelled.get(v.criterion, v) if v.judge == "human" else v for v in verdicts]
 
 
 async def rescore_run(run_dir: Path, config: JudgeConfig, out_dir: Path | None = None) -> list[RunRecord]:

@@ -42,3 +42,8 @@ def test_review_export_label_import_updates_results_store_and_report(tmp_path):
     db.close()
     assert stored == {rid: r["status"] for rid, r in after.items()}
     assert "human label: pass" in (out / "report.html").read_text(encoding="utf-8")
+
+    # re-scoring the stored transcripts keeps the imported labels
+    usersim("rescore", str(out))
+    again = {r["id"]: r for r in records(out)}
+    assert {rid: r["status"] for rid, r in again.items()} == {rid: r["status"] for rid, r in after.items()}
