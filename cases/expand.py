@@ -1,30 +1,30 @@
 """Long-context expansion of C5 cases to 4k / 16k / 32k tokens (seed 000).
 
-The seed's representative history is cut into turns (a user message and the replies after it).
-Key turns (those carrying `long_context.key_info`) go where seed 000's position table puts them;
-the other seed turns keep their order, and keep their side of each key turn unless the band makes
-that impossible (without a requested position the whole seed order is kept); the last seed turn
-(the final context before the current message) stays last. Filler turns from the scenario's
-filler library fill the gaps, and short pads land the history within -2%/+0% of the target.
-
-Where the key information goes. The seed gives positions as conversation rounds per length
-(4k: 8 rounds, 16k: 20, 32k: 28; e.g. 16k middle = rounds 10-12) and, for 32k, also as tokens
-(beginning 0-2k, middle 14k-18k, end 30k-32k). A round is target/rounds tokens, so rounds a-b
-become the token band [(a-1)/rounds, b/rounds] x target; at 32k that band is intersected with
-the token column. A key turn is "in place" when the token offset where it starts lies in its band.
+Seed 000 sizes the lengths in rounds (a round = one user message and the agent's reply): 4k is
+about 5-8 rounds, 16k 15-20, 32k 25-30, and its gradient table places key information by round
+(4k of 8 rounds: beginning 1-2, middle 4-5, end 7-8; 16k of 20: 1-3, 10-12, 18-20; 32k of 28:
+1-3, 14-16, 27-28) and, at 32k, by token (beginning 0-2k, middle 14k-18k, end 30k-32k). So an
+expanded history has exactly SEED_ROUNDS user turns (the case's kept turns included), each key
+turn lands in its round band (an end block ends right before the seed's final round, i.e. in the
+last rounds before the current message) and starts inside its token band (rounds a-b of R are the
+tokens [(a-1)/R, b/R] x target, intersected with the 32k token column), and the total lands
+within -2%/+0% of the target. Filler units stay ~100-150 tokens (the granularity that controls the
+length); a filler round is one user question with a longer answer made of several units on the
+same sub-topic (cases.filler.rounds). Which seed rounds stay and where: cases.filler.plan.
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import math
 import random
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cases.filler import FillerStream, FillerTurn, fill, filler_messages, load_filler
+from cases.filler import load_filler
+from cases.filler.plan import Block, Plan, plan_rounds
+from cases.filler.rounds import FillerRound, RoundStream
 from cases.messages import Message
 from cases.schema import LENGTH_TOKENS, Case
 from cases.tokens import count_tokens
@@ -39,6 +39,8 @@ SEED_TURN_BANDS: dict[str, dict[str, tuple[int, int]]] = {
     "32k": {"beginning": (1, 3), "middle": (14, 16), "end": (27, 28)},
 }
 SEED_TOKEN_BANDS_32K = {"beginning": (0, 2048), "middle": (14336, 18432), "end": (30720, 32768)}
+_SLACK = 150  # how far from its aim the round before a key may end (about one filler unit)
+_TOL = 60  # how far from its share of the stretch an ordinary filler round may be
 
 
 class ExpansionError(ValueError):
@@ -58,19 +60,28 @@ class Expansion(BaseModel):
     seed: int = Field(description="Seed of the filler choice.")
     tokens: int = Field(description="Tokens of the expanded history (cases.tokens.count_tokens).")
     target_tokens: int = Field(description="4096 / 16384 / 32768.")
+    rounds: int = Field(description="User turns in the expanded history (seed 000: 8 / 20 / 28).")
     messages: list[Message] = Field(description="The expanded history.")
     key_turns: list[int] = Field(description="Indexes into messages of the messages carrying key information.")
-    key_offsets: list[int] = Field(description="Token offset where each key turn starts (same order).")
+    key_rounds: list[int] = Field(description="Round (1-based user turn) of each key turn (same order).")
+    key_round_bands: list[tuple[int, int]] = Field(description="Round band each key turn had to be in (same order).")
+    key_offsets: list[int] = Field(description="Token offset where each key turn's round starts (same order).")
     key_bands: list[tuple[int, int]] = Field(description="Token band each key turn had to start in (same order).")
     filler_turns: list[int] = Field(description="Indexes into messages of filler messages.")
     case: Case = Field(description="A copy of the case whose input.history is the expanded history.")
 
 
+def round_band(length: str, position: str, turn_range: tuple[int, int] | None = None) -> tuple[int, int]:
+    """Round band [a, b] (1-based, of SEED_ROUNDS[length]) from seed 000's gradient table."""
+    return turn_range or SEED_TURN_BANDS[length][position]
+
+
 def key_band(length: str, position: str, turn_range: tuple[int, int] | None = None) -> tuple[int, int]:
-    """Token band [lo, hi] where a key turn must start, from seed 000's position table."""
+    """Token band [lo, hi] where a key turn must start: its round band in tokens (a round is
+    target/rounds tokens), at 32k intersected with the seed's token column."""
     target, rounds = LENGTH_TOKENS[length], SEED_ROUNDS[length]
     seed_range = SEED_TURN_BANDS[length][position]
-    a, b = turn_range or seed_range
+    a, b = round_band(length, position, turn_range)
     lo, hi = round((a - 1) * target / rounds), round(b * target / rounds)
     if length == "32k" and (a, b) == seed_range:
         t_lo, t_hi = SEED_TOKEN_BANDS_32K[position]
@@ -86,7 +97,7 @@ def _check_choice(kind: str, value: str, options: tuple[str, ...] | list[str]) -
 
 
 def _units(history: list[Message]) -> list[list[int]]:
-    """Message indexes grouped into turns: a user message and everything up to the next one."""
+    """Message indexes grouped into rounds: a user message and everything up to the next one."""
     units: list[list[int]] = []
     for i, m in enumerate(history):
         if m.role == "user" or not units:
@@ -101,13 +112,13 @@ def _rng(case_id: str, length: str, position: str | None, seed: int) -> random.R
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
-def _placements(case: Case, length: str, position: str | None, key_units: dict[int, list[int]]) -> dict[int, tuple[int, int]]:
-    """Band for each key unit: the requested position, else each fact's own / the length's position."""
+def _blocks(case: Case, length: str, position: str | None, key_units: dict[int, list[int]]) -> list[Block]:
+    """Key units grouped by band: the requested position, else each fact's own / the length's."""
     spec = case.long_context
     assert spec is not None
     grad = spec.lengths.get(length)  # type: ignore[call-overload]
-    bands: dict[int, tuple[int, int]] = {}
-    for unit, facts in key_units.items():
+    by_band: dict[tuple[str, tuple[int, int]], list[int]] = {}
+    for unit, facts in sorted(key_units.items()):
         fact = spec.key_info[facts[0]]
         pos = position or fact.position or (grad.position if grad else None)
         if pos is None:
@@ -116,108 +127,56 @@ def _placements(case: Case, length: str, position: str | None, key_units: dict[i
                 f"key_info[{facts[0]}].position or long_context.lengths.{length}.position"
             )
         use_range = grad.turn_range if (grad and grad.position == pos and not fact.position) else None
-        bands[unit] = key_band(length, pos, use_range)
-    return bands
+        by_band.setdefault((pos, round_band(length, pos, use_range)), []).append(unit)
+    return [Block(units=us, position=pos, rounds=band, tokens=key_band(length, pos, band))
+            for (pos, band), us in by_band.items()]
 
 
-_SLACK = 150  # how far before its desired offset a turn may start (about one filler turn)
-
-
-def _anchors(sizes: list[int], final: int, room: int, bands: dict[int, tuple[int, int]]) -> list[tuple[int, float]]:
-    """(unit, desired start) of the key turns, in layout order.
-
-    The keys of one band form a block in seed order, with the seed turns between them when the
-    whole block fits the band. The block aims where its first key would fall if the filler were
-    spread evenly over the seed history, clamped so that it starts at least 15% into the band (or at
-    the very start when the band opens the conversation) and
-    its last key starts at least 10% before the band's end (slack for filler granularity)."""
-    total = sum(sizes[:final]) or 1
-    by_band: dict[tuple[int, int], list[int]] = {}
-    for u in sorted(bands):
-        by_band.setdefault(bands[u], []).append(u)
-    out: list[tuple[int, float]] = []
-    for (lo, hi), us in sorted(by_band.items()):
-        span = hi - lo
-        between = [sum(sizes[v] for v in range(a + 1, b) if v not in bands) for a, b in itertools.pairwise(us)]
-        steps = [sizes[a] + gap for a, gap in zip(us, between)]  # first key start -> next key start
-        if lo + 0.05 * span + sum(steps) > hi - 0.1 * span:  # seed turns between keys do not fit
-            steps = [sizes[a] for a in us[:-1]]
-        natural = sum(sizes[:us[0]]) / total * room
-        floor = lo + 0.15 * span if lo else 0.0  # a band that opens the conversation needs no slack before
-        first = min(max(natural, floor), max(float(lo), hi - 0.1 * span - sum(steps)))
-        out.append((us[0], first))
-        for u, step in zip(us[1:], steps):
-            out.append((u, out[-1][1] + step))
+def _build(plan: Plan, sizes: list[int], stream: RoundStream, target: int, lower: int) -> list[int | FillerRound]:
+    """Seed rounds (unit indexes) and filler rounds in plan order, landing within [lower, target]."""
+    last_filler = max((i for i, u in enumerate(plan.slots) if u is None), default=-1)
+    block_at = {b.start - 1: b for b in plan.blocks}
+    out: list[int | FillerRound] = []
+    cur = 0
+    for i, u in enumerate(plan.slots):
+        if u is not None:
+            out.append(u)
+            cur += sizes[u]
+            continue
+        j = plan.stretch_of[i]
+        s = plan.stretches[j]
+        later = range(i + 1, s.last)  # the stretch's slots after this one (0-based i+1 .. s.last-1)
+        rest = sum(sizes[plan.slots[k]] for k in later if plan.slots[k] is not None)  # type: ignore[index]
+        m = 1 + sum(1 for k in later if plan.slots[k] is None)
+        if i == last_filler:
+            after = sum(sizes[v] for v in plan.slots[i + 1:] if v is not None)
+            lo, hi = lower - cur - after, target - cur - after
+        else:
+            aim = ((s.end_tokens if s.end_tokens is not None else cur) - cur - rest) / m
+            lo, hi = aim - _TOL, aim + _TOL
+            nxt = block_at.get(s.last)  # the block right after this stretch
+            if m == 1 and nxt is not None and nxt.position != "end":
+                steps = sum(sizes[v] for v in nxt.units[:-1])
+                lo = max(aim - _SLACK, nxt.tokens[0] - cur - rest)
+                hi = min(aim + _SLACK, nxt.tokens[1] - steps - cur - rest)
+        rnd = stream.build(math.ceil(lo), math.floor(hi))
+        out.append(rnd)
+        cur += rnd.tokens()
     return out
 
 
-def _plan(sizes: list[int], final: int, room: int, bands: dict[int, tuple[int, int]]) -> list[tuple[float, int, int]]:
-    """(desired start offset, is_key, unit) for every seed turn but the final one, in layout order.
-
-    The seed's order is kept wherever the bands allow. Non-key turns first stay on their side of
-    every key turn; where the turns between two anchors (or before the first, after the last) do
-    not fit the gap, the overflow moves past the next key (forward pass) and, at the end, back
-    before the previous ones (backward pass); non-key turns never change order among themselves.
-    Within a gap the turns are spread evenly, the first right after the anchor, so the
-    conversation still opens with the seed's first turn."""
-    anchors = _anchors(sizes, final, room, bands)
-    keys = [u for u, _ in anchors]
-    # gaps[j] = (start, stop) of the room before anchor j; the last gap runs to the end
-    starts = [0.0] + [want + sizes[u] for u, want in anchors]
-    stops = [want for _, want in anchors] + [float(room)]
-    segments: list[list[int]] = [[] for _ in starts]
-    for u in range(final):
-        if u not in bands:
-            segments[sum(1 for k in keys if k < u)].append(u)
-
-    def over(j: int) -> bool:
-        return sum(sizes[u] for u in segments[j]) > max(0.0, stops[j] - starts[j])
-
-    for j in range(len(segments) - 1):
-        while over(j) and segments[j]:
-            segments[j + 1].insert(0, segments[j].pop())
-    for j in range(len(segments) - 1, 0, -1):
-        while over(j) and segments[j]:
-            segments[j - 1].append(segments[j].pop(0))
-    plan: list[tuple[float, int, int]] = []
-    for j, seg in enumerate(segments):
-        free = max(0.0, stops[j] - starts[j] - sum(sizes[u] for u in seg))
-        prefix = 0
-        for i, u in enumerate(seg):
-            plan.append((starts[j] + prefix + free * i / len(seg), 0, u))
-            prefix += sizes[u]
-        if j < len(anchors):
-            plan.append((anchors[j][1], 1, anchors[j][0]))
-    return plan
-
-
-def _layout(case_id: str, length: str, sizes: list[int], bands: dict[int, tuple[int, int]],
-            stream: FillerStream, target: int, lower: int) -> list[int | FillerTurn]:
-    """Seed turns (unit indexes) and filler turns in order, landing within [lower, target] tokens."""
-    final = len(sizes) - 1
-    room = target - sizes[final]
-    desired = _plan(sizes, final, room, bands)
-    layout: list[int | FillerTurn] = []
-    cur = 0
-    suffix = sum(sizes[u] for _, _, u in desired)
-    for want, is_key, u in desired:
-        # Start near the desired offset (a key: inside its band), but never so late that the
-        # turns still to come would overflow the target.
-        hi = min(want, room - suffix)
-        lo = min(max(bands[u][0] if is_key else 0, want - _SLACK), hi)
-        cur = fill(stream, layout, cur, lo, hi)
-        layout.append(u)
-        cur += sizes[u]
-        suffix -= sizes[u]
-    cur = fill(stream, layout, cur, lower - sizes[final], room)  # land the total, then the final turn
-    if cur < lower - sizes[final]:
-        raise ExpansionError(f"{case_id}: no filler turn fits the last {room - cur} tokens of {length}")
-    return layout + [final]
+def _key_round_band(b: Block, i: int, rounds: int) -> tuple[int, int]:
+    """Round band of the i-th key of a block: the block starts in its band (its later keys follow
+    it); an end block ends right before the final round, however many keys it holds."""
+    k = len(b.units)
+    if b.position == "end":
+        return min(b.rounds[0], rounds - k) + i, rounds - k + i
+    return b.rounds[0] + i, b.rounds[1] + i
 
 
 def expand_case(case: Case, length: str, position: str | None = None, seed: int = 0) -> Expansion:
-    """Expand `case`'s history to `length` tokens with key information at `position`
-    (None = the seed's own placement). Deterministic for a given seed."""
+    """Expand `case`'s history to `length` tokens in the seed's number of rounds, with key
+    information at `position` (None = the seed's own placement). Deterministic for a given seed."""
     _check_choice("length", length, list(LENGTH_TOKENS))
     if position is not None:
         _check_choice("position", position, POSITIONS)
@@ -225,7 +184,7 @@ def expand_case(case: Case, length: str, position: str | None = None, seed: int 
     if spec is None:
         raise ExpansionError(f"{case.id}: no long_context section; only long-context (C5) cases can be expanded")
     history = case.input.history
-    target = LENGTH_TOKENS[length]
+    target, rounds = LENGTH_TOKENS[length], SEED_ROUNDS[length]
     lower = math.ceil(target * (1 - TOLERANCE))
     units = _units(history)
     unit_of = {i: u for u, idxs in enumerate(units) for i in idxs}
@@ -239,22 +198,26 @@ def expand_case(case: Case, length: str, position: str | None = None, seed: int 
         key_units.setdefault(unit_of[fact.turn], []).append(n)
     key_units.pop(len(units) - 1, None)  # the final context never moves
     sizes = [count_tokens([history[i] for i in idxs]) for idxs in units]
-    if sum(sizes) > lower:
+    must = sorted({0, len(units) - 1, *key_units})
+    if sum(sizes[u] for u in must) > lower or len(must) > rounds:
         raise ExpansionError(
-            f"{case.id}: the seed history already has {sum(sizes)} tokens, more than {length} allows ({lower}-{target})"
+            f"{case.id}: the seed turns that must stay (opener, key information, final context) already have "
+            f"{sum(sizes[u] for u in must)} tokens in {len(must)} rounds, more than {length} allows "
+            f"({lower}-{target} tokens, {rounds} rounds)"
         )
-    bands = _placements(case, length, position, key_units)
-    pairs, pads = load_filler(spec.scenario, exclude=[w for fact in spec.key_info for w in fact.keywords])
-    stream = FillerStream(pairs, pads, _rng(case.id, length, position, seed))
-    layout = _layout(case.id, length, sizes, bands, stream, target, lower)
+    blocks = _blocks(case, length, position, key_units)
+    plan = plan_rounds(sizes, blocks, rounds, target, (lower + target) / 2, keep_seed_order=position is None)
+    words = [w for fact in spec.key_info for w in fact.keywords]
+    stream = RoundStream(load_filler(spec.scenario, exclude=words), _rng(case.id, length, position, seed))
+    layout = _build(plan, sizes, stream, target, lower)
 
     messages: list[Message] = []
     filler_idx: list[int] = []
     new_index: dict[int, int] = {}
     for item in layout:
-        if isinstance(item, FillerTurn):
+        if isinstance(item, FillerRound):
             filler_idx += [len(messages), len(messages) + 1]
-            messages += filler_messages(item)
+            messages += item.messages()
         else:
             for i in units[item]:
                 new_index[i] = len(messages)
@@ -262,23 +225,33 @@ def expand_case(case: Case, length: str, position: str | None = None, seed: int 
     offsets = [0]
     for m in messages:
         offsets.append(offsets[-1] + count_tokens([m]))
+    total = offsets[-1]
+    if not lower <= total <= target:
+        raise ExpansionError(f"{case.id}: the {length} history has {total} tokens, outside {lower}-{target}; "
+                             "the filler pool has no unit small enough to land it")
 
-    keys: dict[int, tuple[int, tuple[int, int]]] = {}  # message index -> (start offset, band)
-    for u, facts in key_units.items():
-        start, (lo, hi) = offsets[new_index[units[u][0]]], bands[u]
-        if not lo <= start <= hi:
-            raise ExpansionError(
-                f"{case.id}: key_info[{facts[0]}] starts at token {start}, outside its {length} band {lo}-{hi}; "
-                "the seed turns before it are too long for this position"
-            )
-        for n in facts:
-            keys[new_index[spec.key_info[n].turn]] = (start, (lo, hi))
+    keys: dict[int, tuple[int, int, tuple[int, int], tuple[int, int]]] = {}  # msg -> (offset, round, bands)
+    for b in plan.blocks:
+        for i, u in enumerate(b.units):
+            facts = key_units[u]
+            start, (lo, hi) = offsets[new_index[units[u][0]]], b.tokens
+            rnd, rband = b.start + i, _key_round_band(b, i, rounds)
+            if not (lo <= start <= hi and rband[0] <= rnd <= rband[1]):
+                raise ExpansionError(
+                    f"{case.id}: key_info[{facts[0]}] lands in round {rnd} at token {start}, outside its {length} "
+                    f"{b.position} band (rounds {rband[0]}-{rband[1]}, tokens {lo}-{hi}); the seed turns around "
+                    "it are too long for this position"
+                )
+            for n in facts:
+                keys[new_index[spec.key_info[n].turn]] = (start, rnd, rband, (lo, hi))
     expanded = case.model_copy(update={"input": case.input.model_copy(update={"history": messages})}, deep=True)
+    order = sorted(keys)
     return Expansion(
         case_id=case.id, length=length, position=position, seed=seed,  # type: ignore[arg-type]
-        tokens=offsets[-1], target_tokens=target, messages=messages, key_turns=sorted(keys),
-        key_offsets=[keys[i][0] for i in sorted(keys)], key_bands=[keys[i][1] for i in sorted(keys)],
-        filler_turns=filler_idx, case=expanded,
+        tokens=total, target_tokens=target, rounds=sum(1 for m in messages if m.role == "user"),
+        messages=messages, key_turns=order, key_rounds=[keys[i][1] for i in order],
+        key_round_bands=[keys[i][2] for i in order], key_offsets=[keys[i][0] for i in order],
+        key_bands=[keys[i][3] for i in order], filler_turns=filler_idx, case=expanded,
     )
 
 

@@ -1,23 +1,24 @@
-"""The filler library: natural small-talk turns per scenario, used to pad long-context cases.
+"""The filler library: natural small talk per scenario, used to pad long-context cases.
 
-Each `cases/filler/<scenario>.yaml` holds user/assistant `pairs` (about 100-150 tokens each, seed
-000's rule), optional short `pads` (to land a history exactly on its token band) and `extends`
-(shared pools such as travel_general). `common.yaml`'s pads are available to every scenario.
-Filler must carry none of a case's key information: `load_filler` drops every turn that mentions
-one of the given keywords.
+Each `cases/filler/<scenario>.yaml` holds filler *units*: user/assistant `pairs` of about 100-150
+tokens each (seed 000's rule; the granularity that controls the length), and `extends` (shared
+pools such as travel_general). `common.yaml` adds the connective text every scenario shares:
+`intros` (the lead-in before the related questions a long reply also answers) and `closings`
+(short closing lines that land a history exactly on its token band). The expander combines units
+into conversation rounds (cases.filler.rounds). Filler must carry none of a case's key
+information: `load_filler` drops every unit and connective line that mentions a given keyword.
 """
 
 from __future__ import annotations
 
 import functools
-import random
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from cases.messages import Message
-from cases.tokens import count_tokens
 from usersim.registry import UnknownNameError, did_you_mean
 
 FILLER_DIR = Path(__file__).parent
@@ -30,23 +31,35 @@ class FillerFile(BaseModel):
 
     scenario: str = Field(description="Scenario key; must equal the file name without .yaml.")
     description: str = Field(default="", description="What the small talk is about and what it avoids.")
-    extends: list[str] = Field(default_factory=list, description="Other scenarios whose turns are also used.")
-    pairs: list[tuple[str, str]] = Field(default_factory=list, description="[user, assistant] filler turns.")
-    pads: list[tuple[str, str]] = Field(default_factory=list, description="Short [user, assistant] turns for exact landing.")
+    extends: list[str] = Field(default_factory=list, description="Other scenarios whose units are also used.")
+    pairs: list[tuple[str, str]] = Field(default_factory=list, description="[user, assistant] filler units, 100-150 tokens.")
+    intros: list[str] = Field(
+        default_factory=list, description="Lead-ins before the related questions a long filler reply also answers."
+    )
+    closings: list[str] = Field(default_factory=list, description="Short closing lines of a reply, for exact landing.")
 
 
 class FillerTurn(BaseModel):
-    """One filler turn as used by the expander."""
+    """One filler unit: a question and its answer (about 100-150 tokens)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    user: str = Field(description="The user's line.")
+    user: str = Field(description="The user's question.")
     assistant: str = Field(description="The assistant's answer.")
-    source: str = Field(description="Scenario file the turn comes from.")
+    source: str = Field(description="Scenario file the unit comes from.")
 
     @property
     def text(self) -> str:
         return self.user + "\n" + self.assistant
+
+
+@dataclass(frozen=True)
+class FillerLibrary:
+    """The filler a scenario may use, already free of the case's key words."""
+
+    units: list[FillerTurn]
+    intros: list[str]
+    closings: list[str]
 
 
 def scenarios() -> list[str]:
@@ -72,18 +85,13 @@ def read_filler_file(scenario: str) -> FillerFile:
     return data
 
 
-def _collect(scenario: str, seen: set[str]) -> tuple[list[FillerTurn], list[FillerTurn]]:
-    if scenario in seen:  # an extends cycle adds nothing new
-        return [], []
+def _collect(scenario: str, seen: set[str]) -> list[FillerFile]:
+    """The scenario's file and every file it extends (an extends cycle adds nothing new)."""
+    if scenario in seen:
+        return []
     seen.add(scenario)
     f = read_filler_file(scenario)
-    pairs = [FillerTurn(user=u, assistant=a, source=scenario) for u, a in f.pairs]
-    pads = [FillerTurn(user=u, assistant=a, source=scenario) for u, a in f.pads]
-    for parent in f.extends:
-        p_pairs, p_pads = _collect(parent, seen)
-        pairs += p_pairs
-        pads += p_pads
-    return pairs, pads
+    return [f] + [g for parent in f.extends for g in _collect(parent, seen)]
 
 
 def mentions(text: str, keywords: list[str]) -> list[str]:
@@ -92,68 +100,30 @@ def mentions(text: str, keywords: list[str]) -> list[str]:
     return [k for k in keywords if k and k.lower() in low]
 
 
-def load_filler(scenario: str, exclude: list[str] | None = None) -> tuple[list[FillerTurn], list[FillerTurn]]:
-    """(pairs, pads) of a scenario with its extends and the common pads, minus every turn that
-    mentions one of `exclude` (the case's key-information keywords)."""
-    pairs, pads = _collect(scenario, set())
+def load_filler(scenario: str, exclude: list[str] | None = None) -> FillerLibrary:
+    """A scenario's units (with its extends) and the shared intros/closings of common.yaml, minus
+    everything that mentions one of `exclude` (the case's key-information keywords)."""
+    files = _collect(scenario, set())
     if scenario != "common":
-        pads += _collect("common", {scenario})[1]
+        files += _collect("common", {f.scenario for f in files})
     words = list(exclude or [])
-    keep_pairs = [t for t in pairs if not mentions(t.text, words)]
-    keep_pads = [t for t in pads if not mentions(t.text, words)]
-    if not keep_pairs:
+    units = [FillerTurn(user=u, assistant=a, source=f.scenario) for f in files for u, a in f.pairs]
+    units = [t for t in units if not mentions(t.text, words)]
+    if not units:
         raise ValueError(
-            f"Filler scenario '{scenario}' has no turns free of the key words {words}; "
-            f"add turns that avoid them to cases/filler/{scenario}.yaml"
+            f"Filler scenario '{scenario}' has no units free of the key words {words}; "
+            f"add units that avoid them to cases/filler/{scenario}.yaml"
         )
-    return keep_pairs, keep_pads
-
-
-class FillerStream:
-    """Filler turns in a seeded order; every turn is used once before any is reused."""
-
-    def __init__(self, pairs: list[FillerTurn], pads: list[FillerTurn], rng: random.Random):
-        self.rng, self.pairs, self.pads = rng, pairs, pads
-        self.sizes = {t: count_tokens(filler_messages(t)) for t in pairs + pads}
-        self.order: list[FillerTurn] = []
-        self.used: set[FillerTurn] = set()
-
-    def peek(self) -> FillerTurn:
-        """The next turn in the seeded order (a fresh shuffle of the pool once it is used up)."""
-        if not self.order:
-            fresh = list(self.pairs)
-            self.rng.shuffle(fresh)
-            self.order = fresh
-        return self.order[0]
-
-    def take(self, turn: FillerTurn) -> FillerTurn:
-        """Mark `turn` used (it leaves the current order) and return it."""
-        if turn in self.order:
-            self.order.remove(turn)
-        self.used.add(turn)
-        return turn
-
-    def best_fit(self, room: int) -> FillerTurn | None:
-        """The largest turn that fits in `room` tokens: unused pairs first, then reused, then pads."""
-        for pool in ([t for t in self.order if t not in self.used], self.pairs, self.pads):
-            fits = [t for t in pool if self.sizes[t] <= room]
-            if fits:
-                return max(fits, key=lambda t: (self.sizes[t], -pool.index(t)))
-        return None
-
-
-def fill(stream: FillerStream, layout: list, cur: int, lo: int, hi: int) -> int:
-    """Append filler until `cur` reaches `lo` without passing `hi`; returns the new offset."""
-    while cur < lo:
-        nxt = stream.peek()
-        t = nxt if cur + stream.sizes[nxt] <= hi else stream.best_fit(hi - cur)
-        if t is None:
-            break
-        layout.append(stream.take(t))
-        cur += stream.sizes[t]
-    return cur
+    intros = [s for f in files for s in f.intros if not mentions(s, words)]
+    closings = [s for f in files for s in f.closings if not mentions(s, words)]
+    if not intros or not closings:
+        raise ValueError(
+            f"Filler scenario '{scenario}': every intro or every closing mentions one of {words}; "
+            "add neutral ones to cases/filler/common.yaml"
+        )
+    return FillerLibrary(units=units, intros=intros, closings=closings)
 
 
 def filler_messages(t: FillerTurn) -> list[Message]:
-    """A filler turn as chat messages (user, assistant)."""
+    """A filler unit as chat messages (user, assistant)."""
     return [Message(role="user", content=t.user), Message(role="assistant", content=t.assistant)]

@@ -1,0 +1,187 @@
+"""Round plan of an expanded long-context history: which seed rounds stay, in which round each
+key turn lands, and which rounds are filler.
+
+A history of `rounds` rounds (seed 000: 4k 8, 16k 20, 32k 28) is a list of slots 1..rounds; the
+seed's final round (the closing request before the current message) takes the last one. Key
+turns of one band form a block of consecutive rounds: a beginning block starts as early as the
+opener allows, a middle block starts in its round band at the round closest to its desired token
+offset, an end block ends right before the final round (the last rounds before the current
+message). The slots between blocks ("stretches") hold the seed's opener, filler rounds and, where
+they fit, more seed rounds, earliest first (they set the scene: destination, product, plan).
+
+Seed rounds are short (~150 tokens) and a round averages target/rounds tokens (512 at 4k, ~1170
+at 32k), so a stretch keeps as many seed rounds as it can while its filler rounds stay under
+ROUND_CAP x that average; the rest of the seed's representative history is left out (seed 000
+calls it a representative fragment; the 4k baseline has 5-8 rounds in all).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+MAX_ROUND_TOKENS = 1800  # a filler round answers at most ~13 units; more and it reads like a brochure
+
+
+@dataclass
+class Block:
+    """Key turns (seed round indexes, in seed order) placed together in consecutive rounds."""
+
+    units: list[int]
+    position: str
+    rounds: tuple[int, int]  # round band (1-based, inclusive) where the block starts (end: ends)
+    tokens: tuple[int, int]  # token band where every key of the block must start
+    desired: float = 0.0  # token offset aimed at for the first key (middle blocks)
+    start: int = 0  # first round of the block
+
+
+@dataclass
+class Stretch:
+    """The rounds between two blocks (or before the first / after the last)."""
+
+    first: int  # first round number (1-based)
+    last: int  # last round number (inclusive); first > last = empty
+    end_tokens: float | None  # token offset this stretch should end at (None: no filler needed)
+    seed: list[int] = field(default_factory=list)  # seed rounds placed here, in order
+    fillers: int = 0
+
+    @property
+    def capacity(self) -> int:
+        return max(0, self.last - self.first + 1)
+
+
+@dataclass
+class Plan:
+    """The round plan: `slots[i]` is a seed round index or None (filler) for round i+1."""
+
+    slots: list[int | None]
+    blocks: list[Block]
+    stretch_of: list[int]  # stretch index of every slot (-1 for block and final slots)
+    stretches: list[Stretch]
+
+
+def _clamp(x: float, lo: float, hi: float) -> float:
+    return min(max(x, lo), max(lo, hi))
+
+
+def _priority(candidates: list[int]) -> list[int]:
+    """Candidates in keeping order: alternately from the start and from the end of the seed."""
+    front, back, out = list(candidates), list(reversed(candidates)), []
+    while front:
+        out.append(front.pop(0))
+        back.remove(out[-1])
+        if back:
+            out.append(back.pop(0))
+            front.remove(out[-1])
+    return out
+
+
+def plan_rounds(sizes: list[int], blocks: list[Block], rounds: int, target: int, land: float,
+                keep_seed_order: bool) -> Plan:
+    """Place blocks, seed rounds and filler in `rounds` slots; `land` = total tokens aimed at.
+
+    `keep_seed_order`: the seed's own placement (every kept seed round in seed order; a non-key
+    round that does not fit on its side of the keys is left out). Otherwise non-key rounds may
+    move past a key block when their side has no room."""
+    final = len(sizes) - 1
+    avg = target / rounds
+    keys = {u for b in blocks for u in b.units}
+    opener = [0] if 0 not in keys and final > 0 else []
+    total = sum(sizes[:final]) or 1
+    blocks = sorted(blocks, key=lambda b: (b.rounds, b.units))
+    prev_end, prev_tokens = 0, float(sum(sizes[u] for u in opener))
+    for j, b in enumerate(blocks):
+        k = len(b.units)
+        head = len(opener) if j == 0 else 0
+        span = b.tokens[1] - b.tokens[0]
+        steps = sum(sizes[u] for u in b.units[:-1])
+        if b.position == "end":
+            b.start = rounds - k
+        elif b.position == "beginning" or b.tokens[0] == 0:
+            b.start = prev_end + 1 + head
+            b.desired = prev_tokens
+        else:
+            natural = sum(sizes[:b.units[0]]) / total * (target - sizes[final])
+            b.desired = _clamp(natural, b.tokens[0] + 0.15 * span, b.tokens[1] - 0.1 * span - steps)
+            lo, hi = b.rounds
+            b.start = int(_clamp(round(b.desired / avg) + 1, lo, hi))
+        # a block that is not at the end leaves a round for the filler after it
+        b.start = min(max(b.start, prev_end + 1 + head), rounds - k - (b.position != "end"))
+        prev_end = b.start + k - 1
+        prev_tokens = b.desired + steps + sizes[b.units[-1]]
+
+    # stretches: before each block, and after the last one up to the final round
+    stretches: list[Stretch] = []
+    prev_end = 0
+    for b in blocks:
+        if b.position == "end":
+            aim: float | None = land - sum(sizes[u] for u in b.units) - sizes[final]
+        elif b.position == "beginning" or b.tokens[0] == 0:
+            aim = None
+        else:
+            aim = b.desired
+        stretches.append(Stretch(prev_end + 1, b.start - 1, aim))
+        prev_end = b.start + len(b.units) - 1
+    stretches.append(Stretch(prev_end + 1, rounds - 1, land - sizes[final]))
+    if opener:
+        stretches[0].seed.append(0)
+
+    # how many filler rounds each stretch needs, hence room for seed rounds
+    starts: list[float] = []
+    cur = 0.0
+    for s, b in zip(stretches, [*blocks, None]):
+        starts.append(cur)
+        end = s.end_tokens if s.end_tokens is not None else cur + sum(sizes[u] for u in s.seed)
+        cur = end + (sum(sizes[u] for u in b.units) if b else 0)
+    candidates = [u for u in range(1, final) if u not in keys]
+    seed_avg = sum(sizes[u] for u in candidates) / len(candidates) if candidates else 0.0
+    room: list[int] = []
+    for s, start in zip(stretches, starts):
+        free = s.capacity - len(s.seed)
+        need = 0.0 if s.end_tokens is None else s.end_tokens - start - sum(sizes[u] for u in s.seed)
+        n = 0
+        if need > 0 and free > 0:
+            n = next((n for n in range(1, free + 1) if need - (free - n) * seed_avg <= n * MAX_ROUND_TOKENS), free)
+        room.append(free - n)
+
+    # more seed rounds where they fit, by priority: the scene-setting rounds after the opener
+    # (destination, product) and the recent ones before the final request (what it refers to)
+    def side(u: int) -> int:
+        return sum(1 for b in blocks if b.units[0] < u)
+
+    placed: dict[int, int] = {}  # seed round -> stretch
+    for u in _priority(candidates):
+        lo = max((j for v, j in placed.items() if v < u), default=0)
+        hi = min((j for v, j in placed.items() if v > u), default=len(stretches) - 1)
+        want = side(u)
+        if keep_seed_order:
+            options = [want] if lo <= want <= hi else []
+        else:  # nearest stretch to its own side, later ones first (seed order among non-keys kept)
+            options = sorted(range(lo, hi + 1), key=lambda j: (abs(j - want), j < want))
+        j = next((j for j in options if room[j] > 0), None)
+        if j is not None:
+            placed[u] = j
+            room[j] -= 1
+            stretches[j].seed.append(u)
+    for s in stretches:
+        s.seed.sort()
+        s.fillers = s.capacity - len(s.seed)
+
+    slots: list[int | None] = [None] * rounds
+    stretch_of = [-1] * rounds
+    anchors = [-1] + [u for b in blocks for u in (b.units[0], b.units[-1])] + [final]
+    for j, s in enumerate(stretches):
+        # a kept seed round sits next to whichever neighbour it is closer to in the seed: the
+        # scene-setting ones right after the key (or the opener), the recent ones right before
+        # the next key (or the final request); the filler rounds go between them
+        before, after = anchors[2 * j], anchors[2 * j + 1]
+        head = [u for u in s.seed if u - before <= after - u]
+        tail = [u for u in s.seed if u - before > after - u]
+        seq: list[int | None] = [*head, *([None] * s.fillers), *tail]
+        for i, u in enumerate(seq):
+            slots[s.first - 1 + i] = u
+            stretch_of[s.first - 1 + i] = j
+    for b in blocks:
+        for i, u in enumerate(b.units):
+            slots[b.start - 1 + i] = u
+    slots[rounds - 1] = final
+    return Plan(slots=slots, blocks=blocks, stretch_of=stretch_of, stretches=stretches)
