@@ -16,6 +16,7 @@ from graphs.runner import RunConfig, run_meta, run_trials
 from graphs.trials import plan_trials
 
 DEMO_CASES = ["B1-EI-01", "B1-CL-01", "B1-IF-01", "B1-MR-02", "C2-TD-04"]
+DEMO_FLAWED_AGENT = "reference:flaw=no-clarify,flaw=ignore-history"
 
 
 def _csv(value: str | None) -> list[str] | None:
@@ -110,13 +111,18 @@ def run(paths, ids, agent, simulator, judge_model, repeats, length, position, co
 @click.option("--out", "out", default=Path("runs/demo"), show_default=True, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--agent", default="reference", show_default=True, help="Agent SPEC.")
 def demo(out: Path, agent: str) -> None:
-    """The offline demo: seed cases against the reference agent, rule simulator and rule judges."""
+    """The offline demo: seed cases against the reference agent and a flawed variant (OUT/flawed/),
+    with the rule simulator and rule judges."""
     if out.exists():
         shutil.rmtree(out)
     cases = _select((), tuple(DEMO_CASES))
-    cfg = RunConfig(agent=agent, simulator="rule", concurrency=4)
-    records = _run(cases, cfg, out)
+    records = _run(cases, RunConfig(agent=agent, simulator="rule", concurrency=4), out)
     print_outcome(records, out)
+    # The same cases against a deliberately flawed agent: the judges must tell the difference.
+    flawed_out = out / "flawed"
+    click.echo(f"\nThe same cases against {DEMO_FLAWED_AGENT} (never asks, ignores the history):")
+    flawed = _run(cases, RunConfig(agent=DEMO_FLAWED_AGENT, simulator="rule", concurrency=4), flawed_out)
+    print_outcome(flawed, flawed_out)
 
 
 @click.command()

@@ -150,3 +150,14 @@ def test_api_keys_never_reach_outputs(tmp_path):
     for f in out.rglob("*"):
         if f.is_file():
             assert secret not in f.read_bytes().decode("utf-8", "ignore"), f
+
+
+def test_demo_flawed_agent_is_caught_by_the_judges(demo_dir):
+    flawed = {r["id"]: r for r in records(demo_dir / "flawed")}
+    good = {r["id"]: r for r in records(demo_dir)}
+    assert set(flawed) == set(good)
+    for rid in ("B1-CL-01|group=A,r0", "B1-IF-01|group=A,r0", "B1-MR-02|group=A,r0"):
+        assert good[rid]["status"] == "passed" and flawed[rid]["status"] == "failed"
+    cl = next(v for v in flawed["B1-CL-01|group=A,r0"]["verdicts"] if v["judge"] == "tool_not_called")
+    assert cl["verdict"] == "fail" and "search_flights was called" in cl["reason"]
+    assert flawed["B1-EI-01|group=A,r0"]["status"] == "passed"  # a clear request: the flaws do not matter here
