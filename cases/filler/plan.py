@@ -64,14 +64,15 @@ def _clamp(x: float, lo: float, hi: float) -> float:
 
 
 def _priority(candidates: list[int]) -> list[int]:
-    """Candidates in keeping order: alternately from the start and from the end of the seed."""
-    front, back, out = list(candidates), list(reversed(candidates)), []
+    """Candidates in keeping order: the two after the opener (they set the scene: where, what),
+    then alternately the most recent one left and the next scene-setting one."""
+    front, out = list(candidates), []
+    out += front[:2]
+    del front[:2]
     while front:
-        out.append(front.pop(0))
-        back.remove(out[-1])
-        if back:
-            out.append(back.pop(0))
-            front.remove(out[-1])
+        out.append(front.pop())
+        if front:
+            out.append(front.pop(0))
     return out
 
 
@@ -145,18 +146,21 @@ def plan_rounds(sizes: list[int], blocks: list[Block], rounds: int, target: int,
 
     # more seed rounds where they fit, by priority: the scene-setting rounds after the opener
     # (destination, product) and the recent ones before the final request (what it refers to)
-    def side(u: int) -> int:
-        return sum(1 for b in blocks if b.units[0] < u)
-
+    # A non-key round never moves later past a key it preceded in the seed (a fact must not be
+    # followed by talk the seed had before it: "6 月份去" after "6 月 15 号出发" blurs the dates);
+    # moving earlier is allowed when the key moved towards the end.
     placed: dict[int, int] = {}  # seed round -> stretch
     for u in _priority(candidates):
         lo = max((j for v, j in placed.items() if v < u), default=0)
         hi = min((j for v, j in placed.items() if v > u), default=len(stretches) - 1)
-        want = side(u)
-        if keep_seed_order:
-            options = [want] if lo <= want <= hi else []
-        else:  # nearest stretch to its own side, later ones first (seed order among non-keys kept)
-            options = sorted(range(lo, hi + 1), key=lambda j: (abs(j - want), j < want))
+        after_first = sum(1 for b in blocks if b.units[0] < u)
+        after_all = sum(1 for b in blocks if b.units[-1] < u)
+        if keep_seed_order:  # its own side of every key, or left out
+            options = [after_all] if after_first == after_all and lo <= after_all <= hi else []
+        else:  # scene-setting rounds as early as allowed, recent ones as late as allowed
+            options = list(range(min(after_all, hi), lo - 1, -1))
+            if u - 1 < final - 1 - u:
+                options.reverse()
         j = next((j for j in options if room[j] > 0), None)
         if j is not None:
             placed[u] = j
