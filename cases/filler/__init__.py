@@ -22,6 +22,7 @@ from cases.messages import Message
 from usersim.registry import UnknownNameError, did_you_mean
 
 FILLER_DIR = Path(__file__).parent
+TOPICS_FILE = FILLER_DIR / "topics.yaml"  # sub-topic words (cases.filler.rounds), not a scenario
 
 
 class FillerFile(BaseModel):
@@ -62,9 +63,26 @@ class FillerLibrary:
     closings: list[str]
 
 
+class TopicsFile(BaseModel):
+    """cases/filler/topics.yaml: the words that name each sub-topic of the filler units."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    topics: dict[str, list[str]] = Field(description="Sub-topic name -> words naming it (matched case-insensitively).")
+
+
+@functools.cache
+def read_topics() -> dict[str, list[str]]:
+    """The sub-topic lexicon; errors name the file."""
+    try:
+        return TopicsFile.model_validate(yaml.safe_load(TOPICS_FILE.read_text(encoding="utf-8"))).topics
+    except ValidationError as exc:
+        raise ValueError(f"{TOPICS_FILE}: invalid topics file: {exc}") from exc
+
+
 def scenarios() -> list[str]:
     """All scenario keys in the library."""
-    return sorted(p.stem for p in FILLER_DIR.glob("*.yaml"))
+    return sorted(p.stem for p in FILLER_DIR.glob("*.yaml") if p != TOPICS_FILE)
 
 
 @functools.cache

@@ -6,9 +6,10 @@ a user question (the first unit's) with a longer answer: the first unit's answer
 common.yaml, then a few related questions answered in turn, as a helpful agent anticipating them
 would; a closing line may end the reply so that the round lands exactly on its token budget.
 
-Related means "on the same sub-topic": units are ranked by IDF-weighted character-bigram overlap
-with the round's first unit, so a question about transport cards draws the subway and bullet-train
-units, not the souvenir ones. Units come in a seeded order and every unit is used once before any
+Related means "on the same sub-topic": units are ranked by how much their sub-topic words
+(cases/filler/topics.yaml; the question counts three times the answer) agree with the round's
+first unit, ties broken by shared rarer character bigrams, so a question about transport cards
+draws the subway and bus units, not the souvenir ones. Units come in a seeded order and every unit is used once before any
 is reused (a new pass starts when the pool is used up); only the exact landing may reuse one early.
 """
 
@@ -21,10 +22,11 @@ from collections import Counter
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from cases.filler import FillerLibrary, FillerTurn, filler_messages
+from cases.filler import FillerLibrary, FillerTurn, filler_messages, read_topics
 from cases.messages import Message
 from cases.tokens import count_tokens
 
+_CLOSING_REACH = 40  # about the most a closing line adds
 _WORD = re.compile(r"[A-Za-z0-9]+|[\u4e00-\u9fff]+")
 
 
@@ -52,6 +54,14 @@ class FillerRound(BaseModel):
         return count_tokens(self.messages())
 
 
+def _topic_vector(unit: FillerTurn) -> dict[str, float]:
+    """Sub-topic weights of a unit: words of each topic in the question x3, in the answer x1."""
+    q, a = unit.user.lower(), unit.assistant.lower()
+    vec = {t: 3.0 * sum(w.lower() in q for w in words) + sum(w.lower() in a for w in words)
+           for t, words in read_topics().items()}
+    return {t: v for t, v in vec.items() if v}
+
+
 def _grams(text: str) -> set[str]:
     """Character bigrams of the Chinese runs and whole Latin/number words: the topic signal."""
     out: set[str] = set()
@@ -70,11 +80,13 @@ class RoundStream:
         self.lib, self.rng = library, rng
         self.units = library.units  # worked on by index: pydantic equality is slow in hot loops
         self.sizes = [count_tokens(filler_messages(u)) for u in self.units]
+        self.topics = [_topic_vector(u) for u in self.units]
+        self.norm = [math.sqrt(sum(v * v for v in t.values())) or 1.0 for t in self.topics]
         self.grams = [_grams(u.text) for u in self.units]
         df = Counter(g for gs in self.grams for g in gs)
         n = len(self.units)
-        # bigrams shared by most units (的是, 可以) say little about the topic
-        self.idf = {g: math.log(n / c) for g, c in df.items()}
+        # bigrams of one unit match nothing and those of most units (的是, 可以) say nothing
+        self.idf = {g: math.log(n / c) if 2 <= c <= 0.3 * n else 0.0 for g, c in df.items()}
         self.weight = [sum(self.idf[g] for g in gs) or 1.0 for gs in self.grams]
         self.cycle: list[int] = []  # the unused units of the current pass, in seeded order
         self._sim: dict[tuple[int, int], float] = {}
@@ -91,11 +103,13 @@ class RoundStream:
         self._refill()
 
     def similarity(self, a: int, b: int) -> float:
-        """Cosine-like overlap of two units' IDF-weighted bigrams (0..1)."""
+        """Cosine of the two units' sub-topic vectors plus a quarter of their bigram overlap."""
         key = (a, b) if a < b else (b, a)
         if key not in self._sim:
+            ta, tb = self.topics[a], self.topics[b]
+            topic = sum(v * tb.get(t, 0.0) for t, v in ta.items()) / (self.norm[a] * self.norm[b])
             shared = sum(self.idf[g] for g in self.grams[a] & self.grams[b])
-            self._sim[key] = shared / math.sqrt(self.weight[a] * self.weight[b])
+            self._sim[key] = topic + 0.25 * shared / math.sqrt(self.weight[a] * self.weight[b])
         return self._sim[key]
 
     def related(self, head: int, exclude: set[int]) -> list[int]:
@@ -107,11 +121,19 @@ class RoundStream:
         used = sorted((u for u in range(len(self.units)) if u not in fresh and u not in exclude), key=rank)
         return unused + used
 
+    def _lands(self, u: int, lo: int, hi: int) -> bool:
+        one = FillerRound(units=(self.units[u],))
+        return lo <= self.sizes[u] <= hi or any(
+            lo <= one.model_copy(update={"closing": c}).tokens() <= hi for c in self.lib.closings)
+
     def build(self, lo: int, hi: int) -> FillerRound:
         """A round of about [lo, hi] tokens (as close as the units allow; over hi only when even
         the smallest unit is)."""
         self._refill()
-        head = next((u for u in self.cycle if self.sizes[u] <= hi), None)
+        fits = [u for u in self.cycle if self.sizes[u] <= hi]
+        # a budget of about one unit: the first unit that lands alone or with a closing line
+        alone = [u for u in fits if self.sizes[u] >= lo - _CLOSING_REACH and self._lands(u, lo, hi)]
+        head = (alone or fits or [None])[0]
         if head is None:
             head = min(range(len(self.units)), key=lambda u: self.sizes[u])
         self._take(head)
