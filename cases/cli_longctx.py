@@ -46,15 +46,18 @@ def expand(case_id: str, length: str, position: str | None, seed: int, paths: tu
             "case_id": exp.case_id, "length": exp.length, "position": exp.position, "seed": exp.seed,
             "tokens": exp.tokens, "target_tokens": exp.target_tokens,
             "messages": [{"role": m.role, "content": m.content} for m in exp.messages],
-            "key_turns": exp.key_turns, "key_offsets": exp.key_offsets,
+            "rounds": exp.rounds, "key_turns": exp.key_turns, "key_rounds": exp.key_rounds,
+            "key_round_bands": [list(b) for b in exp.key_round_bands], "key_offsets": exp.key_offsets,
             "key_bands": [list(b) for b in exp.key_bands], "filler_turns": exp.filler_turns,
         }
         click.echo(json.dumps(out, ensure_ascii=False, indent=2))
         return
     click.echo(f"{exp.case_id} {exp.length} position={exp.position or 'seed'}: {exp.tokens}/{exp.target_tokens} tokens, "
-               f"{len(exp.messages)} messages ({len(exp.filler_turns)} filler)")
-    for idx, off, (lo, hi) in zip(exp.key_turns, exp.key_offsets, exp.key_bands):
-        click.echo(f"  key turn {idx} at token {off} (band {lo}-{hi}): {exp.messages[idx].content[:40]}")
+               f"{exp.rounds} rounds, {len(exp.messages)} messages ({len(exp.filler_turns)} filler)")
+    for idx, rnd, (ra, rb), off, (lo, hi) in zip(exp.key_turns, exp.key_rounds, exp.key_round_bands, exp.key_offsets,
+                                                 exp.key_bands):
+        click.echo(f"  key turn {idx} in round {rnd} (band {ra}-{rb}) at token {off} (band {lo}-{hi}): "
+                   f"{exp.messages[idx].content[:40]}")
 
 
 @click.command()
