@@ -3,16 +3,18 @@ key turn lands, and which rounds are filler.
 
 A history of `rounds` rounds (seed 000: 4k 8, 16k 20, 32k 28) is a list of slots 1..rounds; the
 seed's final round (the closing request before the current message) takes the last one. Key
-turns of one band form a block of consecutive rounds: a beginning block starts as early as the
-opener allows, a middle block starts in its round band at the round closest to its desired token
-offset, an end block ends right before the final round (the last rounds before the current
-message). The slots between blocks ("stretches") hold the seed's opener, filler rounds and, where
-they fit, more seed rounds, earliest first (they set the scene: destination, product, plan).
+turns of one band form a block of consecutive rounds: a beginning block starts right after the
+opener, a middle block starts in its round band at the round closest to its desired token offset,
+an end block ends right before the final round (the last rounds before the current message). The
+slots between blocks ("stretches") hold the seed's opener, filler rounds and, where they fit, more
+seed rounds.
 
-Seed rounds are short (~150 tokens) and a round averages target/rounds tokens (512 at 4k, ~1170
-at 32k), so a stretch keeps as many seed rounds as it can while its filler rounds stay under
-ROUND_CAP x that average; the rest of the seed's representative history is left out (seed 000
-calls it a representative fragment; the 4k baseline has 5-8 rounds in all).
+Seed rounds are short (~150 tokens) while a round averages target/rounds tokens (512 at 4k, ~1170
+at 32k), so not every seed round fits: a stretch keeps as many as it can while its filler rounds
+stay under MAX_ROUND_TOKENS, and the rest of the seed's representative history (seed 000 calls it
+a representative fragment) is left out. Kept first: the two rounds after the opener (they set the
+scene: where, what), then alternately the most recent round before the final request (what
+"那帮我查一下" refers to) and the next scene-setting one.
 """
 
 from __future__ import annotations
@@ -76,19 +78,10 @@ def _priority(candidates: list[int]) -> list[int]:
     return out
 
 
-def plan_rounds(sizes: list[int], blocks: list[Block], rounds: int, target: int, land: float,
-                keep_seed_order: bool) -> Plan:
-    """Place blocks, seed rounds and filler in `rounds` slots; `land` = total tokens aimed at.
-
-    `keep_seed_order`: the seed's own placement (every kept seed round in seed order; a non-key
-    round that does not fit on its side of the keys is left out). Otherwise non-key rounds may
-    move past a key block when their side has no room."""
+def _place_blocks(sizes: list[int], blocks: list[Block], rounds: int, target: int, opener: list[int]) -> None:
+    """Set each block's first round (and the token offset a middle block aims at)."""
     final = len(sizes) - 1
-    avg = target / rounds
-    keys = {u for b in blocks for u in b.units}
-    opener = [0] if 0 not in keys and final > 0 else []
-    total = sum(sizes[:final]) or 1
-    blocks = sorted(blocks, key=lambda b: (b.rounds, b.units))
+    avg, total = target / rounds, sum(sizes[:final]) or 1
     prev_end, prev_tokens = 0, float(sum(sizes[u] for u in opener))
     for j, b in enumerate(blocks):
         k = len(b.units)
@@ -97,58 +90,59 @@ def plan_rounds(sizes: list[int], blocks: list[Block], rounds: int, target: int,
         steps = sum(sizes[u] for u in b.units[:-1])
         if b.position == "end":
             b.start = rounds - k
-        elif b.position == "beginning" or b.tokens[0] == 0:
+        elif b.tokens[0] == 0:  # a band that opens the conversation: right after the opener
             b.start = prev_end + 1 + head
             b.desired = prev_tokens
-        else:
+        else:  # where the seed has it, kept 15% inside the band (10% before its end for the block)
             natural = sum(sizes[:b.units[0]]) / total * (target - sizes[final])
             b.desired = _clamp(natural, b.tokens[0] + 0.15 * span, b.tokens[1] - 0.1 * span - steps)
-            lo, hi = b.rounds
-            b.start = int(_clamp(round(b.desired / avg) + 1, lo, hi))
+            b.start = int(_clamp(round(b.desired / avg) + 1, *b.rounds))
         # a block that is not at the end leaves a round for the filler after it
         b.start = min(max(b.start, prev_end + 1 + head), rounds - k - (b.position != "end"))
         prev_end = b.start + k - 1
         prev_tokens = b.desired + steps + sizes[b.units[-1]]
 
-    # stretches: before each block, and after the last one up to the final round
-    stretches: list[Stretch] = []
+
+def _stretches(sizes: list[int], blocks: list[Block], rounds: int, land: float, opener: list[int]) -> list[Stretch]:
+    """The stretches before each block and after the last one, with the token offset each ends at."""
+    final = len(sizes) - 1
+    out: list[Stretch] = []
     prev_end = 0
     for b in blocks:
-        if b.position == "end":
+        if b.position == "end":  # nothing but the block and the final round follows: land here
             aim: float | None = land - sum(sizes[u] for u in b.units) - sizes[final]
-        elif b.position == "beginning" or b.tokens[0] == 0:
-            aim = None
         else:
-            aim = b.desired
-        stretches.append(Stretch(prev_end + 1, b.start - 1, aim))
+            aim = None if b.tokens[0] == 0 else b.desired
+        out.append(Stretch(prev_end + 1, b.start - 1, aim))
         prev_end = b.start + len(b.units) - 1
-    stretches.append(Stretch(prev_end + 1, rounds - 1, land - sizes[final]))
-    if opener:
-        stretches[0].seed.append(0)
+    out.append(Stretch(prev_end + 1, rounds - 1, land - sizes[final]))
+    out[0].seed += opener
+    return out
 
-    # how many filler rounds each stretch needs, hence room for seed rounds
-    starts: list[float] = []
-    cur = 0.0
+
+def _room(sizes: list[int], blocks: list[Block], stretches: list[Stretch], seed_avg: float) -> list[int]:
+    """Seed rounds each stretch can take beyond the opener: its slots minus the filler rounds it
+    needs to reach its end offset with rounds under MAX_ROUND_TOKENS."""
+    room, cur = [], 0.0
     for s, b in zip(stretches, [*blocks, None]):
-        starts.append(cur)
-        end = s.end_tokens if s.end_tokens is not None else cur + sum(sizes[u] for u in s.seed)
-        cur = end + (sum(sizes[u] for u in b.units) if b else 0)
-    candidates = [u for u in range(1, final) if u not in keys]
-    seed_avg = sum(sizes[u] for u in candidates) / len(candidates) if candidates else 0.0
-    room: list[int] = []
-    for s, start in zip(stretches, starts):
         free = s.capacity - len(s.seed)
-        need = 0.0 if s.end_tokens is None else s.end_tokens - start - sum(sizes[u] for u in s.seed)
+        seed = sum(sizes[u] for u in s.seed)
+        need = 0.0 if s.end_tokens is None else s.end_tokens - cur - seed
         n = 0
         if need > 0 and free > 0:
             n = next((n for n in range(1, free + 1) if need - (free - n) * seed_avg <= n * MAX_ROUND_TOKENS), free)
         room.append(free - n)
+        cur = (s.end_tokens if s.end_tokens is not None else cur + seed) + (sum(sizes[u] for u in b.units) if b else 0)
+    return room
 
-    # more seed rounds where they fit, by priority: the scene-setting rounds after the opener
-    # (destination, product) and the recent ones before the final request (what it refers to)
-    # A non-key round never moves later past a key it preceded in the seed (a fact must not be
-    # followed by talk the seed had before it: "6 月份去" after "6 月 15 号出发" blurs the dates);
-    # moving earlier is allowed when the key moved towards the end.
+
+def _keep_seed_rounds(candidates: list[int], blocks: list[Block], stretches: list[Stretch], room: list[int],
+                      final: int, keep_seed_order: bool) -> None:
+    """Put the kept non-key seed rounds into stretches, by _priority.
+
+    A non-key round never moves later past a key it preceded in the seed (a fact must not be
+    followed by talk the seed had before it: "6 月份去" after "6 月 15 号出发" blurs the dates);
+    with a requested position it may move earlier (the key moved towards the end)."""
     placed: dict[int, int] = {}  # seed round -> stretch
     for u in _priority(candidates):
         lo = max((j for v, j in placed.items() if v < u), default=0)
@@ -170,6 +164,24 @@ def plan_rounds(sizes: list[int], blocks: list[Block], rounds: int, target: int,
         s.seed.sort()
         s.fillers = s.capacity - len(s.seed)
 
+
+def plan_rounds(sizes: list[int], blocks: list[Block], rounds: int, target: int, land: float,
+                keep_seed_order: bool) -> Plan:
+    """Place blocks, seed rounds and filler in `rounds` slots; `land` = total tokens aimed at.
+
+    `keep_seed_order`: the seed's own placement (every kept seed round in seed order; a non-key
+    round that does not fit on its side of the keys is left out)."""
+    final = len(sizes) - 1
+    keys = {u for b in blocks for u in b.units}
+    opener = [0] if 0 not in keys and final > 0 else []
+    blocks = sorted(blocks, key=lambda b: (b.rounds, b.units))
+    _place_blocks(sizes, blocks, rounds, target, opener)
+    stretches = _stretches(sizes, blocks, rounds, land, opener)
+    candidates = [u for u in range(1, final) if u not in keys]
+    seed_avg = sum(sizes[u] for u in candidates) / len(candidates) if candidates else 0.0
+    room = _room(sizes, blocks, stretches, seed_avg)
+    _keep_seed_rounds(candidates, blocks, stretches, room, final, keep_seed_order)
+
     slots: list[int | None] = [None] * rounds
     stretch_of = [-1] * rounds
     anchors = [-1] + [u for b in blocks for u in (b.units[0], b.units[-1])] + [final]
@@ -180,8 +192,7 @@ def plan_rounds(sizes: list[int], blocks: list[Block], rounds: int, target: int,
         before, after = anchors[2 * j], anchors[2 * j + 1]
         head = [u for u in s.seed if u - before <= after - u]
         tail = [u for u in s.seed if u - before > after - u]
-        seq: list[int | None] = [*head, *([None] * s.fillers), *tail]
-        for i, u in enumerate(seq):
+        for i, u in enumerate([*head, *([None] * s.fillers), *tail]):
             slots[s.first - 1 + i] = u
             stretch_of[s.first - 1 + i] = j
     for b in blocks:
