@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from cases.loader import case_files, load_case, load_cases
+from cases.loader import case_files, load_case, load_cases_or_exit
 from cases.yamlfile import FileProblems, Problem, read_yaml
 
 if importlib.util.find_spec("cases.cli_longctx") is not None:
@@ -89,12 +89,7 @@ def cases() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
 def list_cases(paths: tuple[str, ...], as_json: bool) -> None:
     """List cases (default: the bundled library)."""
-    try:
-        found = load_cases(list(paths) or None)
-    except FileProblems as exc:
-        for p in exc.problems:
-            click.echo(str(p), err=True)
-        sys.exit(2)
+    found = load_cases_or_exit(list(paths) or None)
     rows = [
         {
             "id": c.id,

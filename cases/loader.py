@@ -18,11 +18,11 @@ CASES_DIR = Path(__file__).resolve().parent
 _NOT_CASE_DIRS = {"filler", "scaffold", "templates", "__pycache__"}
 
 
-def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for key, value in over.items():
         if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _deep_merge(out[key], value)
+            out[key] = deep_merge(out[key], value)
         else:
             out[key] = value
     return out
@@ -43,7 +43,7 @@ def _read_with_includes(path: Path, seen: tuple[Path, ...] = ()) -> tuple[dict[s
             [Problem(str(path), lines.line(("include",)), "include", f"included file not found: {base_path}")]
         )
     base, _ = _read_with_includes(base_path, seen + (path.resolve(),))
-    return _deep_merge(base, data), lines
+    return deep_merge(base, data), lines
 
 
 def _semantic_problems(case: Case, path: Path, lines: LineIndex) -> list[Problem]:
@@ -87,6 +87,18 @@ def _semantic_problems(case: Case, path: Path, lines: LineIndex) -> list[Problem
                     )
                 )
     return problems
+
+
+def load_cases_or_exit(paths: list[str] | None) -> list[Case]:
+    """For commands: the cases under `paths`, or every problem printed as file:line and exit 2."""
+    import sys
+
+    try:
+        return load_cases(paths)
+    except FileProblems as exc:
+        for p in exc.problems:
+            print(str(p), file=sys.stderr)
+        sys.exit(2)
 
 
 def load_case(path: str | Path) -> Case:

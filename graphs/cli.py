@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import sys
 from pathlib import Path
 
 import click
 
-from cases.loader import load_cases
-from cases.yamlfile import FileProblems
+from cases.loader import load_cases_or_exit
 from graphs.record import RunRecord
 from graphs.runner import RunConfig, run_meta, run_trials
 from graphs.trials import plan_trials
@@ -24,12 +22,7 @@ def _csv(value: str | None) -> list[str] | None:
 
 
 def _select(paths: tuple[str, ...], ids: tuple[str, ...]):
-    try:
-        found = load_cases(list(paths) or None)
-    except FileProblems as exc:
-        for p in exc.problems:
-            click.echo(str(p), err=True)
-        sys.exit(2)
+    found = load_cases_or_exit(list(paths) or None)
     if ids:
         by_id = {c.id: c for c in found}
         missing = [i for i in ids if i not in by_id]

@@ -153,23 +153,20 @@ async def agent_turn(state: ConversationState, runtime: Runtime[RunContext]) -> 
                     role="tool", content=event.result, tool_call_id=call.id, name=call.name, is_error=event.is_error
                 )
             )
-    return {
-        "messages": new,
-        "tool_trace": trace,
-        "skill_events": ctx.sandbox.drain_skill_events(),
-        "usage": {"agent": usage},
-        "context_tokens": [seen_tokens] if ctx.count_tokens is not None else [],
-    }
+    return _agent_update(new, trace, usage, seen_tokens, ctx)
 
 
 def _agent_stop(new, trace, usage, seen_tokens, ctx: RunContext, detail: str) -> dict[str, Any]:
+    return _agent_update(new, trace, usage, seen_tokens, ctx) | {"stop": Stop(reason="agent_error", detail=detail)}
+
+
+def _agent_update(new, trace, usage, seen_tokens, ctx: RunContext) -> dict[str, Any]:
     return {
         "messages": new,
         "tool_trace": trace,
         "skill_events": ctx.sandbox.drain_skill_events(),
         "usage": {"agent": usage},
         "context_tokens": [seen_tokens] if ctx.count_tokens is not None else [],
-        "stop": Stop(reason="agent_error", detail=detail),
     }
 
 

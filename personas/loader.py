@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
+from cases.loader import deep_merge
 from cases.yamlfile import FileProblems, LineIndex, Problem, read_yaml, validation_problems
 from personas.schema import Persona
 from usersim.registry import UnknownNameError, did_you_mean
@@ -69,7 +70,7 @@ def apply_overrides(persona: Persona, overrides: dict[str, Any], *, where: str =
     """The persona with `overrides` deep-merged in (mappings merge, lists and scalars replace)."""
     if not overrides:
         return persona
-    merged = _deep_merge(persona.model_dump(), overrides)
+    merged = deep_merge(persona.model_dump(), overrides)
     try:
         return Persona.model_validate(merged)
     except ValidationError as exc:
@@ -83,13 +84,3 @@ def resolve_persona(case: Case, *, library: Path = LIBRARY_DIR) -> Persona:
         raise ValueError(f"case '{case.id}' has no `persona`; organic cases name a persona id from personas/library/")
     persona = load_persona(case.persona, library=library)
     return apply_overrides(persona, case.persona_overrides, where=f"case '{case.id}' persona_overrides")
-
-
-def _deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
-    out = dict(base)
-    for key, value in over.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _deep_merge(out[key], value)
-        else:
-            out[key] = value
-    return out
