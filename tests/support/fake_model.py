@@ -21,6 +21,7 @@ import pytest
 
 from adapters.openai_client import use_fake_model
 from graphs.state import Usage
+from tests.support.openai_stub import openai_tool_calls
 
 Item = str | dict[str, Any] | BaseException
 
@@ -60,20 +61,7 @@ def _as_message(item: str | dict[str, Any]) -> dict[str, Any]:
     if isinstance(item, str):
         return {"role": "assistant", "content": item}
     message = {"role": "assistant", "content": item.get("content") or ""}
-    calls = []
-    for i, tc in enumerate(item.get("tool_calls") or []):
-        fn = tc.get("function", tc)
-        args = fn.get("arguments", {})
-        calls.append(
-            {
-                "id": tc.get("id") or f"fake_call_{i}",
-                "type": "function",
-                "function": {
-                    "name": fn["name"],
-                    "arguments": args if isinstance(args, str) else json.dumps(args, ensure_ascii=False),
-                },
-            }
-        )
+    calls = openai_tool_calls(item.get("tool_calls") or [], "fake_call")
     if calls:
         message["tool_calls"] = calls
     return message

@@ -165,15 +165,16 @@ def _error_response(status: int, message: str, code: str | None, headers: dict[s
     return web.json_response(payload, status=status, headers=headers or {})
 
 
-def _completion(body: dict[str, Any], reply: Reply, n: int) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": reply.get("content") or None}
-    calls = []
-    for i, tc in enumerate(reply.get("tool_calls") or []):
-        fn = tc.get("function") or tc  # accept our short form and the OpenAI form
+def openai_tool_calls(calls: list[dict[str, Any]], id_prefix: str) -> list[dict[str, Any]]:
+    """Tool calls in the OpenAI wire form, from our short form ({name, arguments, id?}) or the OpenAI form;
+    dict arguments become JSON strings, raw strings are sent as given (to test malformed JSON)."""
+    out = []
+    for i, tc in enumerate(calls):
+        fn = tc.get("function") or tc
         args = fn.get("arguments", {})
-        calls.append(
+        out.append(
             {
-                "id": tc.get("id") or f"call_{n}_{i}",
+                "id": tc.get("id") or f"{id_prefix}_{i}",
                 "type": "function",
                 "function": {
                     "name": fn["name"],
@@ -181,6 +182,12 @@ def _completion(body: dict[str, Any], reply: Reply, n: int) -> dict[str, Any]:
                 },
             }
         )
+    return out
+
+
+def _completion(body: dict[str, Any], reply: Reply, n: int) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.get("content") or None}
+    calls = openai_tool_calls(reply.get("tool_calls") or [], f"call_{n}")
     if calls:
         message["tool_calls"] = calls
     prompt_chars = len(json.dumps(body.get("messages", []), ensure_ascii=False))
