@@ -92,8 +92,10 @@ class Agenda:
         if event.kind in ("change_fact", "change_mind") and event.slot and event.value is not None:
             self.facts[event.slot] = event.value
             self.revealed.add(event.slot)
+            self.delivered.clear()  # changed requirements: earlier proposals must be redone
         if event.kind == "add_constraint" and event.slot:
             self._add_constraint(event.slot, event.value)
+            self.delivered.clear()
         if event.text == "":  # an explicit empty text makes the event silent (state change only)
             return Act("silent")
         return Act(event.kind, slot=event.slot, value=event.value, text=event.text)
@@ -130,11 +132,16 @@ def answer_acts(agenda: Agenda, slots: list[str], limit: int) -> list[Act]:
     return acts
 
 
-def decide(agenda: Agenda, obs: Observation, events: list[Event]) -> Decision:
-    """The acts of the next user turn (after turn 1) and whether the user stops."""
+def decide(agenda: Agenda, obs: Observation, events: list[Event], upcoming: bool = False) -> Decision:
+    """The acts of the next user turn (after turn 1) and whether the user stops. `upcoming`: scripted
+    events are still due later in the conversation."""
     persona = agenda.persona
     acts = [agenda.apply_event(e) for e in events]
     hesitating = any(e.kind == "hesitate" for e in events)
+    if upcoming and not agenda.pending and persona.traits.decisiveness == "low" and not hesitating:
+        # an indecisive user does not close the deal while a change of mind is still to come
+        acts.append(Act("hesitate"))
+        hesitating = True
     if obs.violations:
         v = obs.violations[0]
         acts.append(Act("reject", slot=v.constraint, found=v.found, limit=v.limit))

@@ -52,7 +52,8 @@ class RuleSimulator:
             reply = replies[turn - 2] if turn - 2 < len(replies) else ""
             obs = agenda.observe(reply, turn - 1)  # the agent's reply within user turn turn-1
             events = [e for e in persona.events if e.at_turn == turn]
-            acts, stop = decide(agenda, obs, events)
+            upcoming = any(turn < e.at_turn <= view.max_turns for e in persona.events)
+            acts, stop = decide(agenda, obs, events, upcoming)
         return self._turn(view, agenda, acts, stop, "")
 
     def _opening(self, view: SimulatorView, agenda: Agenda) -> list[Act]:

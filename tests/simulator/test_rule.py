@@ -173,3 +173,22 @@ async def test_indecisive_user_does_not_stop_on_the_turn_they_doubt():
     assert doubt.stop is None and doubt.meta["acts"] == ["hesitate"]
     t += [U(doubt.message), A("好的，都按上面的来。")]
     assert (await RuleSimulator().next_turn(view(p, t, 3))).stop == "goal_met"
+
+
+async def test_indecisive_user_plays_out_scripted_change_before_accepting():
+    """A hesitant user with a budget change still to come does not close the deal early; after the
+    change, earlier proposals no longer count and the agent must deliver again."""
+    p = persona(
+        traits={"decisiveness": "low"},
+        events=[{"at_turn": 4, "kind": "change_fact", "slot": "budget", "value": "2000 以内",
+                 "text": "预算改成 2000 以内吧。"}],
+    )
+    both = FLIGHTS + "\n" + HOTEL
+    transcript, last = await converse(RuleSimulator(), p, lambda turn, msg: both)
+    users = user_texts(transcript)
+    assert "预算改成 2000 以内吧" in users[3]  # turn 4: the event fired although everything was delivered at turn 1
+    assert last.stop == "goal_met"
+    assert "(agent reply in turn 4)" in last.reason  # re-delivered after the change, not the turn-1 proposal
+    decisive = persona(traits={"decisiveness": "high"}, events=p.events)
+    transcript, last = await converse(RuleSimulator(), decisive, lambda turn, msg: both)
+    assert last.stop == "goal_met" and len(user_texts(transcript)) == 1  # a decisive user accepts at once
