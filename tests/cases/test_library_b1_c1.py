@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
 
 from cases.messages import Message, ToolCall
 from cases.schema import Case
+from tests.cases.library import load_dir
 from graphs.state import SkillEvent
 from judges.base import JudgeState
 from judges.checks import CheckContext, evaluate, validate_check
@@ -38,17 +38,8 @@ C1_IDS = {
 }
 
 
-def _load_dir(dim: str) -> dict[str, Case]:
-    out = {}
-    for path in sorted((CASES / dim).glob("*.yaml")):
-        case = Case.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
-        assert path.stem == case.id, f"{path.name} holds case {case.id}"
-        out[case.id] = case
-    return out
-
-
-B1 = _load_dir("b1")
-C1 = _load_dir("c1")
+B1 = load_dir("b1")
+C1 = load_dir("c1")
 ALL = {**B1, **C1}
 
 

@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
 
 from cases.messages import Message, ToolCall
 from cases.schema import Case
+from tests.cases.library import load_dir
 from judges.base import JudgeState
 from judges.checks import CheckContext, evaluate, validate_check
 from personas.loader import load_persona
@@ -32,17 +32,8 @@ D_CATEGORY = {**dict.fromkeys(["D-01", "D-02", "D-03", "D-04", "D-05", "D-17", "
 REF_INSERTED = {1: 2, 2: 2, 3: 2, 4: 3, 5: 2, 6: 2, 7: 2, 8: 3, 9: 5, 10: 3}
 
 
-def _load_dir(dim: str) -> dict[str, Case]:
-    out = {}
-    for path in sorted((CASES / dim).glob("*.yaml")):
-        case = Case.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
-        assert path.stem == case.id, f"{path.name} holds case {case.id}"
-        out[case.id] = case
-    return out
-
-
-C2 = _load_dir("c2")
-MT = _load_dir("mt")
+C2 = load_dir("c2")
+MT = load_dir("mt")
 ALL = {**C2, **MT}
 
 
