@@ -19,6 +19,8 @@ from __future__ import annotations
 import asyncio
 import importlib
 import inspect
+import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -33,6 +35,8 @@ def import_target(spec: str, body: str, example: str = "python:my_agent:respond"
     module_name, sep, attr = body.rpartition(":")
     if not sep or not module_name or not attr:
         raise AgentError(f"Agent spec '{spec}' must look like 'scheme:module:attribute' (e.g. '{example}')")
+    if os.getcwd() not in sys.path:  # like `python -m`: the user's own modules in the working directory
+        sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(module_name)
     except Exception as exc:  # ImportError, SyntaxError, errors raised at import time

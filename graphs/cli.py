@@ -60,7 +60,23 @@ def print_outcome(records: list[RunRecord], out_dir: Path) -> None:
     click.echo(", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) + f"  ->  {out_dir}/report.html")
 
 
+def check_specs(cases, cfg: RunConfig) -> None:
+    """Fail fast on a bad agent or simulator SPEC instead of recording one error per conversation."""
+    from adapters.base import AgentError, load_agent
+    from simulator.base import load_simulator
+    from usersim.registry import UnknownNameError
+    from usersim.secrets import redact
+
+    try:
+        load_agent(cfg.agent)
+        if any(c.mode == "organic" for c in cases):
+            load_simulator(cfg.simulator)
+    except (AgentError, UnknownNameError, ValueError) as exc:
+        raise click.ClickException(redact(str(exc))) from None
+
+
 def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
+    check_specs(cases, cfg)
     trials = plan_trials(cases, repeats=cfg.repeats, lengths=cfg.lengths, positions=cfg.positions, seed=cfg.seed)
     meta = run_meta(cfg, out, [c.id for c in cases])
     try:
@@ -152,6 +168,7 @@ def explore(paths, ids, agent, simulator, judge_model, n, seed, branch_at, branc
 
     cases = [c for c in _select(paths, ids) if c.mode == "organic"]
     cfg = RunConfig(agent=agent, simulator=simulator, judge_model=judge_model, concurrency=concurrency, seed=seed)
+    check_specs(cases, cfg)
     try:
         records, clusters = asyncio.run(run_explore(cases, cfg, out, n=n, branch_at=branch_at, branches=branches))
     except ValueError as exc:

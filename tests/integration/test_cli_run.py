@@ -145,8 +145,13 @@ def test_promote_organic_record_to_static_regression_case(tmp_path, demo_dir):
 def test_api_keys_never_reach_outputs(tmp_path):
     secret = "sk-test-SECRET-abcdef123456"
     out = tmp_path / "s"
-    usersim("run", "--id", "B1-CL-01", "--agent", f"reference?api_key={secret}", "--out", str(out),
-            "--no-progress", env={"OPENAI_API_KEY": secret}, check=False)
+    bad = usersim("run", "--id", "B1-CL-01", "--agent", f"reference?api_key={secret}", "--out", str(out),
+                  "--no-progress", env={"OPENAI_API_KEY": secret}, check=False)
+    assert bad.returncode != 0 and "Unknown agent" in bad.stderr
+    assert secret not in bad.stdout + bad.stderr
+    usersim("run", "--id", "B1-CL-01", "--agent", "python:tests.integration.toy_agents:echo_agent", "--out", str(out),
+            "--no-progress", env={"OPENAI_API_KEY": secret})
+    assert (out / "results.jsonl").is_file()
     for f in out.rglob("*"):
         if f.is_file():
             assert secret not in f.read_bytes().decode("utf-8", "ignore"), f
@@ -161,3 +166,29 @@ def test_demo_flawed_agent_is_caught_by_the_judges(demo_dir):
     cl = next(v for v in flawed["B1-CL-01|group=A,r0"]["verdicts"] if v["judge"] == "tool_not_called")
     assert cl["verdict"] == "fail" and "search_flights was called" in cl["reason"]
     assert flawed["B1-EI-01|group=A,r0"]["status"] == "passed"  # a clear request: the flaws do not matter here
+
+
+def test_bad_specs_fail_fast_with_did_you_mean(tmp_path):
+    res = usersim("run", "--id", "B1-EI-01", "--agent", "refrence", "--out", str(tmp_path / "a"), check=False)
+    assert res.returncode != 0 and "Unknown agent 'refrence'. Did you mean 'reference'?" in res.stderr
+    res = usersim("run", "--id", "C2-TD-04", "--simulator", "rul", "--out", str(tmp_path / "b"), check=False)
+    assert res.returncode != 0 and "Unknown simulator 'rul'. Did you mean 'rule'?" in res.stderr
+    res = usersim("run", "--id", "B1-EI-01", "--agent", "python:tests.integration.toy_agents:echo_agnet",
+                  "--out", str(tmp_path / "c"), check=False)
+    assert res.returncode != 0 and "Did you mean 'echo_agent'?" in res.stderr
+    assert not (tmp_path / "a").exists()  # nothing half-written
+
+
+def test_console_script_imports_user_agent_from_working_directory(tmp_path):
+    import shutil
+
+    (tmp_path / "my_agent.py").write_text(
+        "def agent(messages, tools):\n    return {'role': 'assistant', 'content': '请问您从哪里出发、去哪里、哪天、几位？'}\n",
+        encoding="utf-8",
+    )
+    exe = shutil.which("usersim", path=str(Path(sys.executable).parent))
+    res = subprocess.run([exe, "run", str(REPO / "cases" / "b1" / "B1-CL-01.yaml"), "--agent", "python:my_agent:agent",
+                          "--out", "run", "--no-progress"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    recs = records(tmp_path / "run")
+    assert recs and all(r["status"] == "passed" for r in recs), [r["verdicts"] for r in recs]
