@@ -58,14 +58,14 @@ def _semantic_problems(case: Case, path: Path, lines: LineIndex) -> list[Problem
         groups += [(("judging", "milestones", i, "check"), m.check) for i, m in enumerate(case.judging.milestones)]
         for loc, spec in groups:
             try:
-                validate_check(spec)
+                validate_check(spec, case_tools=[t.name for t in case.mock_tools])
             except ValueError as exc:
                 field = ".".join(str(p) for p in loc)
                 problems.append(Problem(str(path), lines.line(loc), field, str(exc)))
     if importlib.util.find_spec("sandbox.tools") is not None:
         from sandbox.tools import tool_registry
 
-        known = set(tool_registry.names())
+        known = set(tool_registry.names()) | {t.name for t in case.mock_tools}
         named = [(("tools", i), t) for i, t in enumerate(case.tools or [])]
         named += [(("tool_intercepts", i, "intercept_tool"), t.intercept_tool) for i, t in enumerate(case.tool_intercepts)]
         for loc, name in named:

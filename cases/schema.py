@@ -101,6 +101,31 @@ class ToolIntercept(Strict):
     timeout: bool = Field(default=False, description="The call times out (an error result after latency).")
 
 
+class MockResponse(Strict):
+    """One answer of a case-defined mock tool."""
+
+    when: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Argument values that select this answer (all must match; strings compare trimmed and "
+        "case-insensitively). Empty = the default answer.",
+    )
+    content: Any = Field(description="The result: text, or any JSON value (sent to the agent as JSON).")
+    is_error: bool = Field(default=False, description="Whether this answer is an error result.")
+
+
+class MockTool(Strict):
+    """A tool defined by the case itself, for agents whose tools the sandbox does not simulate.
+    A mock tool with a sandbox tool's name replaces that tool in this case."""
+
+    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$", description="Tool name the agent calls.")
+    description: str = Field(description="Tool description shown to the agent.")
+    parameters: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object", "properties": {}},
+        description="JSON Schema of the arguments (OpenAI tools format); `required` is enforced.",
+    )
+    responses: list[MockResponse] = Field(min_length=1, description="Answers, first match wins.")
+
+
 class ScoringSpec(Strict):
     """How the seed scores the case (评分方式)."""
 
@@ -229,6 +254,9 @@ class Case(Strict):
     skills: SkillsConfig = Field(default_factory=SkillsConfig, description="Skill configuration.")
     tools: list[str] | None = Field(default=None, description="Tools available; null = the default tool set.")
     tool_intercepts: list[ToolIntercept] = Field(default_factory=list, description="Fault injection.")
+    mock_tools: list[MockTool] = Field(
+        default_factory=list, description="Tools defined by this case (always available in it, intercepts apply)."
+    )
     long_context: LongContextSpec | None = Field(default=None, description="Long-context expansion (C5).")
 
     # --- what only the judges see ------------------------------------------------------------

@@ -15,6 +15,7 @@ from graphs.state import SkillEvent, ToolEvent
 from sandbox.clock import today_of
 from sandbox.intercepts import apply_intercept, find_intercept
 from sandbox.skills.loader import Skill, load_skills
+from sandbox.mock import answer_mock, mock_schema
 from sandbox.tools import DEFAULT_TOOLS, ToolContext, ToolError, tool_registry
 from usersim.registry import UnknownNameError, did_you_mean
 
@@ -36,9 +37,11 @@ class Sandbox:
         self.today = today_of(case.context.current_date)
         enabled = case.skills.skill_enabled if skills_on is None else skills_on
         self.skills: list[Skill] = load_skills(case.skills.active_skills) if enabled else []
+        self.mocks = {t.name: t for t in case.mock_tools}
         names = [n for n in (case.tools if case.tools is not None else DEFAULT_TOOLS) if n != "load_skill"]
+        names += [n for n in self.mocks if n not in names]  # the case's own tools are always available
         for n in names:
-            if n not in tool_registry:
+            if n not in tool_registry and n not in self.mocks:
                 raise UnknownNameError(
                     f"Unknown tool '{n}' in case {case.id} field 'tools'.{did_you_mean(n, tool_registry.names())} "
                     f"Available: {', '.join(tool_registry.names())}"
@@ -51,7 +54,7 @@ class Sandbox:
     # --- what the agent is given ---------------------------------------------------------------
     def tool_schemas(self) -> list[dict[str, Any]]:
         """The available tools in OpenAI format (case.tools or the default set; + load_skill when skills on)."""
-        return [tool_registry.get(n).schema() for n in self.tool_names]
+        return [mock_schema(self.mocks[n]) if n in self.mocks else tool_registry.get(n).schema() for n in self.tool_names]
 
     def system_prompt(self) -> str:
         """Current date, memory entries, image captions and (skills on) the skill list."""
@@ -84,7 +87,7 @@ class Sandbox:
         if not isinstance(arguments, dict):
             return self._event(turn, name, {}, "Error: arguments must be a JSON object", True)
         if name not in self.tool_names:
-            known = name in tool_registry
+            known = name in tool_registry or name in self.mocks
             msg = (f"Error: tool '{name}' is not available in this conversation." if known
                    else f"Error: Unknown tool '{name}'.{did_you_mean(name, self.tool_names)}")
             return self._event(turn, name, arguments, f"{msg} Available: {', '.join(self.tool_names)}", True)
@@ -98,6 +101,9 @@ class Sandbox:
             latency = ic.latency_s or round(time.monotonic() - started, 3)
             if outcome.result is not None:
                 return self._event(turn, name, arguments, outcome.result, outcome.is_error, number, True, latency)
+        if name in self.mocks:
+            result, is_error = answer_mock(self.mocks[name], arguments)
+            return self._event(turn, name, arguments, result, is_error, number, False, latency)
         ctx = ToolContext(today=self.today, turn=turn, skills=self)
         result, is_error = tool_registry.get(name).invoke(arguments, ctx)
         return self._event(turn, name, arguments, result, is_error, number, False, latency)

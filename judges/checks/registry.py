@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,14 +116,25 @@ def compact(spec: dict[str, Any], limit: int = 240) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def validate_check(spec: dict[str, Any]) -> None:
-    """Raise ValueError (naming the check and field, with did-you-mean) if `spec` is not a valid check."""
-    check_registry.parse(spec)
+def _parse(spec: dict[str, Any], case_tools: Iterable[str]) -> tuple[CheckType, BaseModel]:
+    from judges.checks.tools import CASE_TOOLS
+
+    token = CASE_TOOLS.set(frozenset(case_tools))
+    try:
+        return check_registry.parse(spec)
+    finally:
+        CASE_TOOLS.reset(token)
+
+
+def validate_check(spec: dict[str, Any], *, case_tools: Iterable[str] = ()) -> None:
+    """Raise ValueError (naming the check and field, with did-you-mean) if `spec` is not a valid check.
+    `case_tools`: tool names the case defines itself (mock_tools), valid in tool checks."""
+    _parse(spec, case_tools)
 
 
 def evaluate(spec: dict[str, Any], ctx: CheckContext) -> Outcome:
     """Run one check on a context (used by run_check, step_completion and milestones)."""
-    ctype, params = check_registry.parse(spec)
+    ctype, params = _parse(spec, [t.name for t in ctx.case.mock_tools])
     return ctype.fn(params, ctx)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from contextvars import ContextVar
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -21,13 +22,17 @@ def _names(v: str | list[str]) -> list[str]:
     return [v] if isinstance(v, str) else list(v)
 
 
+# Tool names a case defines itself (mock_tools), accepted while its checks are validated.
+CASE_TOOLS: ContextVar[frozenset[str]] = ContextVar("usersim_case_tools", default=frozenset())
+
+
 def known_tools() -> set[str]:
-    """Tool names the sandbox implements (empty when the sandbox is not in this build)."""
+    """Tool names the sandbox implements plus the case's own (empty when the sandbox is not in this build)."""
     try:
         from sandbox.tools import tool_registry
     except ImportError:
         return set()
-    return set(tool_registry.names()) | {"load_skill"}
+    return set(tool_registry.names()) | {"load_skill"} | CASE_TOOLS.get()
 
 
 def _check_tool_names(v: str | list[str]) -> str | list[str]:
