@@ -215,6 +215,10 @@ async def chat_completion(
         except openai.APIStatusError as exc:
             status = exc.status_code
             last = LLMCallError(endpoint, status, redact(_server_message(exc), [key]) + _hint(status, model))
+            if status == 400 and "response_format" in request and "response_format" in str(exc).lower():
+                # some OpenAI-compatible servers reject JSON mode; callers parse and repair JSON anyway
+                request.pop("response_format")
+                continue
             if status in _NO_RETRY or (status < 500 and status != 429):
                 raise last from None
             wait = _retry_after(exc)

@@ -50,3 +50,14 @@ def test_cost_prefix_match_and_unknown_model(tmp_path, monkeypatch):
     extra.write_text("my-local-llama: [1.0, 2.0]\n", encoding="utf-8")
     monkeypatch.setenv("USERSIM_PRICES", str(extra))
     assert cost_usd("my-local-llama", 1_000_000, 1_000_000) == pytest.approx(3.0)
+
+
+async def test_json_mode_rejected_by_server_is_dropped_and_retried(monkeypatch):
+    from tests.support.openai_stub import error
+
+    with OpenAIStub() as stub:
+        stub.script(error(400, "response_format json_object is not supported by this model"), text('{"ok": 1}'))
+        message, _ = await chat_completion(model="m", messages=[{"role": "user", "content": "hi"}], base_url=stub.base_url,
+                                           response_format={"type": "json_object"}, cache=False)
+        assert message["content"] == '{"ok": 1}'
+        assert "response_format" in stub.requests[0] and "response_format" not in stub.requests[1]
