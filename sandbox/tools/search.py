@@ -57,7 +57,33 @@ def _documents() -> list[dict[str, Any]]:
     return docs
 
 
+def _place_groups(query: str) -> list[list[str]]:
+    """For each city or country the query names: the words that mean it (a city also by its country)."""
+    from sandbox.places import place_data
+
+    q = query.casefold()
+    groups: list[list[str]] = []
+    countries: dict[str, list[str]] = {}
+    for c in place_data()["cities"]:
+        names = [c["name"], *c.get("aliases", [])]
+        countries.setdefault(c.get("country", ""), []).extend(names)
+        if any(len(n) >= 2 and n.casefold() in q for n in names):
+            groups.append(names)
+    for country, cities in countries.items():
+        if country and country in query:
+            groups.append([country, *cities])
+    return groups
+
+
+def _about_places(groups: list[list[str]], text: str) -> bool:
+    low = text.casefold()
+    return all(any(n.casefold() in low for n in group) for group in groups)
+
+
 def _rank(query: str, docs: list[dict[str, Any]], text_of) -> list[tuple[float, dict[str, Any]]]:
+    groups = _place_groups(query)
+    if groups:  # a query about a place only finds documents about that place
+        docs = [d for d in docs if _about_places(groups, text_of(d))]
     scored = [(relevance(query, text_of(d)), d) for d in docs]
     best = max((s for s, _ in scored), default=0.0)
     # Keep what is close to the best match; a query that matches nothing returns nothing.
