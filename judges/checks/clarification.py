@@ -56,12 +56,14 @@ def extract_questions(text: str) -> list[str]:
         if item:
             line = item.group(1)
         request_open = False
-        for sentence in _SENTENCE_END.split(line):
-            s = sentence.strip()
-            if not s:
-                continue
+        sentences = [x.strip() for x in _SENTENCE_END.split(line) if x.strip()]
+        for k, s in enumerate(sentences):
             if s.endswith((":", "：")) and (_REQUEST_CUE.search(s) or _WH_WORD.search(s)):
                 request_open = True
+            elif item and k < len(sentences) - 1:
+                # inside a list item only the closing sentence can be asked of the user: an earlier
+                # "？" is a quoted title ("- 端午去厦门太贵？错峰攻略：…")
+                continue
             elif is_question(s):
                 questions.extend(_items_in(s))
     seen: set[str] = set()

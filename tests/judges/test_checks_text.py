@@ -72,3 +72,9 @@ async def test_count_list_items_and_pattern():
     pat = {"count": {"pattern": "Day ?\\d", "min": 3}}
     v = await run(pat, [user("…"), bot("Day1 岚山 Day2 东山 Day1 再提一次")])
     assert v.verdict == "fail" and v.reason == "2 distinct matches of /Day ?\\d/ (Day1, Day2); required at least 3"
+
+
+def test_question_marks_inside_quoted_list_titles_are_not_questions_to_the_user():
+    reply = ("日本旅行概览：\n- 端午去厦门太贵？错峰出行攻略：晚一周酒店便宜一半。\n"
+             "还需要确认几个信息：\n1. 出发地：从哪个城市出发？\n- 预算大概多少？")
+    assert extract_questions(reply) == ["出发地：从哪个城市出发", "预算大概多少"]
