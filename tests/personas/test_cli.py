@@ -73,6 +73,6 @@ def test_preview_on_a_case_uses_its_opening_and_turn_budget():
     )
     assert res.exit_code == 0, res.output
     assert res.output.splitlines()[0] == "USER   我想暑假去日本玩"
-    assert res.output.splitlines()[-1] == "-- stop: max_turns (reached max_turns=2)"
+    assert res.output.splitlines()[-1] == "-- stop: max_turns (reached max_turns=2 without the goal)"
     missing = CliRunner().invoke(persona, ["preview", "japan-first-trip", "--case", "C2-TD-40"])
     assert missing.exit_code == 1 and "Unknown case 'C2-TD-40'" in missing.output
