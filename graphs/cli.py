@@ -68,6 +68,11 @@ def check_specs(cases, cfg: RunConfig) -> None:
     from usersim.secrets import redact
 
     try:
+        from judges import select  # noqa: F401  registers the judges
+        from judges.base import judge_registry
+
+        for name in cfg.extra_judges:
+            judge_registry.get(name)
         load_agent(cfg.agent)
         if any(c.mode == "organic" for c in cases):
             load_simulator(cfg.simulator)
@@ -100,8 +105,9 @@ def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Run directory.")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--ray", "ray_address", default=None, help="Run conversations as Ray tasks: local, auto or a cluster address.")
+@click.option("--judge", "extra_judges", multiple=True, help="Extra judge to run on every case, e.g. drift (repeatable).")
 def run(paths, ids, agent, simulator, judge_model, repeats, length, position, concurrency, seed, resume, out, no_progress,
-        ray_address):
+        ray_address, extra_judges):
     """Run cases against an agent; writes OUT/results.jsonl, summary.json, report.html."""
     for name, values, allowed in (("--length", _csv(length), {"4k", "16k", "32k"}),
                                   ("--position", _csv(position), {"beginning", "middle", "end"})):
@@ -111,7 +117,7 @@ def run(paths, ids, agent, simulator, judge_model, repeats, length, position, co
     cases = _select(paths, ids)
     cfg = RunConfig(agent=agent, simulator=simulator, judge_model=judge_model, repeats=repeats,
                     lengths=_csv(length), positions=_csv(position), concurrency=concurrency, resume=resume,
-                    seed=seed, progress=not no_progress, ray=ray_address)
+                    seed=seed, progress=not no_progress, ray=ray_address, extra_judges=list(extra_judges))
     records = _run(cases, cfg, out)
     print_outcome(records, out)
 

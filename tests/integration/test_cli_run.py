@@ -192,3 +192,13 @@ def test_console_script_imports_user_agent_from_working_directory(tmp_path):
     assert res.returncode == 0, res.stderr
     recs = records(tmp_path / "run")
     assert recs and all(r["status"] == "passed" for r in recs), [r["verdicts"] for r in recs]
+
+
+def test_extra_judge_on_request_and_unknown_judge_is_refused(tmp_path):
+    out = tmp_path / "drift"
+    usersim("run", "--id", "C2-TD-04", "--judge", "drift", "--out", str(out), "--no-progress")
+    (rec,) = records(out)
+    drift = next(v for v in rec["verdicts"] if v["judge"] == "drift")
+    assert drift["details"]["curve"] and drift["counts_toward_status"] is False
+    bad = usersim("run", "--id", "C2-TD-04", "--judge", "drfit", "--out", str(tmp_path / "x"), check=False)
+    assert bad.returncode != 0 and "Unknown judge 'drfit'. Did you mean 'drift'?" in bad.stderr
