@@ -158,7 +158,7 @@ def decide(agenda: Agenda, obs: Observation, events: list[Event], upcoming: bool
             agenda.revealed.add(slot)
     if not agenda.pending and persona.stop_rules.stop_when_goal_met and not obs.violations and not hesitating:
         return [Act("goal_met")], "goal_met"
-    if agenda.unhelpful >= agenda.patience:
+    if agenda.unhelpful >= agenda.patience and not events:  # a scripted change is said first: a new chance
         return [Act("give_up")], "gave_up"
     stalled = not obs.asked and (not obs.asked_unnamed or obs.confirm)  # after a yes, ask for what is next
     if stalled and agenda.pending and not obs.violations:
