@@ -2,9 +2,10 @@
 
 1. graph: static seed cases through the conversation graph with the reference agent (conversations/s,
    peak RSS) at several concurrency levels.
-2. llm: chat-completions calls/s against a local OpenAI-compatible stub server running in its own
+2. graph-llm: the same through an `openai:` agent answered by a local stub server over HTTP.
+3. llm: chat-completions calls/s against a local OpenAI-compatible stub server running in its own
    process — the openai package's aiohttp backend (what usersim uses) vs its default httpx backend.
-3. expand: long-context expansion of every C5 case to 32k tokens (seconds per expansion).
+4. expand: long-context expansion of every C5 case to 32k tokens (seconds per expansion).
 Results print as a table and are written to runs/bench/bench.json.
 """
 
@@ -93,6 +94,33 @@ def bench_llm(n: int = 2000) -> list[dict]:
         proc.kill()
 
 
+def bench_graph_llm() -> list[dict]:
+    """Static conversations whose agent is `openai:` over HTTP (stub in its own process): harness overhead
+    per conversation when every agent step is a real chat-completions call."""
+    from cases.loader import load_cases
+    from graphs.runner import RunConfig, run_meta, run_trials
+    from graphs.trials import plan_trials
+
+    proc = subprocess.Popen([sys.executable, "-c", STUB % str(REPO)], stdout=subprocess.PIPE, text=True)
+    try:
+        os.environ["OPENAI_BASE_URL"] = proc.stdout.readline().strip()
+        cases = [c for c in load_cases([REPO / "cases" / "b1"]) if c.mode == "static"]
+        rows = []
+        for concurrency in (8, 64):
+            trials = plan_trials(cases, repeats=4)
+            with tempfile.TemporaryDirectory() as tmp:
+                out = Path(tmp) / "run"
+                cfg = RunConfig(agent="openai:bench", concurrency=concurrency, progress=False)
+                t0 = time.perf_counter()
+                asyncio.run(run_trials(trials, cfg, out, run_meta(cfg, out, [c.id for c in cases])))
+                dt = time.perf_counter() - t0
+            rows.append({"bench": "graph-llm", "concurrency": concurrency, "conversations": len(trials),
+                         "seconds": round(dt, 2), "per_s": round(len(trials) / dt, 1), "peak_rss_mb": round(peak_rss_mb())})
+        return rows
+    finally:
+        proc.kill()
+
+
 def bench_expand() -> list[dict]:
     from cases.expand import expand_case
     from cases.loader import load_cases
@@ -107,10 +135,10 @@ def bench_expand() -> list[dict]:
 
 
 def main() -> None:
-    which = sys.argv[1:] or ["graph", "llm", "expand"]
+    which = sys.argv[1:] or ["graph", "graph-llm", "llm", "expand"]
     rows: list[dict] = []
     for name in which:
-        rows += {"graph": bench_graph, "llm": bench_llm, "expand": bench_expand}[name]()
+        rows += {"graph": bench_graph, "graph-llm": bench_graph_llm, "llm": bench_llm, "expand": bench_expand}[name]()
         for r in rows:
             if r["bench"] == name:
                 print("  ".join(f"{k}={v}" for k, v in r.items()), flush=True)
