@@ -40,24 +40,29 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def bench_graph() -> list[dict]:
+def _time_runs(name: str, agent: str, concurrencies: tuple[int, ...], repeats: int) -> list[dict]:
+    """Static B1 cases x repeats through the runner with `agent`, once per concurrency level."""
     from cases.loader import load_cases
     from graphs.runner import RunConfig, run_meta, run_trials
     from graphs.trials import plan_trials
 
     cases = [c for c in load_cases([REPO / "cases" / "b1"]) if c.mode == "static"]
     rows = []
-    for concurrency in (1, 8, 32):
-        trials = plan_trials(cases, repeats=3)
+    for concurrency in concurrencies:
+        trials = plan_trials(cases, repeats=repeats)
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "run"
-            cfg = RunConfig(agent="reference", concurrency=concurrency, progress=False)
+            cfg = RunConfig(agent=agent, concurrency=concurrency, progress=False)
             t0 = time.perf_counter()
             asyncio.run(run_trials(trials, cfg, out, run_meta(cfg, out, [c.id for c in cases])))
             dt = time.perf_counter() - t0
-        rows.append({"bench": "graph", "concurrency": concurrency, "conversations": len(trials),
+        rows.append({"bench": name, "concurrency": concurrency, "conversations": len(trials),
                      "seconds": round(dt, 2), "per_s": round(len(trials) / dt, 1), "peak_rss_mb": round(peak_rss_mb())})
     return rows
+
+
+def bench_graph() -> list[dict]:
+    return _time_runs("graph", "reference", (1, 8, 32), repeats=3)
 
 
 async def _fire(client, n: int, concurrency: int) -> float:
@@ -97,26 +102,10 @@ def bench_llm(n: int = 2000) -> list[dict]:
 def bench_graph_llm() -> list[dict]:
     """Static conversations whose agent is `openai:` over HTTP (stub in its own process): harness overhead
     per conversation when every agent step is a real chat-completions call."""
-    from cases.loader import load_cases
-    from graphs.runner import RunConfig, run_meta, run_trials
-    from graphs.trials import plan_trials
-
     proc = subprocess.Popen([sys.executable, "-c", STUB % str(REPO)], stdout=subprocess.PIPE, text=True)
     try:
         os.environ["OPENAI_BASE_URL"] = proc.stdout.readline().strip()
-        cases = [c for c in load_cases([REPO / "cases" / "b1"]) if c.mode == "static"]
-        rows = []
-        for concurrency in (8, 64):
-            trials = plan_trials(cases, repeats=4)
-            with tempfile.TemporaryDirectory() as tmp:
-                out = Path(tmp) / "run"
-                cfg = RunConfig(agent="openai:bench", concurrency=concurrency, progress=False)
-                t0 = time.perf_counter()
-                asyncio.run(run_trials(trials, cfg, out, run_meta(cfg, out, [c.id for c in cases])))
-                dt = time.perf_counter() - t0
-            rows.append({"bench": "graph-llm", "concurrency": concurrency, "conversations": len(trials),
-                         "seconds": round(dt, 2), "per_s": round(len(trials) / dt, 1), "peak_rss_mb": round(peak_rss_mb())})
-        return rows
+        return _time_runs("graph-llm", "openai:bench", (8, 64), repeats=4)
     finally:
         proc.kill()
 
