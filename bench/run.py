@@ -42,9 +42,9 @@ def peak_rss_mb() -> float:
 
 def _time_runs(name: str, agent: str, concurrencies: tuple[int, ...], repeats: int) -> list[dict]:
     """Static B1 cases x repeats through the runner with `agent`, once per concurrency level."""
-    from cases.loader import load_cases
-    from graphs.runner import RunConfig, run_meta, run_trials
-    from graphs.trials import plan_trials
+    from usersim.cases.loader import load_cases
+    from usersim.graphs.runner import RunConfig, run_meta, run_trials
+    from usersim.graphs.trials import plan_trials
 
     cases = [c for c in load_cases([REPO / "cases" / "b1"]) if c.mode == "static"]
     rows = []
@@ -111,8 +111,8 @@ def bench_graph_llm() -> list[dict]:
 
 
 def bench_expand() -> list[dict]:
-    from cases.expand import expand_case
-    from cases.loader import load_cases
+    from usersim.cases.expand import expand_case
+    from usersim.cases.loader import load_cases
 
     cases = [c for c in load_cases([REPO / "cases" / "c5"]) if c.long_context]
     t0 = time.perf_counter()

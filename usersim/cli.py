@@ -7,27 +7,29 @@ import importlib.util
 
 import click
 
+from usersim import __version__
+
 # "module:attribute" of click commands/groups contributed by the packages.
 SUBCOMMANDS = [
-    "cases.cli:validate",
-    "cases.cli:cases",
-    "cases.cli:schema",
-    "cases.cli:expand",
-    "cases.cli:decay",
-    "graphs.cli:run",
-    "graphs.cli:demo",
-    "graphs.cli:rescore",
-    "graphs.cli:explore",
-    "graphs.cli:promote",
-    "sandbox.cli:tools",
-    "personas.cli:persona",
-    "judges.cli:judges",
-    "reports.cli:report",
+    "usersim.cases.cli:validate",
+    "usersim.cases.cli:cases",
+    "usersim.cases.cli:schema",
+    "usersim.cases.cli:expand",
+    "usersim.cases.cli:decay",
+    "usersim.graphs.cli:run",
+    "usersim.graphs.cli:demo",
+    "usersim.graphs.cli:rescore",
+    "usersim.graphs.cli:explore",
+    "usersim.graphs.cli:promote",
+    "usersim.sandbox.cli:tools",
+    "usersim.personas.cli:persona",
+    "usersim.judges.cli:judges",
+    "usersim.reports.cli:report",
 ]
 
 
 @click.group()
-@click.version_option(package_name="usersim")
+@click.version_option(version=__version__, prog_name="usersim")
 def main() -> None:
     """usersim: simulated users talk to your agent; judges score what happened."""
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from adapters.base import AgentInput, AgentUnderTest
-from cases.messages import Message
-from cases.schema import Case, CaseContext, CaseInput, Judging, ScoringSpec
+from usersim.adapters.base import AgentInput, AgentUnderTest
+from usersim.cases.messages import Message
+from usersim.cases.schema import Case, CaseContext, CaseInput, Judging, ScoringSpec
 
 FLIGHTS = {
     "outbound": [

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters.base import load_agent
-from cases.messages import Message
 from tests.adapters.harness import FakeTools, drive, tool_schema
+from usersim.adapters.base import load_agent
+from usersim.cases.messages import Message
 
 ALL_TOOLS = ["web_search", "search_flights", "search_hotels", "maps_weather", "search_restaurants",
              "taobao_search_products", "search_trains", "zhihu_search", "zhihu_get_article_detail",

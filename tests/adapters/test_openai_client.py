@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from adapters.openai_client import LLMCallError, chat_completion
 from tests.support.openai_stub import OpenAIStub, error, slow, text, tool_call
+from usersim.adapters.openai_client import LLMCallError, chat_completion
 
 MSGS = [{"role": "user", "content": "你好"}]
 

@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from adapters.openai_client import chat_completion
-from adapters.pricing import cost_usd
-from adapters.ratelimit import limiter_for, parse_limits
 from tests.support.openai_stub import OpenAIStub, text
+from usersim.adapters.openai_client import chat_completion
+from usersim.adapters.pricing import cost_usd
+from usersim.adapters.ratelimit import limiter_for, parse_limits
 
 
 def test_parse_limits_and_errors():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from adapters.base import AgentError, load_agent
 from tests.adapters.ref_support import answer, fake_tools
+from usersim.adapters.base import AgentError, load_agent
 
 FILLER = [
     ("京都的寺庙门票贵吗？", "大多 400-600 日元。"),

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 
-from adapters.base import load_agent
-from cases.messages import Message
-from personas.loader import load_persona
-from simulator.base import SimulatorView
-from simulator.rule import RuleSimulator
 from tests.adapters.harness import drive
 from tests.adapters.ref_support import fake_tools, schemas, system
+from usersim.adapters.base import load_agent
+from usersim.cases.messages import Message
+from usersim.personas.loader import load_persona
+from usersim.simulator.base import SimulatorView
+from usersim.simulator.rule import RuleSimulator
 
 
 async def converse(spec: str, persona_id: str, max_turns: int):

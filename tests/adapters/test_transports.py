@@ -8,11 +8,11 @@ import json
 import pytest
 from aiohttp import web
 
-from adapters.base import AgentError, load_agent
-from cases.messages import Message
 from tests.adapters import scripted_agents
 from tests.adapters.harness import FakeTools, drive, make_case, shape
 from tests.support.openai_stub import error, tool_call
+from usersim.adapters.base import AgentError, load_agent
+from usersim.cases.messages import Message
 
 SYSTEM = Message(role="system", content="当前日期：2026-04-07")
 TURN1 = Message(role="user", content="帮我搜一下 6 月中旬从上海飞大阪的机票，两个人")
@@ -90,7 +90,7 @@ async def test_langgraph_thread_mode_sends_only_the_new_user_message(openai_stub
 
 
 def _input(messages):
-    from adapters.base import AgentInput
+    from usersim.adapters.base import AgentInput
 
     return AgentInput(messages=messages, tools=[], case=make_case(), run_tool=FakeTools().run_tool)
 

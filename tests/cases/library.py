@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cases.loader import case_files, load_case
-from cases.schema import Case
+from usersim.cases.loader import case_files, load_case
+from usersim.cases.schema import Case
 
-CASES = Path(__file__).resolve().parents[2] / "cases"
+CASES = Path(__file__).resolve().parents[2] / "usersim" / "cases"
 
 
 def load_dir(dim: str) -> dict[str, Case]:

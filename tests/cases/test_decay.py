@@ -8,7 +8,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from cases.decay import (
+from usersim.cases.decay import (
     CONFLICT_LEVELS,
     DEFAULT_TURNS,
     build_decay_case,
@@ -121,20 +121,20 @@ def test_run_decay_with_a_fake_runner_writes_decay_json(tmp_path):
 
 
 def test_cli_decay(tmp_path, monkeypatch):
-    import graphs.runner
-    from cases.cli_longctx import decay
+    from usersim.cases.cli_longctx import decay
+    from usersim.graphs import runner as graphs_runner
 
     async def fake_run_cases(cases, **kw):
         return [rec(c.id, 0.0 if "memory" in c.id else 1.0) for c in cases]
 
-    monkeypatch.setattr(graphs.runner, "run_cases", fake_run_cases)
+    monkeypatch.setattr(graphs_runner, "run_cases", fake_run_cases)
     res = CliRunner().invoke(decay, ["--agent", "reference", "--turns", "3,5", "--tests", "memory,reference", "--out", str(tmp_path)])
     assert res.exit_code == 0, res.output
     assert "half_life=3" in res.output and (tmp_path / "decay.json").is_file()
     bad = CliRunner().invoke(decay, ["--agent", "reference", "--tests", "memroy", "--out", str(tmp_path)])
     assert bad.exit_code == 2 and "Did you mean 'memory'?" in bad.output
     called = []
-    monkeypatch.setattr(graphs.runner, "run_cases", lambda *a, **k: called.append(1))
+    monkeypatch.setattr(graphs_runner, "run_cases", lambda *a, **k: called.append(1))
     nope = CliRunner().invoke(decay, ["--agent", "refrence", "--turns", "3", "--out", str(tmp_path / "x")])
     assert nope.exit_code == 1 and "Unknown agent 'refrence'. Did you mean 'reference'?" in nope.output
     assert called == []  # a bad SPEC fails before any conversation runs

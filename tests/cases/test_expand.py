@@ -12,17 +12,31 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from cases import tokens as tok
-from cases.expand import SEED_ROUNDS, ExpansionError, degradation_rate, expand_case, key_band, round_band
-from cases.filler import FillerTurn, filler_messages, load_filler, mentions, read_filler_file, scenarios
-from cases.filler.rounds import RoundStream
-from cases.messages import Message
-from cases.schema import LENGTH_TOKENS, Case
+from usersim.cases import tokens as tok
+from usersim.cases.expand import (
+    SEED_ROUNDS,
+    ExpansionError,
+    degradation_rate,
+    expand_case,
+    key_band,
+    round_band,
+)
+from usersim.cases.filler import (
+    FillerTurn,
+    filler_messages,
+    load_filler,
+    mentions,
+    read_filler_file,
+    scenarios,
+)
+from usersim.cases.filler.rounds import RoundStream
+from usersim.cases.messages import Message
+from usersim.cases.schema import LENGTH_TOKENS, Case
 from usersim.registry import UnknownNameError
 
 C5 = {
     p.stem: Case.model_validate(yaml.safe_load(p.read_text(encoding="utf-8")))
-    for p in sorted((Path(__file__).resolve().parents[2] / "cases" / "c5").glob("*.yaml"))
+    for p in sorted((Path(__file__).resolve().parents[2] / "usersim" / "cases" / "c5").glob("*.yaml"))
 }
 VARIANTS = [(cid, length, pos) for cid in sorted(C5) for length in LENGTH_TOKENS for pos in (None, "beginning", "middle", "end")]
 
@@ -251,8 +265,8 @@ def test_errors_name_the_problem():
 
 
 def test_cli_expand_json(monkeypatch):
-    from cases import loader
-    from cases.cli_longctx import expand
+    from usersim.cases import loader
+    from usersim.cases.cli_longctx import expand
 
     monkeypatch.setattr(loader, "find_case", lambda cid, paths=None: C5[cid])
     res = CliRunner().invoke(expand, ["C5-LT-01", "--length", "4k", "--position", "end", "--json"])

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from cases.messages import Message, ToolCall
-from cases.schema import Case
 from tests.cases.library import load_dir
-from graphs.state import SkillEvent
-from judges.base import JudgeState
-from judges.checks import CheckContext, evaluate, validate_check
+from usersim.cases.messages import Message, ToolCall
+from usersim.cases.schema import Case
+from usersim.graphs.state import SkillEvent
+from usersim.judges.base import JudgeState
+from usersim.judges.checks import CheckContext, evaluate, validate_check
 
-CASES = Path(__file__).resolve().parents[2] / "cases"
+CASES = Path(__file__).resolve().parents[2] / "usersim" / "cases"
 
 B1_IDS = {
     *(f"B1-EI-0{i}" for i in range(1, 5)),

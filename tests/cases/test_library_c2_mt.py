@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from cases.messages import Message, ToolCall
-from cases.schema import Case
 from tests.cases.library import load_dir
-from judges.base import JudgeState
-from judges.checks import CheckContext, evaluate, validate_check
-from personas.loader import load_persona
+from usersim.cases.messages import Message, ToolCall
+from usersim.cases.schema import Case
+from usersim.judges.base import JudgeState
+from usersim.judges.checks import CheckContext, evaluate, validate_check
+from usersim.personas.loader import load_persona
 
-CASES = Path(__file__).resolve().parents[2] / "cases"
+CASES = Path(__file__).resolve().parents[2] / "usersim" / "cases"
 C2_IDS = {f"C2-{cat}-0{i}" for cat, n in [("TD", 4), ("PR", 4), ("E2E", 4), ("SC", 2), ("EP", 3),
                                            ("SR", 3), ("CD", 4), ("SV", 3), ("MM", 4)] for i in range(1, n + 1)}
 D_IDS = {f"D-{i:02d}" for i in range(1, 21)}

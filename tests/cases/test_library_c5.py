@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cases.schema import Case
+from usersim.cases.schema import Case
 
-C5_DIR = Path(__file__).resolve().parents[2] / "cases" / "c5"
+C5_DIR = Path(__file__).resolve().parents[2] / "usersim" / "cases" / "c5"
 SEED_IDS = {
     "C5-EI-01", "C5-EI-02", "C5-EI-03", "C5-MI-01", "C5-MI-02", "C5-MI-03", "C5-LI-01", "C5-LI-02",
     "C5-LI-03", "C5-LT-01", "C5-LT-02", "C5-LT-03", "C5-LC-01", "C5-LC-02", "C5-LS-01", "C5-LS-02",

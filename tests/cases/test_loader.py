@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from cases.loader import find_case, load_case, load_cases
-from cases.schema import Case
-from cases.yamlfile import FileProblems
+from usersim.cases.loader import find_case, load_case, load_cases
+from usersim.cases.schema import Case
+from usersim.cases.yamlfile import FileProblems
 
 GOOD = """\
 id: X-01

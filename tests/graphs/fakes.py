@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapters.base import AgentError, AgentInput, AgentReply
-from cases.messages import Message, ToolCall
-from graphs.state import SkillEvent, ToolEvent
-from judges.verdict import Verdict
-from simulator.base import SimulatorTurn, SimulatorView
+from usersim.adapters.base import AgentError, AgentInput, AgentReply
+from usersim.cases.messages import Message, ToolCall
+from usersim.graphs.state import SkillEvent, ToolEvent
+from usersim.judges.verdict import Verdict
+from usersim.simulator.base import SimulatorTurn, SimulatorView
 
 
 class FakeSandbox:

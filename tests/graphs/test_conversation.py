@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from cases.messages import Message, ToolCall
-from cases.schema import Case
-from graphs.context import RunContext
-from graphs.conversation import graph
-from simulator.base import SimulatorError, SimulatorTurn
 from tests.graphs.fakes import CountingJudge, FakeSandbox, RecordingAgent, ScriptedSimulator
-from personas.schema import Goal, Persona
+from usersim.cases.messages import Message, ToolCall
+from usersim.cases.schema import Case
+from usersim.graphs.context import RunContext
+from usersim.graphs.conversation import graph
+from usersim.personas.schema import Goal, Persona
+from usersim.simulator.base import SimulatorError, SimulatorTurn
 
 HISTORY = [
     Message(role="user", content="我下周要去京都玩 5 天"),

@@ -187,7 +187,7 @@ def test_console_script_imports_user_agent_from_working_directory(tmp_path):
         encoding="utf-8",
     )
     exe = shutil.which("usersim", path=str(Path(sys.executable).parent))
-    res = subprocess.run([exe, "run", str(REPO / "cases" / "b1" / "B1-CL-01.yaml"), "--agent", "python:my_agent:agent",
+    res = subprocess.run([exe, "run", str(REPO / "usersim" / "cases" / "b1" / "B1-CL-01.yaml"), "--agent", "python:my_agent:agent",
                           "--out", "run", "--no-progress"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
     recs = records(tmp_path / "run")

@@ -8,13 +8,13 @@ from tests.integration.test_cli_run import usersim
 
 
 def test_cases_personas_and_skills_validate():
-    res = usersim("validate", "cases", "personas", "sandbox/skills")
+    res = usersim("validate", "usersim/cases", "usersim/personas", "usersim/sandbox/skills")
     assert "0 with problems" in res.stderr
     assert res.stdout == ""
 
 
 def test_cases_list_json_contract():
-    rows = json.loads(usersim("cases", "list", "cases", "--json").stdout)
+    rows = json.loads(usersim("cases", "list", "usersim/cases", "--json").stdout)
     ids = {r["id"] for r in rows}
     assert len(ids) == len(rows) >= 126
     assert all({"id", "dimension", "mode", "scoring"} <= set(r) for r in rows)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from cases.loader import find_case
 from tests.integration.test_cli_run import records, usersim
+from usersim.cases.loader import find_case
 
 MEMORY = ["D-01", "D-02", "D-03", "D-04", "D-05", "D-17"]  # the same fact planted in turn 1, asked at turn n
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from cases.messages import Message, ToolCall
-from cases.schema import Case
-from graphs.state import SkillEvent, Stop, ToolEvent
-from judges.base import JudgeState
+from usersim.cases.messages import Message, ToolCall
+from usersim.cases.schema import Case
+from usersim.graphs.state import SkillEvent, Stop, ToolEvent
+from usersim.judges.base import JudgeState
 
 
 def case(*, checks: list[dict] | None = None, current_date: str | None = "2026-04-07", mode: str = "static",

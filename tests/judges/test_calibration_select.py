@@ -2,8 +2,9 @@ import json
 
 import pytest
 
-from judges.base import JudgeConfig
-from judges.calibration import (
+from tests.judges.helpers import case
+from usersim.judges.base import JudgeConfig
+from usersim.judges.calibration import (
     agreement,
     cohen_kappa,
     compare_with_swap,
@@ -12,8 +13,7 @@ from judges.calibration import (
     rule_vs_llm,
     sample_ids,
 )
-from judges.select import select_judges
-from tests.judges.helpers import case
+from usersim.judges.select import select_judges
 from usersim.registry import UnknownNameError
 
 
@@ -103,11 +103,11 @@ def test_select_judges_per_design():
 
 
 async def test_fidelity_wrapper_is_informational():
-    from judges.select import fidelity_available
     from tests.judges.helpers import bot, state, user
+    from usersim.judges.select import fidelity_available
 
     if not fidelity_available():
-        pytest.skip("simulator.fidelity not in this build")
+        pytest.skip("usersim.simulator.fidelity not in this build")
     c = case(mode="organic")
     judges = {j.name: j for j in select_judges(c, JudgeConfig())}
     t = [user("我想暑假去日本玩"), bot("请问几天？")]

@@ -1,9 +1,9 @@
 import pytest
 
-import judges.checks.constraint as constraint_mod
-from judges.checks import run_check
-from judges.checks.memory import compute_memory_recall_score, fuzzy_match
 from tests.judges.helpers import bot, case, state, user
+from usersim.judges.checks import constraint as constraint_mod
+from usersim.judges.checks import run_check
+from usersim.judges.checks.memory import compute_memory_recall_score, fuzzy_match
 
 KEY_INFO = {"name": "张三", "location": "北京", "job": "测试工程师"}
 
@@ -96,7 +96,7 @@ async def test_state_checks():
 
 
 async def test_constraint_against_the_sandbox_catalog():
-    catalog = pytest.importorskip("sandbox.catalog")
+    catalog = pytest.importorskip("usersim.sandbox.catalog")
     laptops = [p for p in catalog.products() if p.get("weight_kg")]
     light = min(laptops, key=lambda p: p["weight_kg"])
     heavy = max(laptops, key=lambda p: p["weight_kg"])
@@ -107,7 +107,7 @@ async def test_constraint_against_the_sandbox_catalog():
     v = await run(spec, [user("推荐几款轻的"), bot(f"推荐 {light['name']} 和 {heavy['name']}。")])
     assert v.verdict == "fail" and f"violating weight_kg <= {bound}: {heavy['name']}" in v.reason
     with pytest.raises(ValueError, match="unknown catalog 'product'. Did you mean 'products'?"):
-        from judges.checks import validate_check
+        from usersim.judges.checks import validate_check
 
         validate_check({"constraint": {"catalog": "product", "field": "price", "op": "<=", "value": 1}})
 

@@ -1,6 +1,6 @@
-from judges.checks import run_check
-from judges.checks.clarification import extract_questions
 from tests.judges.helpers import bot, case, state, tool, user
+from usersim.judges.checks import run_check
+from usersim.judges.checks.clarification import extract_questions
 
 CL01 = {"asked_clarification": {"min_questions": 3, "before_tools": ["search_flights"],
                                 "about": [["出发", "从哪"], ["目的地", "去哪"], ["时间", "日期", "哪天"]]}}

@@ -1,5 +1,5 @@
-from judges.checks import run_check
 from tests.judges.helpers import bot, case, state, tool, user
+from usersim.judges.checks import run_check
 
 FLIGHT_ARGS = {"origin": "PVG", "destination": "Osaka", "departure_date": "2026-06-15", "passengers": 2}
 EI01 = {"tool_called": {"tool": "search_flights", "args": {

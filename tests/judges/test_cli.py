@@ -2,8 +2,8 @@ import json
 
 from click.testing import CliRunner
 
-from judges.cli import judges
-from judges.human import QUEUED
+from usersim.judges.cli import judges
+from usersim.judges.human import QUEUED
 
 
 def _write_run(tmp_path):

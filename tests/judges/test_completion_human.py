@@ -3,8 +3,9 @@ import json
 
 import pytest
 
-from judges.completion import TaskCompletionJudge
-from judges.human import (
+from tests.judges.helpers import bot, case, state, user
+from usersim.judges.completion import TaskCompletionJudge
+from usersim.judges.human import (
     QUEUED,
     HumanJudge,
     apply_labels,
@@ -13,9 +14,8 @@ from judges.human import (
     review_items,
     write_items,
 )
-from judges.verdict import Verdict
-from personas.schema import Persona
-from tests.judges.helpers import bot, case, state, user
+from usersim.judges.verdict import Verdict
+from usersim.personas.schema import Persona
 
 PERSONA = Persona.model_validate({
     "id": "japan-first-trip", "name": "小林", "identity": "第一次去日本",

@@ -1,7 +1,7 @@
 import json
 
-from judges.drift import DriftJudge, keywords, overall
 from tests.judges.helpers import bot, case, state, user
+from usersim.judges.drift import DriftJudge, keywords, overall
 
 # Seed 003's drift path: 电动车 -> 新能源补贴 -> 补贴政策 -> 政策对比 (the agent wanders off on its own).
 DRIFTING = [

@@ -1,9 +1,9 @@
 import json
 
-from adapters.openai_client import LLMCallError
-from judges.llm_rubric import C1_CRITERION, NO_MODEL, LLMRubricJudge
 from tests.judges.helpers import bot, case, state, user
 from tests.support.openai_stub import openai_stub, text  # noqa: F401  (fixture)
+from usersim.adapters.openai_client import LLMCallError
+from usersim.judges.llm_rubric import C1_CRITERION, NO_MODEL, LLMRubricJudge
 
 T = [user("帮我看看暑假去东南亚的机票"), bot("请问您想去东南亚哪个城市？打算哪天出发？")]
 CASE = case(methods=("llm_judge",), pass_criteria=["询问了具体目的地城市和日期窗口，未盲目调用 search_flights"],
@@ -126,8 +126,8 @@ async def test_usage_is_counted_over_http(openai_stub):  # noqa: F811
 
 
 def test_skill_text_found_by_folder_or_frontmatter(tmp_path, monkeypatch):
-    import sandbox
-    from judges import llm_rubric
+    from usersim import sandbox
+    from usersim.judges import llm_rubric
 
     skills = tmp_path / "skills"
     (skills / "flight-selection").mkdir(parents=True)

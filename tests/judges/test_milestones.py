@@ -1,5 +1,5 @@
-from judges.milestones import MilestonesJudge
 from tests.judges.helpers import bot, case, state, tool, user
+from usersim.judges.milestones import MilestonesJudge
 
 ASK = {"asked_clarification": {"min_questions": 1}}
 MILESTONES = [

@@ -2,7 +2,7 @@ from datetime import date
 
 import pytest
 
-from judges.checks.normalize import is_quantity, normalize_place, parse_quantity, resolve_date
+from usersim.judges.checks.normalize import is_quantity, normalize_place, parse_quantity, resolve_date
 
 TODAY = date(2026, 4, 7)  # a Tuesday (seed 002's current date)
 

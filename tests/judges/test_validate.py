@@ -1,7 +1,7 @@
 import pytest
 
-from judges.checks import check_registry, run_check, validate_check
 from tests.judges.helpers import bot, case, state, user
+from usersim.judges.checks import check_registry, run_check, validate_check
 
 
 def error_of(spec) -> str:
@@ -65,7 +65,7 @@ def test_yaml_numbers_in_keyword_lists_are_words():
 
 
 def test_misspelt_tool_names_are_rejected_when_the_sandbox_is_present(monkeypatch):
-    import judges.checks.tools as tools_mod
+    from usersim.judges.checks import tools as tools_mod
 
     monkeypatch.setattr(tools_mod, "known_tools", lambda: {"search_flights", "web_search", "load_skill"})
     assert error_of({"tool_called": {"tool": "search_flight"}}) == (
@@ -78,7 +78,7 @@ def test_misspelt_tool_names_are_rejected_when_the_sandbox_is_present(monkeypatc
 
 
 async def test_a_crashing_check_becomes_an_error_verdict(monkeypatch):
-    from judges.checks import registry
+    from usersim.judges.checks import registry
 
     def boom(params, ctx):
         raise KeyError("surprise")

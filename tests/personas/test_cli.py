@@ -7,9 +7,9 @@ import json
 import yaml
 from click.testing import CliRunner
 
-from personas.cli import persona
-from personas.loader import load_persona_file
 from usersim.cli import main
+from usersim.personas.cli import persona
+from usersim.personas.loader import load_persona_file
 
 
 def test_new_writes_a_commented_valid_persona_per_domain(tmp_path):

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from personas.lint import lint_paths
-from personas.loader import LIBRARY_DIR, library_ids, load_persona
-from simulator.rule import RuleSimulator
-from simulator.signals import item_keywords
 from tests.simulator.helpers import converse
+from usersim.personas.lint import lint_paths
+from usersim.personas.loader import LIBRARY_DIR, library_ids, load_persona
+from usersim.simulator.rule import RuleSimulator
+from usersim.simulator.signals import item_keywords
 
 IDS = library_ids()
 

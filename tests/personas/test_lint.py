@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from personas.lint import lint_file, lint_paths
+from usersim.personas.lint import lint_file, lint_paths
 
 BASE = {
     "id": "p1",
@@ -34,7 +34,7 @@ def errors(path: Path) -> list[str]:
 
 def test_clean_persona_and_library_have_no_errors(tmp_path):
     assert errors(write(tmp_path, BASE)) == []
-    assert [str(p) for p in lint_paths(["personas/library"]) if p.severity == "error"] == []
+    assert [str(p) for p in lint_paths(["usersim/personas/library"]) if p.severity == "error"] == []
 
 
 def test_schema_error_names_file_line_field_and_suggests(tmp_path):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from cases.schema import Case
-from cases.yamlfile import FileProblems
-from personas.loader import load_persona, resolve_persona
-from simulator.base import load_simulator
+from usersim.cases.schema import Case
+from usersim.cases.yamlfile import FileProblems
+from usersim.personas.loader import load_persona, resolve_persona
 from usersim.registry import UnknownNameError
+from usersim.simulator.base import load_simulator
 
 
 def organic(**over):
@@ -19,7 +19,7 @@ def organic(**over):
 
 def test_load_by_id_and_by_path():
     by_id = load_persona("japan-first-trip")
-    assert by_id == load_persona("personas/library/japan-first-trip.yaml")
+    assert by_id == load_persona("usersim/personas/library/japan-first-trip.yaml")
     assert by_id.known_info[0].slot == "origin"
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from personas.loader import load_persona
-from personas.variation import all_pairs, pairwise_coverage, vary
+from usersim.personas.loader import load_persona
+from usersim.personas.variation import all_pairs, pairwise_coverage, vary
 
 
 @pytest.fixture(scope="module")

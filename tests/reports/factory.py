@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphs.record import RunRecord, TranscriptMessage, Variant
-from graphs.state import SkillEvent, ToolEvent, Usage
-from judges.verdict import Verdict
+from usersim.graphs.record import RunRecord, TranscriptMessage, Variant
+from usersim.graphs.state import SkillEvent, ToolEvent, Usage
+from usersim.judges.verdict import Verdict
 
 
 def record(

@@ -6,7 +6,7 @@ import json
 
 from click.testing import CliRunner
 
-from reports.cli import report
+from usersim.reports.cli import report
 
 from .factory import record, transcript_record
 

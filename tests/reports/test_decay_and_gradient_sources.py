@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from reports.html import render_report
-from reports.long_context import _local_degradation_rate, degradation_rate
-from reports.summary import build_summary
+from usersim.reports.html import render_report
+from usersim.reports.long_context import _local_degradation_rate, degradation_rate
+from usersim.reports.summary import build_summary
 
 from .factory import record
 
@@ -15,12 +15,12 @@ from .factory import record
     "scores", [{"4k": 0.9, "16k": 0.8, "32k": 0.6}, {"4k": 0.0, "32k": 0.5}, {"4k": 0.5}, {"4k": 0.4, "32k": 0.6}]
 )
 def test_report_and_expander_agree_on_degradation_rate(scores):
-    pytest.importorskip("cases.expand")
+    pytest.importorskip("usersim.cases.expand")
     assert degradation_rate(scores) == _local_degradation_rate(scores)
 
 
 def test_decay_json_from_the_sweep_renders_curves_breakpoints_and_system(tmp_path):
-    decay = pytest.importorskip("cases.decay")
+    decay = pytest.importorskip("usersim.cases.decay")
     recs = []
     for n, memory, ref in ((3, 1.0, 1.0), (5, 0.4, 1.0), (8, 0.2, 0.0)):
         recs.append(record(decay.decay_case_id("memory", n), dimension="MT", score=memory, context_tokens=[100 * n]))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-PAGE = Path(__file__).resolve().parents[2] / "reports" / "page.html"
+PAGE = Path(__file__).resolve().parents[2] / "usersim" / "reports" / "page.html"
 
 _HARNESS = """
 const recs = %(recs)s.map(r => ({dataset: {status: r.status, dimension: r.dim}, textContent: r.text,

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from html import escape
 
-from judges.verdict import Verdict
-from reports.charts import line_chart
-from reports.html import render_report, write_report
-from reports.summary import build_summary
+from usersim.judges.verdict import Verdict
+from usersim.reports.charts import line_chart
+from usersim.reports.html import render_report, write_report
+from usersim.reports.summary import build_summary
 
 from .factory import record, transcript_record
 
@@ -112,7 +112,7 @@ def test_chart_labels_are_escaped():
 
 
 def test_long_replayed_history_is_folded_but_present():
-    from graphs.record import TranscriptMessage
+    from usersim.graphs.record import TranscriptMessage
 
     history = [TranscriptMessage(role="user" if i % 2 == 0 else "assistant", content=f"filler {i}", turn=0)
                for i in range(10)]

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from graphs.state import Usage
-from judges.verdict import Verdict
-from reports.long_context import degradation_rate
-from reports.summary import build_summary, summarize
-from reports.summary_models import Summary
+from usersim.graphs.state import Usage
+from usersim.judges.verdict import Verdict
+from usersim.reports.long_context import degradation_rate
+from usersim.reports.summary import build_summary, summarize
+from usersim.reports.summary_models import Summary
 
 from .factory import record
 

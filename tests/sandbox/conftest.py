@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from cases.schema import Case
-from graphs.state import ToolEvent
-from sandbox.base import Sandbox, open_sandbox
+from usersim.cases.schema import Case
+from usersim.graphs.state import ToolEvent
+from usersim.sandbox.base import Sandbox, open_sandbox
 
 
 def make_case(**fields: Any) -> Case:

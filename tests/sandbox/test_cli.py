@@ -7,8 +7,8 @@ import json
 import yaml
 from click.testing import CliRunner
 
-from sandbox.cli import tools
 from tests.sandbox.seed_intercepts import SEED_INTERCEPTS as SEED
+from usersim.sandbox.cli import tools
 
 
 def _run(*args: str):
@@ -64,7 +64,7 @@ def test_call_errors_are_actionable(tmp_path):
 
 
 def test_call_finds_a_bundled_case_by_id():
-    from cases.loader import find_case
+    from usersim.cases.loader import find_case
 
     try:
         find_case("C2-SR-01")

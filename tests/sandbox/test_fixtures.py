@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import date, timedelta
 
-from sandbox import catalog
-from sandbox.maps import haversine_km, map_graph
-from sandbox.places import _key, city_of, normalize_place, place_data
-from sandbox.tools.hotels import NEAR_KM, night_price
+from usersim.sandbox import catalog
+from usersim.sandbox.maps import haversine_km, map_graph
+from usersim.sandbox.places import _key, city_of, normalize_place, place_data
+from usersim.sandbox.tools.hotels import NEAR_KM, night_price
 
 
 def test_every_kyoto_room_near_kiyomizu_costs_more_than_300_every_night():
@@ -114,7 +114,7 @@ def test_no_alias_names_two_different_places():
 
 
 def test_catalog_names_are_unambiguous():
-    from sandbox.catalog import CATALOGS, _names, _norm
+    from usersim.sandbox.catalog import CATALOGS, _names, _norm
 
     for name, items in CATALOGS.items():
         owner: dict[str, str] = {}

@@ -6,9 +6,9 @@ import asyncio
 import json
 import time
 
-from sandbox.base import open_sandbox
 from tests.sandbox.conftest import call, intercept_case, make_case, result_json
 from tests.sandbox.seed_intercepts import SEED_INTERCEPTS as SEED
+from usersim.sandbox.base import open_sandbox
 
 
 def _injected(case_id: str) -> dict:

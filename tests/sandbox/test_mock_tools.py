@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from cases.loader import load_case
-from cases.schema import Case
-from sandbox.base import open_sandbox
+from usersim.cases.loader import load_case
+from usersim.cases.schema import Case
+from usersim.sandbox.base import open_sandbox
 
 ORDER_TOOL = {
     "name": "get_order_status",

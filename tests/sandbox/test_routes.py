@@ -6,8 +6,8 @@ from itertools import permutations
 
 import pytest
 
-from sandbox.maps import MODES, map_graph
 from tests.sandbox.conftest import call, result_json
+from usersim.sandbox.maps import MODES, map_graph
 
 # Every map node of these areas: the seeds' cities, plus Kansai as one cross-city area.
 AREAS = {

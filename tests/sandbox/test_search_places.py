@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from cases.schema import Case
-from sandbox.base import open_sandbox
+from usersim.cases.schema import Case
+from usersim.sandbox.base import open_sandbox
 
 CASE = Case.model_validate({"id": "S-1", "dimension": "X", "title": "t", "input": {"message": "hi"},
                             "judging": {"scoring": {"methods": ["auto"]}}})

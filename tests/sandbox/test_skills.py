@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from cases.yamlfile import FileProblems
-from sandbox.base import open_sandbox
-from sandbox.skills import available_skills, load_skill_file, load_skills
 from tests.sandbox.conftest import call, make_case
+from usersim.cases.yamlfile import FileProblems
+from usersim.sandbox.base import open_sandbox
+from usersim.sandbox.skills import available_skills, load_skill_file, load_skills
 
 GROUP_B_SKILLS = ["location_recognition_skill", "itinerary_review_skill", "dining_recommendation_skill",
                   "shopping_assistant_skill", "hotel_search_skill"]  # seed 002, B1-MM-01..05
@@ -122,7 +122,7 @@ def test_parser_explains_bad_names_and_folder_mismatch(tmp_path, monkeypatch):
     path = _write(tmp_path, "---\nname: Demo Skill\ndescription: 一个用于测试的技能描述文字\nmetadata:\n  version: '1'\n---\n" + GOOD_BODY)
     with pytest.raises(FileProblems, match=r"SKILL.md:2: name: .*skill name 'Demo Skill' must use lowercase letters"):
         load_skill_file(path)
-    from sandbox.skills import loader
+    from usersim.sandbox.skills import loader
 
     monkeypatch.setattr(loader, "SKILLS_DIR", tmp_path)  # treat tmp_path as the shipped skills folder
     path.write_text("---\nname: other-name\ndescription: 一个用于测试的技能描述文字\nmetadata:\n  version: '1'\n---\n" + GOOD_BODY,

@@ -7,11 +7,11 @@ from datetime import date
 
 import pytest
 
-from sandbox.base import open_sandbox
-from sandbox.catalog import lookup_items
-from sandbox.clock import DateError, parse_date
-from sandbox.places import city_of, normalize_place
 from tests.sandbox.conftest import call, make_case, result_json
+from usersim.sandbox.base import open_sandbox
+from usersim.sandbox.catalog import lookup_items
+from usersim.sandbox.clock import DateError, parse_date
+from usersim.sandbox.places import city_of, normalize_place
 
 
 @pytest.mark.parametrize("text,canon", [

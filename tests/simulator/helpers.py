@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from cases.messages import Message
-from personas.schema import Persona
-from simulator.base import SimulatorTurn, SimulatorView
+from usersim.cases.messages import Message
+from usersim.personas.schema import Persona
+from usersim.simulator.base import SimulatorTurn, SimulatorView
 
 
 def persona(**over: Any) -> Persona:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from cases.messages import Message
-from cases.schema import Case
-from graphs.state import Stop
-from judges.base import JudgeState
-from simulator.fidelity import judge_fidelity
 from tests.simulator.helpers import persona
+from usersim.cases.messages import Message
+from usersim.cases.schema import Case
+from usersim.graphs.state import Stop
+from usersim.judges.base import JudgeState
+from usersim.simulator.fidelity import judge_fidelity
 
 CASE = Case.model_validate(
     {"id": "T-1", "dimension": "C2", "title": "t", "mode": "organic", "persona": "t-user", "max_turns": 10,

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
-from cases.messages import Message
-from graphs.state import Usage
-from simulator.base import SimulatorError, load_simulator
-from simulator.llm import LLMSimulator
-from simulator.llm_prompt import build_messages
 from tests.simulator.helpers import persona, view
+from usersim.cases.messages import Message
+from usersim.graphs.state import Usage
+from usersim.simulator.base import SimulatorError, load_simulator
+from usersim.simulator.llm import LLMSimulator
+from usersim.simulator.llm_prompt import build_messages
 
 FLIGHTS = "为你找到以下航班：\n1. 东航 MU523 6月15日 08:00 起飞 ¥2300/人"
 
@@ -138,7 +138,7 @@ async def test_against_the_local_openai_stub(monkeypatch, tmp_path):
         first = stub.requests[0]
         assert first["model"] == "stub-model" and first["messages"][-1]["role"] == "user"
         assert "888" not in json.dumps(stub.requests, ensure_ascii=False)
-        from adapters.openai_client import aclose_clients
+        from usersim.adapters.openai_client import aclose_clients
 
         await aclose_clients()
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from cases.messages import Message
-from simulator.base import load_simulator
-from simulator.phrasing import templates
-from simulator.rule import RuleSimulator
 from tests.simulator.helpers import converse, persona, user_texts, view
+from usersim.cases.messages import Message
+from usersim.simulator.base import load_simulator
+from usersim.simulator.phrasing import templates
+from usersim.simulator.rule import RuleSimulator
 
 U = lambda text: Message(role="user", content=text)
 A = lambda text: Message(role="assistant", content=text)

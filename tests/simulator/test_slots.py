@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from personas.schema import Goal
-from simulator.signals import constraint_violations, delivered_items, role_flip
-from simulator.slots import asked_slots
+from usersim.personas.schema import Goal
+from usersim.simulator.signals import constraint_violations, delivered_items, role_flip
+from usersim.simulator.slots import asked_slots
 
 
 @pytest.mark.parametrize(

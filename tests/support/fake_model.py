@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-from adapters.openai_client import use_fake_model
-from graphs.state import Usage
 from tests.support.openai_stub import openai_tool_calls
+from usersim.adapters.openai_client import use_fake_model
+from usersim.graphs.state import Usage
 
 Item = str | dict[str, Any] | BaseException
 

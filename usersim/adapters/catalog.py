@@ -1,0 +1,52 @@
+"""Registers the built-in agent SPEC schemes. Imported by `adapters.base.load_agent`.
+
+| SPEC | agent |
+|---|---|
+| `reference[:OPTIONS]` | the deterministic offline reference agent (`adapters/reference/`) |
+| `openai:MODEL[?options]` | an OpenAI-compatible chat model (`adapters/openai_agent.py`) |
+| `python:module:function` | a Python callable (`adapters/python_fn.py`) |
+| `http://...`, `https://...` | an HTTP chat endpoint (`adapters/http_agent.py`) |
+| `langgraph:module:attr[?mode=thread]` | a LangGraph graph / LangChain Runnable (`adapters/langgraph_agent.py`) |
+
+Factories import their module lazily so that, e.g., a typo in a python: spec never costs the
+import of LangChain.
+"""
+
+from __future__ import annotations
+
+from usersim.adapters.base import AgentUnderTest, agent_registry
+
+
+@agent_registry.register("reference")
+def _reference(spec: str) -> AgentUnderTest:
+    from usersim.adapters.reference.agent import ReferenceAgent
+
+    return ReferenceAgent(spec)
+
+
+@agent_registry.register("openai")
+def _openai(spec: str) -> AgentUnderTest:
+    from usersim.adapters.openai_agent import OpenAIAgent
+
+    return OpenAIAgent(spec)
+
+
+@agent_registry.register("python")
+def _python(spec: str) -> AgentUnderTest:
+    from usersim.adapters.python_fn import PythonFunctionAgent
+
+    return PythonFunctionAgent(spec)
+
+
+@agent_registry.register("http")
+def _http(spec: str) -> AgentUnderTest:
+    from usersim.adapters.http_agent import HttpAgent
+
+    return HttpAgent(spec)
+
+
+@agent_registry.register("langgraph")
+def _langgraph(spec: str) -> AgentUnderTest:
+    from usersim.adapters.langgraph_agent import LangGraphAgent
+
+    return LangGraphAgent(spec)

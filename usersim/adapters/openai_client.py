@@ -1,0 +1,250 @@
+"""One shared helper for OpenAI-compatible chat calls (agent, simulator and LLM judge use it).
+
+`chat_completion(...)` sends one non-streaming chat-completions request through the `openai`
+package's AsyncOpenAI with the aiohttp backend (`DefaultAioHttpClient`: measured ~3x the default
+httpx backend on this machine), and adds what every caller needs:
+
+* configuration from `OPENAI_BASE_URL` / `OPENAI_API_KEY`, overridable per call;
+* retries with exponential backoff that honour `Retry-After` for 429, 5xx, timeouts and
+  connection errors (`USERSIM_LLM_MAX_ATTEMPTS`, default 4 attempts; `USERSIM_LLM_BACKOFF_S`,
+  default 0.5 s base; a Retry-After above `USERSIM_LLM_MAX_WAIT_S`, default 60 s, is capped);
+* no retry for 400/401/403/404 — those raise `LLMCallError` at once, naming endpoint and model;
+* the SQLite call cache of `adapters.llm_cache` (cached answers count in `Usage.cached_calls`);
+* token usage as `graphs.state.Usage`;
+* secrets redacted from every error message.
+
+Tests replace the network with a scripted model via `use_fake_model` (see tests/support/fake_model.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import random
+from collections.abc import Iterator
+from typing import Any, Protocol
+
+import openai
+from openai import AsyncOpenAI, DefaultAioHttpClient
+
+from usersim.adapters.llm_cache import cache_key, get_cache
+from usersim.adapters.pricing import cost_usd
+from usersim.adapters.ratelimit import limiter_for
+from usersim.cases.messages import Message
+from usersim.graphs.state import Usage
+from usersim.secrets import redact
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_NO_RETRY = {400, 401, 403, 404, 422}
+
+
+class LLMCallError(RuntimeError):
+    """A chat call failed for good. `status` is the HTTP status (None for timeouts / connection errors)."""
+
+    def __init__(self, endpoint: str, status: int | None, message: str) -> None:
+        self.endpoint = endpoint
+        self.status = status
+        self.message = message
+        super().__init__(f"{endpoint}: {message}" if status is None else f"{endpoint}: HTTP {status}: {message}")
+
+
+class FakeChatModel(Protocol):
+    """What `use_fake_model` accepts: a scripted stand-in for the endpoint."""
+
+    async def complete(
+        self, *, model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None, **params: Any
+    ) -> tuple[dict[str, Any], Usage]: ...
+
+
+_fakes: list[FakeChatModel] = []
+
+
+@contextlib.contextmanager
+def use_fake_model(fake: FakeChatModel) -> Iterator[FakeChatModel]:
+    """Route every chat_completion call to `fake` (no HTTP, no cache) inside the block."""
+    _fakes.append(fake)
+    try:
+        yield fake
+    finally:
+        _fakes.remove(fake)
+
+
+def _env_float(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+def resolve_endpoint(base_url: str | None, api_key: str | None) -> tuple[str, str]:
+    """(base_url, api_key) from the arguments or OPENAI_BASE_URL / OPENAI_API_KEY."""
+    url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+    # Local servers (vLLM, Ollama, the test stub) accept any key; the openai package insists on one.
+    key = api_key or os.environ.get("OPENAI_API_KEY") or "sk-no-key-set"
+    return url, key
+
+
+# One client per (event loop, endpoint): aiohttp sessions must not cross event loops.
+_clients: dict[tuple[int, str, str], tuple[asyncio.AbstractEventLoop, AsyncOpenAI]] = {}
+
+
+def _client(base_url: str, api_key: str, timeout: float) -> AsyncOpenAI:
+    loop = asyncio.get_running_loop()
+    for k, (lp, _) in list(_clients.items()):
+        if lp.is_closed():
+            del _clients[k]
+    key = (id(loop), base_url, api_key)
+    if key not in _clients:
+        client = AsyncOpenAI(
+            base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout, http_client=DefaultAioHttpClient()
+        )
+        _clients[key] = (loop, client)
+    return _clients[key][1]
+
+
+async def aclose_clients() -> None:
+    """Close the pooled HTTP clients of the running event loop (call at the end of a run)."""
+    loop = asyncio.get_running_loop()
+    for k, (lp, client) in list(_clients.items()):
+        if lp is loop:
+            del _clients[k]
+            await client.close()
+
+
+def _retry_after(exc: Exception) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if not headers:
+        return None
+    ms = headers.get("retry-after-ms")
+    if ms:
+        with contextlib.suppress(ValueError):
+            return float(ms) / 1000.0
+    value = headers.get("retry-after")
+    if value:
+        with contextlib.suppress(ValueError):
+            return max(0.0, float(value))
+    return None
+
+
+def _server_message(exc: Exception) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict) and err.get("message"):
+            return str(err["message"])
+    return str(getattr(exc, "message", None) or exc)
+
+
+def _hint(status: int | None, model: str) -> str:
+    if status == 401:
+        return " Check OPENAI_API_KEY (or the spec's api_key_env) for this endpoint."
+    if status == 404:
+        return f" Check the model name '{model}' and that the base URL ends in /v1."
+    return ""
+
+
+def _as_dicts(messages: list[dict[str, Any]] | list[Message]) -> list[dict[str, Any]]:
+    return [m.to_openai() if isinstance(m, Message) else dict(m) for m in messages]
+
+
+def _message_dict(message: Any) -> dict[str, Any]:
+    data = message.model_dump(exclude_none=True) if hasattr(message, "model_dump") else dict(message)
+    out: dict[str, Any] = {"role": "assistant", "content": data.get("content") or ""}
+    if data.get("tool_calls"):
+        out["tool_calls"] = [
+            {"id": tc.get("id", ""), "type": "function", "function": dict(tc.get("function") or {})}
+            for tc in data["tool_calls"]
+        ]
+    return out
+
+
+async def chat_completion(
+    *,
+    model: str,
+    messages: list[dict[str, Any]] | list[Message],
+    tools: list[dict[str, Any]] | None = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    temperature: float | None = None,
+    response_format: dict[str, Any] | None = None,
+    seed: int | None = None,
+    cache: bool = True,
+    role: str = "agent",
+    timeout: float | None = None,
+    max_tokens: int | None = None,
+) -> tuple[dict[str, Any], Usage]:
+    """One chat-completions call -> (assistant message dict in OpenAI format, Usage).
+
+    `role` names the caller (agent / simulator / judge) in error messages. Raises LLMCallError.
+    """
+    msgs = _as_dicts(messages)
+    params = {"temperature": temperature, "response_format": response_format, "seed": seed, "max_tokens": max_tokens}
+    if _fakes:
+        return await _fakes[-1].complete(model=model, messages=msgs, tools=tools or None, **params)
+
+    url, key = resolve_endpoint(base_url, api_key)
+    endpoint = f"{role} model '{model}' at {redact(url, [key])}"
+    store = get_cache() if cache else None
+    ckey = cache_key(model=model, base_url=url, messages=msgs, tools=tools, params=params, salt=seed)
+    if store is not None:
+        hit = store.get(ckey)
+        if hit is not None:
+            message, p_tok, c_tok = hit
+            return message, Usage(calls=1, cached_calls=1, prompt_tokens=p_tok, completion_tokens=c_tok)
+
+    timeout = timeout or _env_float("USERSIM_LLM_TIMEOUT_S", 120.0)
+    client = _client(url, key, timeout)
+    request: dict[str, Any] = {"model": model, "messages": msgs, "stream": False}
+    if tools:
+        request["tools"] = tools
+    request.update({k: v for k, v in params.items() if v is not None})
+
+    attempts = max(1, int(_env_float("USERSIM_LLM_MAX_ATTEMPTS", 4)))
+    base_wait = _env_float("USERSIM_LLM_BACKOFF_S", 0.5)
+    max_wait = _env_float("USERSIM_LLM_MAX_WAIT_S", 60.0)
+    last: LLMCallError | None = None
+    for attempt in range(attempts):
+        limiter = limiter_for(url)
+        if limiter is not None:
+            await limiter.acquire()
+        try:
+            resp = await client.chat.completions.create(**request)
+        except openai.APIStatusError as exc:
+            status = exc.status_code
+            last = LLMCallError(endpoint, status, redact(_server_message(exc), [key]) + _hint(status, model))
+            if status == 400 and "response_format" in request and "response_format" in str(exc).lower():
+                # some OpenAI-compatible servers reject JSON mode; callers parse and repair JSON anyway
+                request.pop("response_format")
+                continue
+            if status in _NO_RETRY or (status < 500 and status != 429):
+                raise last from None
+            wait = _retry_after(exc)
+        except openai.APITimeoutError as exc:
+            cause = exc.__cause__
+            # The aiohttp backend reports a refused connection as ConnectTimeout: say what happened.
+            if cause is not None and "Cannot connect" in str(cause):
+                last = LLMCallError(endpoint, None, f"connection failed: {redact(str(cause), [key])}")
+            else:
+                last = LLMCallError(endpoint, None, f"request timed out after {timeout:g}s")
+            wait = None
+        except openai.APIConnectionError as exc:
+            last = LLMCallError(endpoint, None, f"connection failed: {redact(str(exc.__cause__ or exc), [key])}")
+            wait = None
+        else:
+            if not resp.choices:
+                raise LLMCallError(endpoint, 200, "the response has no choices")
+            message = _message_dict(resp.choices[0].message)
+            p_tok = resp.usage.prompt_tokens if resp.usage else 0
+            c_tok = resp.usage.completion_tokens if resp.usage else 0
+            if store is not None:
+                store.put(ckey, model, message, p_tok, c_tok)
+            cost = cost_usd(model, p_tok, c_tok)
+            return message, Usage(calls=1, prompt_tokens=p_tok, completion_tokens=c_tok, cost_usd=cost)
+        if attempt + 1 < attempts:
+            # Jitter avoids synchronized retry storms across concurrent conversations.
+            delay = wait if wait is not None else base_wait * (2**attempt) * (1 + random.random() / 4)
+            await asyncio.sleep(min(delay, max_wait))
+    assert last is not None
+    raise LLMCallError(last.endpoint, last.status, f"{last.message} (gave up after {attempts} attempts)")

@@ -1,0 +1,220 @@
+"""The reference agent: a deterministic, offline, rule-based tool-calling agent (a known-answer target).
+
+SPEC `reference[:OPTIONS]`, options comma-separated:
+
+* context strategy: `full` (default), `window-N` (sees only its last N user turns), `summary` or
+  `summary-N` (older turns replaced by an extractive summary, N verbatim turns, default 4),
+  `profile` (user facts/constraints extracted into a profile prepended to the context; combinable
+  with a window or summary);
+* flaws, for proving the judges tell a good agent from a flawed one: `flaw=forget-constraints`
+  (ignores budgets, weight limits, brand exclusions, allergies), `flaw=no-clarify` (never asks:
+  assumes missing details), `flaw=give-up-on-error` (a tool error ends the task with an apology),
+  `flaw=ignore-history` (reads only the current message). Several: `flaw=a,flaw=b`.
+
+Each step it rebuilds its view of the conversation, extracts slots, picks the intents of the
+current message (or continues the previous topic), then either asks for all missing details in one
+message, issues the next tool calls, or answers from the tool results.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from datetime import timedelta
+from typing import Any
+
+from usersim.adapters.base import AgentError, AgentInput, AgentReply
+from usersim.adapters.reference.context import SUMMARY_KEEP_TURNS, ContextConfig, View, build_view, view_slots
+from usersim.adapters.reference.dialogue import Digest, ListOps, RateFix, Reference, conflict_notes
+from usersim.adapters.reference.info import Housing, Recall, Search, Trains, Zhihu
+from usersim.adapters.reference.intents import asked_slots, choose, clause_for, detect
+from usersim.adapters.reference.itinerary import Itinerary
+from usersim.adapters.reference.lexicon import COUNTRY_DEFAULT_CITY
+from usersim.adapters.reference.planner import Call, Ctx, Done, Handler, question_block
+from usersim.adapters.reference.shopping import Products
+from usersim.adapters.reference.slots import Slots, extract
+from usersim.adapters.reference.travel import Flights, Hotels, Restaurants, Weather
+from usersim.adapters.reference.trip import Trip
+from usersim.cases.messages import Message, ToolCall
+from usersim.registry import did_you_mean
+
+FLAWS = ("forget-constraints", "no-clarify", "give-up-on-error", "ignore-history")
+MAX_CALLS_PER_TURN = 12
+HANDLERS = {"trip": Trip, "flights": Flights, "hotels": Hotels, "weather": Weather, "restaurants": Restaurants,
+            "trains": Trains, "itinerary": Itinerary, "products": Products, "housing": Housing, "zhihu": Zhihu,
+            "visa": lambda: Search("visa"), "search": Search, "recall": Recall, "reference": Reference,
+            "listops": ListOps, "ratefix": RateFix, "digest": Digest}
+INTRO = {"trip": "规划这趟行程", "flights": "帮您查机票", "hotels": "帮您查酒店", "products": "给您推荐合适的商品",
+         "itinerary": "安排行程", "trains": "帮您查车票"}
+
+
+def parse_spec(spec: str) -> tuple[ContextConfig, list[str]]:
+    """(context config, flaws) of a `reference[:OPTIONS]` spec."""
+    cfg, flaws = ContextConfig(), []
+    body = spec.split(":", 1)[1] if ":" in spec else ""
+    known = ["full", "window-N", "summary", "summary-N", "profile", *(f"flaw={f}" for f in FLAWS)]
+    for raw in filter(None, (p.strip() for p in body.split(","))):
+        name = raw.removeprefix("flaw=")
+        if name in FLAWS:
+            flaws.append(name)
+        elif raw == "full":
+            continue
+        elif raw == "profile":
+            cfg.profile = True
+        elif m := re.fullmatch(r"window-(\d+)", raw):
+            cfg.window = int(m.group(1))
+        elif m := re.fullmatch(r"summary(?:-(\d+))?", raw):
+            cfg.summary = int(m.group(1) or SUMMARY_KEEP_TURNS)
+        else:
+            raise AgentError(f"Unknown option '{raw}' in agent spec '{spec}'.{did_you_mean(raw, known)} "
+                             f"Options: {', '.join(known)}")
+    if cfg.window is not None and cfg.summary is not None:
+        raise AgentError(f"Agent spec '{spec}': choose window-N or summary, not both")
+    cfg.ignore_history = "ignore-history" in flaws
+    return cfg, flaws
+
+
+class ReferenceAgent:
+    """The deterministic reference agent (see the module docstring for the SPEC options)."""
+
+    def __init__(self, spec: str = "reference") -> None:
+        self.spec = spec
+        self.cfg, self.flaws = parse_spec(spec)
+
+    def describe(self) -> dict[str, Any]:
+        strategy = "window" if self.cfg.window is not None else "summary" if self.cfg.summary is not None else "full"
+        if self.cfg.profile and strategy == "full":
+            strategy = "profile"
+        return {"agent": "reference", "context_strategy": strategy,
+                "window_turns": self.cfg.window if self.cfg.window is not None else self.cfg.summary,
+                "profile_injection": self.cfg.profile, "external_memory": False, "temperature": 0,
+                "flaws": list(self.flaws)}
+
+    async def respond(self, inp: AgentInput) -> AgentReply:
+        return AgentReply(messages=[self.step(inp.messages, inp.tools, inp.turn)])
+
+    # --- one step ---------------------------------------------------------------------------------
+    def step(self, messages: list[Message], tool_schemas: list[dict[str, Any]], turn: int = 1) -> Message:
+        view = build_view(messages, self.cfg)
+        slots = view_slots(view)
+        tools = {(s.get("function") or s).get("name") for s in tool_schemas}
+        text = view.user_text
+        intents = choose(text, view.visible_user_messages()[:-1], bool(view.images))
+        done, n_calls = self._done(view.current)
+        failed = [d for ds in done.values() for d in ds if d.failed]
+        if failed and "give-up-on-error" in self.flaws:
+            return Message(role="assistant", content=f"抱歉，{failed[0].call.name} 出错了，这个请求我暂时无法完成。")
+
+        # A detail is assumed (and said so) once the user said they don't know it, or after we asked twice.
+        asked_now = asked_slots(view.previous_assistant_text())
+        unsure = bool(re.search(r"还没想好|不知道|不清楚|说不准|你推荐|你建议|你看着办|都可以|随便|没想好|不确定", text))
+        prev_asked = {s for s in asked_now if unsure or view.times_asked().get(s, 0) >= 2}
+        plans: list[tuple[str, Handler, Ctx, list[str]]] = []
+        for intent in intents:
+            handler = HANDLERS[intent]()
+            ctx = self._ctx(view, slots, text, intent, tools, len(intents) > 1)
+            missing = self._fill_defaults(handler.missing(ctx), ctx, prev_asked)
+            plans.append((intent, handler, ctx, missing))
+
+        calls: list[tuple[str, Call, bool]] = []
+        active = [p for p in plans if not p[3]]
+        for intent, handler, ctx, _ in active:
+            mine = done.get(intent, [])
+            for f in [d for d in mine if d.failed and not d.recovery]:
+                calls += [(intent, c, True) for c in handler.recover(ctx, f, mine)]
+            calls += [(intent, c, False) for c in handler.next_calls(ctx, [d for d in mine if not d.recovery])]
+        for intent, handler, ctx, missing in plans:
+            if missing and not done.get(intent):  # useful work while details are still missing
+                calls += [(intent, c, False) for c in handler.partial_calls(ctx)]
+        calls = [c for c in calls if c[1][0] in tools]
+        if calls and n_calls < MAX_CALLS_PER_TURN:
+            return self._call_message(calls, turn, n_calls)
+        return Message(role="assistant", content=self._answer(plans, done))
+
+    def _ctx(self, view: View, slots: Slots, text: str, intent: str, tools: set[str], multi: bool) -> Ctx:
+        mine = copy.deepcopy(slots)
+        clause = clause_for(text, intent) if multi and intent in detect(text) else text
+        if multi and clause != text:
+            extract(clause, mine, view.today)  # this intent's own cities and dates win
+        return Ctx(slots=mine, today=view.today, text=clause, memory=view.memory,
+                   user_messages=view.visible_user_messages(), tools=tools, flaws=set(self.flaws), images=view.images,
+                   skills=view.skills, loaded_skills=view.loaded_skills(), assistant_texts=view.assistant_texts(),
+                   asked_before=set(view.times_asked()))
+
+    def _fill_defaults(self, missing: list[str], ctx: Ctx, prev_asked: set[str]) -> list[str]:
+        """Assume what the user could not or would not say; return what must still be asked."""
+        assume_all = "no-clarify" in self.flaws
+        still: list[str] = []
+        for slot in missing:
+            if not (assume_all or slot in prev_asked) or not self._default(slot, ctx, silent=assume_all):
+                still.append(slot)
+        return still
+
+    def _default(self, slot: str, ctx: Ctx, *, silent: bool) -> bool:
+        s, note = ctx.slots, ""
+        if slot == "origin":
+            s.origin, note = ("北京" if s.destination == "上海" else "上海"), "出发地先按上海"
+        elif slot == "destination":
+            city = COUNTRY_DEFAULT_CITY.get(s.country or "", "上海" if s.origin != "上海" else "北京")
+            s.destinations, note = [city], f"目的地先按{city}（第一次去的话最方便）"
+        elif slot in ("dates", "checkin"):
+            s.start, note = ctx.today + timedelta(days=14), "日期先按两周后"
+        elif slot == "duration":
+            s.duration, note = 5, "天数先按 5 天"
+        elif slot == "party":
+            s.party, note = (1 if silent else 2), "人数先按 1 人" if silent else "人数先按 2 人"
+        elif slot == "budget":
+            note = "预算先按中等档位"
+        elif slot == "purpose":
+            s.purpose, note = "日常学习办公", "用途先按日常学习办公"
+        elif slot == "brand":
+            note = "品牌不限"
+        else:
+            return False
+        if not silent:
+            ctx.notes.append(note)
+        return True
+
+    def _done(self, current: list[Message]) -> tuple[dict[str, list[Done]], int]:
+        """Our tool calls in this turn with their results, per intent."""
+        results = {m.tool_call_id: m for m in current if m.role == "tool"}
+        out: dict[str, list[Done]] = {}
+        n = 0
+        for m in current:
+            for call in m.tool_calls if m.role == "assistant" else []:
+                n += 1
+                parts = call.id.split("-")
+                if len(parts) < 3 or not parts[0].startswith("ref") or call.id not in results:
+                    continue
+                out.setdefault(parts[1], []).append(Done(call, results[call.id], recovery=parts[2] == "fix"))
+        return out, n
+
+    def _call_message(self, calls: list[tuple[str, Call, bool]], turn: int, start: int) -> Message:
+        tool_calls = [ToolCall(id=f"ref{turn}-{intent}-{'fix' if fix else 'step'}-{start + i + 1}", name=name,
+                               arguments=args) for i, (intent, (name, args), fix) in enumerate(calls)]
+        return Message(role="assistant", content="", tool_calls=tool_calls)
+
+    def _answer(self, plans: list[tuple[str, Handler, Ctx, list[str]]], done: dict[str, list[Done]]) -> str:
+        parts: list[str] = []
+        if plans:
+            ctx = plans[0][2]
+            parts += conflict_notes(ctx.text, ctx.user_messages, ctx.assistant_texts)
+        notes = [n for _, _, ctx, missing in plans if not missing for n in ctx.notes]
+        if notes:
+            parts.append(f"（{'；'.join(dict.fromkeys(notes))}，您可以随时调整。）")
+        asks: list[str] = []
+        for intent, handler, ctx, missing in plans:
+            if missing:
+                partial = handler.partial_answer(ctx, done.get(intent, []))
+                if partial:
+                    parts.append(partial)
+                asks += [m for m in missing if m not in asks]
+            else:
+                answer = handler.answer(ctx, done.get(intent, []))
+                if answer:
+                    parts.append(answer)
+        if asks:
+            first = next(i for i, _, _, m in plans if m)
+            intro = f"为了{INTRO.get(first, '帮您处理')}，还需要确认几个信息（可以一次告诉我）："
+            parts.append(question_block(asks, intro))
+        return "\n\n".join(parts) or "您好！我可以帮您查机票、酒店、天气、餐厅，规划行程或推荐商品，请告诉我您的需求。"

@@ -1,0 +1,128 @@
+"""`usersim validate` and `usersim cases list`."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from usersim.cases.loader import case_files, load_case, load_cases_or_exit
+from usersim.cases.yamlfile import FileProblems, Problem, read_yaml
+
+if importlib.util.find_spec("usersim.cases.cli_longctx") is not None:
+    from usersim.cases.cli_longctx import decay, expand  # noqa: F401  (registered by usersim.cli)
+
+
+def _kind(path: Path) -> str:
+    """case | persona | skill, from the file name, its folder and its keys."""
+    if path.name == "SKILL.md":
+        return "skill"
+    if "personas" in path.parts:
+        return "persona"
+    try:
+        data, _ = read_yaml(path)
+    except FileProblems:
+        return "case"
+    if isinstance(data, dict) and "identity" in data and "judging" not in data:
+        return "persona"
+    return "case"
+
+
+def _files(paths: tuple[str, ...]) -> list[Path]:
+    out: list[Path] = []
+    for p in map(Path, paths):
+        if not p.exists():
+            raise click.BadParameter(f"no such file or directory: {p}", param_hint="PATH")
+        if p.is_file():
+            out.append(p)
+            continue
+        out.extend(f for f in case_files([p]))
+        out.extend(sorted(p.rglob("SKILL.md")))
+    return out
+
+
+def validate_file(path: Path) -> list[Problem]:
+    """Problems in one case, persona or skill file (empty when valid)."""
+    kind = _kind(path)
+    try:
+        if kind == "skill":
+            from usersim.sandbox.skills.loader import load_skill_file
+
+            load_skill_file(path)
+        elif kind == "persona":
+            from usersim.personas.loader import load_persona_file
+
+            load_persona_file(path)
+        else:
+            load_case(path)
+    except FileProblems as exc:
+        return exc.problems
+    return []
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True)
+def validate(paths: tuple[str, ...]) -> None:
+    """Validate case, persona and SKILL.md files. Exit 0 when all are valid; otherwise print
+    `file:line: field: message` lines and exit 2."""
+    files = _files(paths)
+    problems: list[Problem] = []
+    for f in files:
+        problems.extend(validate_file(f))
+    for p in sorted(problems, key=lambda p: (p.file, p.line)):
+        click.echo(str(p))
+    bad = len({p.file for p in problems})
+    click.echo(f"{len(files)} file(s) checked, {bad} with problems, {len(problems)} problem(s)", err=True)
+    sys.exit(2 if problems else 0)
+
+
+@click.group()
+def cases() -> None:
+    """Inspect the case library."""
+
+
+@cases.command("list")
+@click.argument("paths", nargs=-1)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+def list_cases(paths: tuple[str, ...], as_json: bool) -> None:
+    """List cases (default: the bundled library)."""
+    found = load_cases_or_exit(list(paths) or None)
+    rows = [
+        {
+            "id": c.id,
+            "dimension": c.dimension,
+            "category": c.category,
+            "mode": c.mode,
+            "scoring": c.scoring_label,
+            "difficulty": c.difficulty,
+            "title": c.title,
+            "persona": c.persona,
+            "long_context": c.long_context is not None,
+            "groups": c.skills.groups,
+        }
+        for c in found
+    ]
+    if as_json:
+        click.echo(json.dumps(rows, ensure_ascii=False, indent=1))
+        return
+    for r in rows:
+        click.echo(f"{r['id']:<12} {r['dimension']:<4} {r['mode']:<8} {r['scoring']:<18} {r['title']}")
+    click.echo(f"{len(rows)} case(s)", err=True)
+
+
+@click.command()
+@click.argument("kind", type=click.Choice(["case", "persona", "record", "skill"]))
+def schema(kind: str) -> None:
+    """Print the JSON Schema of a file format (every field is described)."""
+    if kind == "case":
+        from usersim.cases.schema import Case as model
+    elif kind == "persona":
+        from usersim.personas.schema import Persona as model
+    elif kind == "record":
+        from usersim.graphs.record import RunRecord as model
+    else:
+        from usersim.sandbox.skills.loader import SkillFrontmatter as model
+    click.echo(json.dumps(model.model_json_schema(), ensure_ascii=False, indent=1))

@@ -1,0 +1,273 @@
+"""Decay sweeps (seed 003): how memory, reference resolution, topic switching and conflict
+handling hold up as the conversation gets longer.
+
+For each turn count n the seed's four tests become static scripted cases of n user turns that the
+agent answers live: the probe goes in turn 1, unrelated small talk fills turns 2..n-1, and turn n
+asks for what was planted (memory), refers to it with a pronoun (reference), switches back to it
+(switch) or changes the instruction (conflict, four levels averaged as the seed does). The summary
+follows the seed's terms: memory half-life (memory is roughly exponential), reference fail point
+(step-shaped at the window edge) and stable-interval lower bounds (switch, conflict) — each the
+first turn count whose mean score drops below 0.5 — with the agent's system configuration recorded
+beside every curve, because the curve measures that configuration, not the bare model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import random
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from usersim.cases.schema import Case
+from usersim.registry import UnknownNameError, did_you_mean
+
+SEED_FILE = "003_a968a190fd70a84b.txt"
+DEFAULT_TURNS = [3, 5, 7, 8, 10, 12, 15, 20]
+DECAY_TESTS = ("memory", "reference", "switch", "conflict")
+CONFLICT_LEVELS = ("instruction", "goal", "constraint", "implicit")
+HALF = 0.5  # the seed's "降到 50% 以下"
+
+# The seed's filler topics (test_memory), then more of the same kind so 20 turns never repeat one.
+FILLER_TOPICS = [
+    "今天天气怎么样？", "给我讲个笑话。", "计算 1+1 等于几？", "Python 是什么语言？", "帮我写一首诗。",
+    "什么是人工智能？", "推荐一本好书。", "怎么做番茄炒蛋？", "地球为什么是圆的？", "什么是区块链？",
+    "如何学习编程？", "什么是机器学习？", "推荐一部好看的电影。", "怎么泡一杯好喝的绿茶？",
+    "周末适合做什么运动？", "绿萝怎么养才长得好？", "彩虹是怎么形成的？", "怎么缓解眼睛疲劳？",
+    "推荐几首适合放松的音乐。", "猫为什么喜欢钻纸箱？", "怎么做一杯手冲咖啡？", "早睡早起有什么好处？",
+]
+# Arithmetic small talk would blur tests whose probe is itself a calculation.
+_NO_ARITHMETIC = {"switch", "conflict"}
+
+_MEMORY_FACTS = {"name": "张三", "location": "北京", "job": "测试工程师"}
+RECALL_QUESTION = "你还记得我叫什么名字吗？在哪里工作？做什么的？"
+# Seed 003's expected recall by conversation length (1-3: ≥90%, 4-6: ≥70%, 7-10: ≥50%, >10: ≥30%).
+_EXPECTED_RECALL = [(3, 0.9), (6, 0.7), (10, 0.5)]
+
+_CONFLICTS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "instruction": ("帮我计算 2+3。", "不对，改成计算 5*6。", {"keywords": {"any": ["30"]}}),
+    "goal": ("帮我分析华东区销售额。", "不对，改成分析全国。", {"keywords": {"any": ["全国", "整体"], "none": ["华东"]}}),
+    "constraint": ("按销售额排序，展示全部数据。", "只要 Q1 的数据。", {"keywords": {"any": ["Q1", "一季度"]}}),
+    "implicit": ("假设 2024 年销售额增长了 20%。", "不对，其实是下降了 10%。", {"keywords": {"any": ["下降", "-10", "-0.1"]}}),
+}
+
+_ID = re.compile(r"^DECAY-(memory|reference|switch|conflict)(?:-([a-z]+))?-(\d+)$")
+
+
+def expected_recall(n_turns: int) -> float:
+    """Seed 003's 期望召回率 for a conversation of n turns."""
+    return next((v for limit, v in _EXPECTED_RECALL if n_turns <= limit), 0.3)
+
+
+def decay_case_id(test: str, n_turns: int, level: str | None = None) -> str:
+    """DECAY-<test>[-<conflict level>]-<turns>, e.g. DECAY-conflict-goal-08."""
+    return f"DECAY-{test}{'-' + level if level else ''}-{n_turns:02d}"
+
+
+def parse_decay_id(case_id: str) -> tuple[str, str | None, int] | None:
+    """(test, conflict level, n_turns) of a decay case id, or None for any other case."""
+    m = _ID.match(case_id)
+    return (m.group(1), m.group(2), int(m.group(3))) if m else None
+
+
+def _fillers(test: str, n: int, seed: int, count: int) -> list[str]:
+    pool = [t for t in FILLER_TOPICS if not (test in _NO_ARITHMETIC and "计算" in t)]
+    rng = random.Random(int.from_bytes(hashlib.sha256(f"{test}|{n}|{seed}".encode()).digest()[:8], "big"))
+    rng.shuffle(pool)
+    return [pool[i % len(pool)] for i in range(count)]
+
+
+def _probe(name: str, level: str, n_turns: int) -> tuple[str, list[str], str, dict[str, Any], str, str]:
+    """(first message, scripted turns right after it, last question, check, title, category name):
+    the seed's test_memory / test_reference / test_switch / test_conflict texts."""
+    if name == "memory":
+        f = _MEMORY_FACTS
+        check = {"memory_recall": {"facts": [{"expected": v} for v in f.values()], "threshold": expected_recall(n_turns)}}
+        # The seed's code asks 「你叫什么名字？…」, which literally asks the agent's own name (its
+        # article then counts "我是通义千问" as forgetting); 「你还记得我叫…」 asks what it means.
+        return (f"我叫{f['name']}，在{f['location']}工作，做{f['job']}的。", [], RECALL_QUESTION,
+                check, "信息记忆（注入→干扰→回忆）", "信息记忆")
+    if name == "reference":
+        # The seed also accepts 数据/分析, but the question itself says 分析: only 销售 shows the
+        # pronoun was resolved to the sales data.
+        return ("我有一份销售数据，包含 2024 年全年的销售额。", [], "能分析一下它吗？", {"keywords": {"any": ["销售"]}},
+                "指代消解（第 n 轮用代词指代第 1 轮的实体）", "指代消解")
+    if name == "switch":
+        return ("帮我计算 25*4 等于多少。", ["给我写一首关于春天的诗。"], "刚才计算的结果是多少？",
+                {"keywords": {"any": ["100"]}}, "话题切换（切到别的话题后第 n 轮切回）", "话题切换")
+    probe, ask, check = _CONFLICTS[level]
+    return probe, [], ask, check, f"冲突处理·{level}（第 n 轮改指令）", "冲突处理"
+
+
+def build_decay_case(test: str, n_turns: int, seed: int = 0) -> Case:
+    """The seed-003 test `test` (memory / reference / switch / conflict[:level]) as a static
+    scripted case of `n_turns` user turns. Plain `conflict` picks level CONFLICT_LEVELS[seed % 4]."""
+    name, _, level = test.partition(":")
+    if name not in DECAY_TESTS:
+        raise UnknownNameError(f"Unknown decay test '{name}'.{did_you_mean(name, set(DECAY_TESTS))} "
+                               f"Available: {', '.join(DECAY_TESTS)}")
+    if name == "conflict":
+        level = level or CONFLICT_LEVELS[seed % len(CONFLICT_LEVELS)]
+        if level not in CONFLICT_LEVELS:
+            raise UnknownNameError(f"Unknown conflict level '{level}'.{did_you_mean(level, set(CONFLICT_LEVELS))} "
+                                   f"Available: {', '.join(CONFLICT_LEVELS)}")
+    elif level:
+        raise ValueError(f"only conflict has levels ('conflict:goal'); got '{test}'")
+    if n_turns < 3:
+        raise ValueError(f"n_turns must be at least 3 (probe, small talk, check), got {n_turns}")
+    probe, first_extra, ask, check, title, cat_name = _probe(name, level, n_turns)
+    middle = first_extra + _fillers(name, n_turns, seed, n_turns - 2 - len(first_extra))
+    script = middle + [ask]
+    return Case.model_validate({
+        "id": decay_case_id(name, n_turns, level or None),
+        "dimension": "MT", "category": "DECAY", "category_name": cat_name,
+        "title": f"{title}：{n_turns} 轮", "mode": "static", "context_type": "synthetic", "source": SEED_FILE,
+        "tags": ["decay", name, f"turns-{n_turns}"] + ([f"conflict-{level}"] if level else []),
+        "input": {"message": probe, "script": script},
+        "judging": {
+            "expected_behavior": [f"第 {n_turns} 轮仍能正确处理第 1 轮的信息：{ask}"],
+            "scoring": {"methods": ["auto"], "note": "自动（衰减曲线，seed 003）"},
+            "checks": [check],
+        },
+    })
+
+
+def build_decay_cases(tests: list[str], turns: list[int], seed: int = 0) -> list[Case]:
+    """Every test at every turn count; `conflict` expands to its four levels (the seed averages them)."""
+    out = []
+    for test in tests:
+        for n in turns:
+            if test == "conflict":
+                out += [build_decay_case(f"conflict:{lv}", n, seed) for lv in CONFLICT_LEVELS]
+            else:
+                out.append(build_decay_case(test, n, seed))
+    return out
+
+
+class DecayPoint(BaseModel):
+    """One turn count of one curve."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    turns: int = Field(description="User turns in the conversation.")
+    score: float | None = Field(description="Mean score over repeats (and conflict levels); null if nothing scored.")
+    runs: int = Field(description="Conversations that scored.")
+    scores: list[float] = Field(default_factory=list, description="Each conversation's score.")
+    mean_context_tokens: float | None = Field(
+        default=None, description="Mean peak prompt tokens the agent saw (token cost grows with turns)."
+    )
+    expected_min: float | None = Field(default=None, description="Seed 003's expected recall at this length (memory).")
+    meets_expectation: bool | None = Field(default=None, description="score >= expected_min (memory).")
+
+
+class DecayCurve(BaseModel):
+    """One test's score by turn count, with the system configuration it measures."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    test: str = Field(description="memory / reference / switch / conflict.")
+    measure: Literal["half_life", "fail_point", "stable_lower"] = Field(description="The seed's term for this decay.")
+    breakpoint: int | None = Field(description="First turn count whose score is below 0.5; null if none.")
+    system: dict[str, Any] = Field(description="Agent configuration: window, profile injection, memory, temperature.")
+    points: list[DecayPoint] = Field(description="Ascending turn counts.")
+
+
+class DecaySummary(BaseModel):
+    """decay.json: the curves and seed 003's summary numbers."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = Field(default=1, description="decay.json format version.")
+    agent: str | None = Field(default=None, description="Agent SPEC.")
+    system: dict[str, Any] = Field(default_factory=dict, description="Agent configuration under test.")
+    curves: dict[str, DecayCurve] = Field(description="Per test.")
+    memory_half_life: int | None = Field(default=None, description="信息记忆半衰期 (turns).")
+    reference_fail_point: int | None = Field(default=None, description="指代消解失效点 (turns).")
+    switch_stable_lower: int | None = Field(default=None, description="话题切换稳定区间下限 (turns).")
+    conflict_stable_lower: int | None = Field(default=None, description="冲突处理稳定区间下限 (turns).")
+
+
+_MEASURE = {"memory": "half_life", "reference": "fail_point", "switch": "stable_lower", "conflict": "stable_lower"}
+
+
+def _get(rec: Any, key: str, default: Any = None) -> Any:
+    return rec.get(key, default) if isinstance(rec, dict) else getattr(rec, key, default)
+
+
+def _record_score(rec: Any) -> float | None:
+    score = _get(rec, "score")
+    if score is not None:
+        return float(score)
+    return {"passed": 1.0, "failed": 0.0}.get(_get(rec, "status"))
+
+
+def summarize_decay(records: list[Any], *, system: dict[str, Any] | None = None, agent: str | None = None) -> DecaySummary:
+    """Curves and breakpoints from run records (RunRecord or dicts with case_id, score, status)."""
+    grouped: dict[str, dict[int, list[tuple[float, Any]]]] = {}
+    for rec in records:
+        parsed = parse_decay_id(_get(rec, "case_id", ""))
+        score = _record_score(rec)
+        if parsed is None or score is None:
+            continue
+        test, _, n = parsed
+        grouped.setdefault(test, {}).setdefault(n, []).append((score, rec))
+    if system is None:
+        system = next((_get(r, "system_config") for r in records if _get(r, "system_config")), None) or {}
+    curves: dict[str, DecayCurve] = {}
+    for test in [t for t in DECAY_TESTS if t in grouped]:
+        points = []
+        for n in sorted(grouped[test]):
+            vals = [s for s, _ in grouped[test][n]]
+            peaks = [max(c) for _, r in grouped[test][n] if (c := _get(r, "context_tokens"))]
+            mean = round(sum(vals) / len(vals), 4)
+            exp = expected_recall(n) if test == "memory" else None
+            points.append(DecayPoint(
+                turns=n, score=mean, runs=len(vals), scores=vals,
+                mean_context_tokens=round(sum(peaks) / len(peaks), 1) if peaks else None,
+                expected_min=exp, meets_expectation=None if exp is None else mean >= exp,
+            ))
+        brk = next((p.turns for p in points if p.score is not None and p.score < HALF), None)
+        curves[test] = DecayCurve(test=test, measure=_MEASURE[test], breakpoint=brk, system=system, points=points)  # type: ignore[arg-type]
+    brk_of = {t: c.breakpoint for t, c in curves.items()}
+    return DecaySummary(
+        agent=agent, system=system, curves=curves, memory_half_life=brk_of.get("memory"),
+        reference_fail_point=brk_of.get("reference"), switch_stable_lower=brk_of.get("switch"),
+        conflict_stable_lower=brk_of.get("conflict"),
+    )
+
+
+Runner = Callable[..., Awaitable[list[Any]]]
+
+
+async def run_decay(
+    *, agent: str, out_dir: str, turns: list[int] | None = None, tests: list[str] | None = None,
+    repeats: int = 3, seed: int = 0, concurrency: int = 4, resume: bool = False, runner: Runner | None = None,
+) -> DecaySummary:
+    """Build the sweep, run it (graphs.runner.run_cases unless `runner` is given) and summarise.
+    The seed asks for at least 3 repeats per turn count: sampling noise hides the real decay."""
+    from pathlib import Path
+
+    from usersim.adapters.base import load_agent
+
+    described = load_agent(agent).describe()  # fails fast on a bad SPEC, before any conversation runs
+    cases = build_decay_cases(list(tests or DECAY_TESTS), list(turns or DEFAULT_TURNS), seed)
+    if runner is None:
+        from usersim.graphs.runner import run_cases as runner
+    records = await runner(
+        cases, agent=agent, out_dir=out_dir, repeats=repeats, seed=seed, concurrency=concurrency, resume=resume
+    )
+    # the configuration recorded with the runs is authoritative; describe() covers runs that recorded none
+    summary = summarize_decay(records, agent=agent)
+    if not summary.system:
+        summary = summarize_decay(records, agent=agent, system=described)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "decay.json").write_text(summary.model_dump_json(indent=2), encoding="utf-8")
+    if (out / "results.jsonl").is_file() and importlib.util.find_spec("usersim.reports.cli") is not None:
+        from usersim.reports.cli import rebuild
+
+        rebuild(out)  # report.html was written before decay.json existed: add the decay section
+    return summary

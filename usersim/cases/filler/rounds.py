@@ -1,0 +1,164 @@
+"""Filler rounds: one natural user question and a long answer made of several filler units.
+
+Seed 000 wants 4k / 16k / 32k histories of about 8 / 20 / 28 rounds (a round is one user message
+and the agent's reply) and filler units of about 100-150 tokens. Both hold when a filler round is
+a user question (the first unit's) with a longer answer: the first unit's answer, an intro from
+common.yaml, then a few related questions answered in turn, as a helpful agent anticipating them
+would; a closing line may end the reply so that the round lands exactly on its token budget.
+
+Related means "on the same sub-topic": units are ranked by how much their sub-topic words
+(cases/filler/topics.yaml; the question counts three times the answer) agree with the round's
+first unit, ties broken by shared rarer character bigrams, so a question about transport cards
+draws the subway and bus units, not the souvenir ones. Units come in a seeded order and every unit is used once before any
+is reused (a new pass starts when the pool is used up); only the exact landing may reuse one early.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections import Counter
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from usersim.cases.filler import FillerLibrary, FillerTurn, filler_messages, read_topics
+from usersim.cases.messages import Message
+from usersim.cases.tokens import count_tokens
+
+_CLOSING_REACH = 40  # about the most a closing line adds
+_WORD = re.compile(r"[A-Za-z0-9]+|[\u4e00-\u9fff]+")
+
+
+class FillerRound(BaseModel):
+    """One filler round: the units it answers, in order, and its connective text."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    units: tuple[FillerTurn, ...] = Field(description="The units; the first one's question is the user message.")
+    intro: str = Field(default="", description="Lead-in before the related questions (used when there are several units).")
+    closing: str = Field(default="", description="Closing line of the reply, if any.")
+
+    def messages(self) -> list[Message]:
+        """The round as chat messages (user, assistant)."""
+        head, rest = self.units[0], self.units[1:]
+        parts = [head.assistant]
+        if rest:
+            parts.append(self.intro)
+            parts += [f"{i}.「{u.user}」{u.assistant}" for i, u in enumerate(rest, 1)]
+        if self.closing:
+            parts.append(self.closing)
+        return [Message(role="user", content=head.user), Message(role="assistant", content="\n\n".join(parts))]
+
+    def tokens(self) -> int:
+        return count_tokens(self.messages())
+
+
+def _topic_vector(unit: FillerTurn) -> dict[str, float]:
+    """Sub-topic weights of a unit: words of each topic in the question x3, in the answer x1."""
+    q, a = unit.user.lower(), unit.assistant.lower()
+    vec = {t: 3.0 * sum(w.lower() in q for w in words) + sum(w.lower() in a for w in words)
+           for t, words in read_topics().items()}
+    return {t: v for t, v in vec.items() if v}
+
+
+def _grams(text: str) -> set[str]:
+    """Character bigrams of the Chinese runs and whole Latin/number words: the topic signal."""
+    out: set[str] = set()
+    for w in _WORD.findall(text):
+        if w.isascii():
+            out.add(w.lower())
+        else:
+            out.update(w[i:i + 2] for i in range(len(w) - 1))
+    return out
+
+
+class RoundStream:
+    """Builds filler rounds from a scenario's units in a seeded, sub-topic-coherent way."""
+
+    def __init__(self, library: FillerLibrary, rng: random.Random):
+        self.lib, self.rng = library, rng
+        self.units = library.units  # worked on by index: pydantic equality is slow in hot loops
+        self.sizes = [count_tokens(filler_messages(u)) for u in self.units]
+        self.topics = [_topic_vector(u) for u in self.units]
+        self.norm = [math.sqrt(sum(v * v for v in t.values())) or 1.0 for t in self.topics]
+        self.grams = [_grams(u.text) for u in self.units]
+        df = Counter(g for gs in self.grams for g in gs)
+        n = len(self.units)
+        # bigrams of one unit match nothing and those of most units (的是, 可以) say nothing
+        self.idf = {g: math.log(n / c) if 2 <= c <= 0.3 * n else 0.0 for g, c in df.items()}
+        self.weight = [sum(self.idf[g] for g in gs) or 1.0 for gs in self.grams]
+        self.cycle: list[int] = []  # the unused units of the current pass, in seeded order
+        self._sim: dict[tuple[int, int], float] = {}
+
+    def _refill(self) -> None:
+        if not self.cycle:
+            fresh = list(range(len(self.units)))
+            self.rng.shuffle(fresh)
+            self.cycle = fresh
+
+    def _take(self, u: int) -> None:
+        if u in self.cycle:
+            self.cycle.remove(u)
+        self._refill()
+
+    def similarity(self, a: int, b: int) -> float:
+        """Cosine of the two units' sub-topic vectors plus a quarter of their bigram overlap."""
+        key = (a, b) if a < b else (b, a)
+        if key not in self._sim:
+            ta, tb = self.topics[a], self.topics[b]
+            topic = sum(v * tb.get(t, 0.0) for t, v in ta.items()) / (self.norm[a] * self.norm[b])
+            shared = sum(self.idf[g] for g in self.grams[a] & self.grams[b])
+            self._sim[key] = topic + 0.25 * shared / math.sqrt(self.weight[a] * self.weight[b])
+        return self._sim[key]
+
+    def related(self, head: int, exclude: set[int]) -> list[int]:
+        """Candidates for `head`'s round, most related first: unused units of this pass, then used ones."""
+        def rank(u: int) -> float:
+            return -self.similarity(head, u)
+        fresh = set(self.cycle)
+        unused = sorted((u for u in self.cycle if u not in exclude), key=rank)
+        used = sorted((u for u in range(len(self.units)) if u not in fresh and u not in exclude), key=rank)
+        return unused + used
+
+    def _lands(self, u: int, lo: int, hi: int) -> bool:
+        one = FillerRound(units=(self.units[u],))
+        return lo <= self.sizes[u] <= hi or any(
+            lo <= one.model_copy(update={"closing": c}).tokens() <= hi for c in self.lib.closings)
+
+    def build(self, lo: int, hi: int) -> FillerRound:
+        """A round of about [lo, hi] tokens (as close as the units allow; over hi only when even
+        the smallest unit is)."""
+        self._refill()
+        fits = [u for u in self.cycle if self.sizes[u] <= hi]
+        # a budget of about one unit: the first unit that lands alone or with a closing line
+        alone = [u for u in fits if self.sizes[u] >= lo - _CLOSING_REACH and self._lands(u, lo, hi)]
+        head = (alone or fits or [None])[0]
+        if head is None:
+            head = min(range(len(self.units)), key=lambda u: self.sizes[u])
+        self._take(head)
+        chosen = [head]
+        rnd = FillerRound(units=(self.units[head],), intro=self.rng.choice(self.lib.intros))
+        size, rejected = rnd.tokens(), set()
+        while size < lo:
+            room = hi - size
+            skip = rejected | set(chosen)
+            cand = next((u for u in self.related(head, skip) if self.sizes[u] <= room), None)
+            if cand is None:
+                break
+            trial = rnd.model_copy(update={"units": (*rnd.units, self.units[cand])})
+            n = trial.tokens()
+            if n > hi:  # joined text tokenises a little differently; try the next one
+                rejected.add(cand)
+                continue
+            self._take(cand)
+            chosen.append(cand)
+            rnd, size = trial, n
+        if size < lo:
+            closings = list(self.lib.closings)
+            self.rng.shuffle(closings)
+            for c in closings:
+                trial = rnd.model_copy(update={"closing": c})
+                if lo <= trial.tokens() <= hi:
+                    return trial
+        return rnd

@@ -1,0 +1,291 @@
+"""The case file format (YAML on disk, validated here).
+
+A case keeps what the simulated user may see (`input`, `persona`, `goal`) apart from what only
+the judges see (`judging`). Every field carries a description so `usersim schema case` documents
+the format for users.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from usersim.cases.messages import Message
+
+CASE_SCHEMA_VERSION = 1
+
+Difficulty = Literal["easy", "medium", "hard"]
+_DIFFICULTY_ALIASES = {"简单": "easy", "中等": "medium", "困难": "hard"}
+
+ScoringMethod = Literal["auto", "llm_judge", "human"]
+_SCORING_ALIASES = {"自动": "auto", "llm-judge": "llm_judge", "llm": "llm_judge", "人工": "human"}
+
+LengthName = Literal["4k", "16k", "32k"]
+Position = Literal["beginning", "middle", "end"]
+LENGTH_TOKENS: dict[str, int] = {"4k": 4096, "16k": 16384, "32k": 32768}
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ImageRef(Strict):
+    """An image the user sends: a file and/or the seed's caption (text-only agents get the caption)."""
+
+    path: str | None = Field(default=None, description="Image file, relative to the case file.")
+    caption: str = Field(description="What the image shows, as described in the seed.")
+
+
+class CaseContext(Strict):
+    """The agent's world at the start of the conversation."""
+
+    current_date: str | None = Field(default=None, description="Sandbox clock date, YYYY-MM-DD.")
+    memory: list[str] = Field(default_factory=list, description="Agent memory entries about the user.")
+    images: list[ImageRef] = Field(default_factory=list, description="Images attached to the current message.")
+    notes: str | None = Field(default=None, description="Free-text context from the seed (e.g. '无历史对话').")
+
+
+class CaseInput(Strict):
+    """What is replayed to the agent (static) or how the conversation opens (organic)."""
+
+    history: list[Message] = Field(
+        default_factory=list, description="Fixed prior conversation, replayed verbatim to the agent."
+    )
+    message: str | None = Field(default=None, description="The current user message the agent must answer.")
+    script: list[str] = Field(
+        default_factory=list,
+        description="Further scripted user turns (static): the agent answers each one live, in order.",
+    )
+
+
+class SkillsConfig(Strict):
+    """Which skills the agent has (seed: skill_enabled / active_skills, Group A/B)."""
+
+    skill_enabled: bool = Field(default=False, description="Whether any skill is exposed to the agent.")
+    active_skills: list[str] = Field(default_factory=list, description="Names of skills exposed.")
+    groups: list[Literal["A", "B"]] = Field(
+        default_factory=list,
+        description="Skill-impact groups to run: A = skills off, B = active_skills on (seed 002).",
+    )
+    exempt_from_delta: bool = Field(
+        default=False, description="Excluded from skill_impact_delta (seed 002 exemptions)."
+    )
+
+
+class InterceptCondition(Strict):
+    param: str = Field(description="Argument name to match.")
+    value: Any = Field(description="Argument value that triggers the intercept.")
+
+
+class InjectedResult(Strict):
+    is_error: bool = Field(default=False, description="Whether the injected result is an error.")
+    content: str = Field(description="The injected tool result text (often JSON).")
+
+
+class ToolIntercept(Strict):
+    """Fault injection, exactly the seeds' `tool_intercept` JSON, plus latency / timeout."""
+
+    type: Literal["tool_intercept"] = Field(default="tool_intercept", description="Always tool_intercept.")
+    intercept_tool: str = Field(description="Tool whose result is replaced.")
+    intercept_condition: InterceptCondition | None = Field(
+        default=None, description="Only when this argument has this value."
+    )
+    intercept_on_call_number: int | None = Field(
+        default=None, ge=1, description="Only on this call number (1-based) of the tool in the conversation."
+    )
+    inject_tool_result: InjectedResult | None = Field(
+        default=None, description="The result to return instead of the real tool's."
+    )
+    latency_s: float | None = Field(default=None, ge=0, description="Extra delay before the result.")
+    timeout: bool = Field(default=False, description="The call times out (an error result after latency).")
+
+
+class MockResponse(Strict):
+    """One answer of a case-defined mock tool."""
+
+    when: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Argument values that select this answer (all must match; strings compare trimmed and "
+        "case-insensitively). Empty = the default answer.",
+    )
+    content: Any = Field(description="The result: text, or any JSON value (sent to the agent as JSON).")
+    is_error: bool = Field(default=False, description="Whether this answer is an error result.")
+
+
+class MockTool(Strict):
+    """A tool defined by the case itself, for agents whose tools the sandbox does not simulate.
+    A mock tool with a sandbox tool's name replaces that tool in this case."""
+
+    name: str = Field(pattern=r"^[A-Za-z_][A-Za-z0-9_\-]{0,63}$", description="Tool name the agent calls.")
+    description: str = Field(description="Tool description shown to the agent.")
+    parameters: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object", "properties": {}},
+        description="JSON Schema of the arguments (OpenAI tools format); `required` is enforced.",
+    )
+    responses: list[MockResponse] = Field(min_length=1, description="Answers, first match wins.")
+
+
+class ScoringSpec(Strict):
+    """How the seed scores the case (评分方式)."""
+
+    methods: list[ScoringMethod] = Field(description="auto / llm_judge / human, in the seed's order.")
+    note: str | None = Field(default=None, description="The seed's own wording, e.g. 自动（检查工具调用类型）.")
+
+    @field_validator("methods", mode="before")
+    @classmethod
+    def _aliases(cls, v: Any) -> Any:
+        if isinstance(v, str):
+            v = [p.strip() for p in v.replace("＋", "+").split("+")]
+        return [_SCORING_ALIASES.get(str(m).lower(), _SCORING_ALIASES.get(m, m)) for m in v]
+
+    @property
+    def label(self) -> str:
+        return "+".join(self.methods)
+
+
+class Milestone(Strict):
+    """A step of the task; `requires` makes the DAG (milestones judge)."""
+
+    id: str = Field(description="Milestone id, unique in the case.")
+    description: str = Field(default="", description="What reaching it means.")
+    check: dict[str, Any] = Field(description="A rule check (same form as `judging.checks`) that marks it reached.")
+    requires: list[str] = Field(default_factory=list, description="Milestones that must be reached before.")
+
+
+class Judging(Strict):
+    """What only the judges see: the seed's expected behaviour, criteria and machine checks."""
+
+    expected_behavior: list[str] = Field(default_factory=list, description="期望行为, one item a line.")
+    pass_criteria: list[str] = Field(default_factory=list, description="判定标准 Pass conditions.")
+    fail_criteria: list[str] = Field(default_factory=list, description="判定标准 Fail conditions.")
+    scoring: ScoringSpec = Field(description="评分方式.")
+    checks: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Machine checks, each a one-key mapping {check_type: params}; see `usersim judges list`.",
+    )
+    rubric: list[str] = Field(
+        default_factory=list, description="Criteria for the LLM judge (defaults to pass/fail criteria)."
+    )
+    milestones: list[Milestone] = Field(default_factory=list, description="Milestone DAG with partial credit.")
+    minefields: list[dict[str, Any]] = Field(
+        default_factory=list, description="Rule checks that must never pass (any hit voids the score)."
+    )
+    human_review: list[str] = Field(default_factory=list, description="Criteria left to human review (人工).")
+    drift_threshold: int | None = Field(
+        default=None, ge=0, le=100,
+        description="Minimum anchoring score (seed 003 scale 100/70/30/0) every assistant turn must keep; enables the drift judge.",
+    )
+
+    @field_validator("checks", "minefields")
+    @classmethod
+    def _one_key(cls, v: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for i, item in enumerate(v):
+            if len(item) != 1:
+                raise ValueError(f"item {i} must be a one-key mapping {{check_type: params}}, got {sorted(item)}")
+        return v
+
+
+class KeyInfo(Strict):
+    """A piece of key information in a long-context case (seed 000)."""
+
+    fact: str = Field(description="The key fact, e.g. 对海鲜过敏.")
+    keywords: list[str] = Field(default_factory=list, description="Words that identify the fact (for filler checks).")
+    turn: int = Field(description="Index into input.history of the message that carries it.")
+    position: Position | None = Field(
+        default=None,
+        description="This fact's own position when the case scatters facts (used when no position is "
+        "requested); null = the length's position.",
+    )
+
+
+class GradientSpec(Strict):
+    """Where the key information sits at one target length (seed 000's position table)."""
+
+    position: Position = Field(description="beginning / middle / end.")
+    turn_range: tuple[int, int] | None = Field(default=None, description="The seed's user-turn band, inclusive.")
+
+
+class LongContextSpec(Strict):
+    """How a C5 case expands to 4k/16k/32k tokens."""
+
+    scenario: str = Field(description="Filler scenario key (e.g. japan_trip, laptop_shopping).")
+    seed_length: LengthName = Field(default="32k", description="The length the seed describes (上下文长度).")
+    lengths: dict[LengthName, GradientSpec] = Field(
+        default_factory=dict, description="Per target length: where key information goes."
+    )
+    key_info: list[KeyInfo] = Field(default_factory=list, description="Key facts and the history turns carrying them.")
+
+
+class PromotedFrom(Strict):
+    """Where a promoted regression case came from."""
+
+    run_id: str = Field(description="Run the record belongs to.")
+    record_id: str = Field(description="Record id in that run.")
+    case_id: str = Field(description="The original case.")
+    agent: str = Field(description="Agent SPEC that produced the transcript.")
+    simulator: str | None = Field(default=None, description="Simulator SPEC (organic source).")
+    status: str = Field(description="The record's status when promoted.")
+
+
+class Case(Strict):
+    """One test case: a static replay or an organic (simulated-user) conversation."""
+
+    schema_version: int = Field(default=CASE_SCHEMA_VERSION, description="Case file format version.")
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.\-]*$", description="Unique id, e.g. B1-EI-01.")
+    dimension: str = Field(description="Framework dimension: B1, C1, C2, C5, MT (seed 003) ...")
+    category: str | None = Field(default=None, description="Sub-dimension code, e.g. EI, CL, IF.")
+    category_name: str | None = Field(default=None, description="Sub-dimension name, e.g. 精确意图.")
+    title: str = Field(description="Case title from the seed.")
+    difficulty: Difficulty | None = Field(default=None, description="easy / medium / hard (简单/中等/困难).")
+    mode: Literal["static", "organic"] = Field(default="static", description="static replay or organic.")
+    context_type: str | None = Field(default=None, description="Seed 上下文类型: synthetic / organic / ...")
+    version: str = Field(default="1", description="Version of this case's content.")
+    source: str | None = Field(default=None, description="Seed file the case comes from.")
+    tags: list[str] = Field(default_factory=list, description="Free tags, e.g. red_line, multimodal.")
+
+    # --- what the agent / simulated user see -------------------------------------------------
+    input: CaseInput = Field(default_factory=CaseInput, description="History and current message.")
+    context: CaseContext = Field(default_factory=CaseContext, description="Date, memory, images.")
+    persona: str | None = Field(default=None, description="Persona id (organic), from personas/.")
+    persona_overrides: dict[str, Any] = Field(default_factory=dict, description="Persona fields to override.")
+    goal: str | None = Field(default=None, description="Task goal the simulated user pursues (任务目标).")
+    max_turns: int | None = Field(default=None, ge=1, description="Maximum user turns (organic).")
+    skills: SkillsConfig = Field(default_factory=SkillsConfig, description="Skill configuration.")
+    tools: list[str] | None = Field(default=None, description="Tools available; null = the default tool set.")
+    tool_intercepts: list[ToolIntercept] = Field(default_factory=list, description="Fault injection.")
+    mock_tools: list[MockTool] = Field(
+        default_factory=list, description="Tools defined by this case (always available in it, intercepts apply)."
+    )
+    long_context: LongContextSpec | None = Field(default=None, description="Long-context expansion (C5).")
+
+    # --- what only the judges see ------------------------------------------------------------
+    judging: Judging = Field(description="Expected behaviour, criteria, scoring and checks.")
+    notes: str | None = Field(default=None, description="备注 from the seed.")
+    promoted_from: PromotedFrom | None = Field(
+        default=None, description="Set on regression cases promoted from a run record (`usersim promote`)."
+    )
+    reference_transcript: list[Message] = Field(
+        default_factory=list,
+        description="The recorded conversation a promoted case came from; replays are compared to it (divergence).",
+    )
+
+    @field_validator("difficulty", mode="before")
+    @classmethod
+    def _difficulty_alias(cls, v: Any) -> Any:
+        return _DIFFICULTY_ALIASES.get(v, v)
+
+    @model_validator(mode="after")
+    def _mode_fields(self) -> Case:
+        if self.mode == "organic":
+            if not self.persona:
+                raise ValueError("organic cases need `persona` (a persona id from personas/)")
+            if not self.max_turns:
+                raise ValueError("organic cases need `max_turns`")
+        elif not (self.input.message or self.input.script or self.input.history):
+            raise ValueError("static cases need `input.message`, `input.script` or `input.history`")
+        return self
+
+    @property
+    def scoring_label(self) -> str:
+        return self.judging.scoring.label

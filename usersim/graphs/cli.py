@@ -1,0 +1,199 @@
+"""`usersim run`, `usersim demo`, `usersim rescore`, `usersim explore`, `usersim promote`."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+import click
+
+from usersim.cases.loader import load_cases_or_exit
+from usersim.graphs.record import RunRecord
+from usersim.graphs.runner import RunConfig, run_meta, run_trials
+from usersim.graphs.trials import plan_trials
+
+DEMO_CASES = ["B1-EI-01", "B1-CL-01", "B1-IF-01", "B1-MR-02", "C2-TD-04"]
+DEMO_FLAWED_AGENT = "reference:flaw=no-clarify,flaw=ignore-history"
+
+
+def _csv(value: str | None) -> list[str] | None:
+    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
+def _select(paths: tuple[str, ...], ids: tuple[str, ...]):
+    found = load_cases_or_exit(list(paths) or None)
+    if ids:
+        by_id = {c.id: c for c in found}
+        missing = [i for i in ids if i not in by_id]
+        if missing:
+            from usersim.registry import did_you_mean
+
+            hints = "; ".join(f"'{m}'.{did_you_mean(m, set(by_id))}" for m in missing)
+            raise click.BadParameter(f"unknown case id(s): {hints}", param_hint="--id")
+        found = [by_id[i] for i in ids]
+    if not found:
+        raise click.UsageError("no cases selected")
+    return found
+
+
+def print_outcome(records: list[RunRecord], out_dir: Path) -> None:
+    """A short table: one line per conversation, with the deciding reason."""
+    for r in records:
+        deciding = [v for v in r.verdicts if v.counts_toward_status]
+        worst = next((v for v in deciding if v.verdict in ("fail", "error")), None) or next(
+            (v for v in deciding if v.verdict in ("unjudged", "inconclusive")), None
+        )
+        if r.error:
+            why = r.error
+        elif worst:
+            why = f"{worst.judge}: {worst.reason}"
+        elif r.stop_reason in ("agent_error", "simulator_error"):
+            why = f"{r.stop_reason}: {r.stop_detail}"
+        else:
+            why = f"{len(deciding)}/{len(deciding)} deciding verdicts pass; stop: {r.stop_reason}"
+        score = "-" if r.score is None else f"{r.score:.2f}"
+        click.echo(f"{r.id:<40} {r.status:<9} score={score:<5} turns={r.turns:<3} {why[:110]}")
+    counts: dict[str, int] = {}
+    for r in records:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    click.echo(", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) + f"  ->  {out_dir}/report.html")
+
+
+def check_specs(cases, cfg: RunConfig) -> None:
+    """Fail fast on a bad agent or simulator SPEC instead of recording one error per conversation."""
+    from usersim.adapters.base import AgentError, load_agent
+    from usersim.registry import UnknownNameError
+    from usersim.secrets import redact
+    from usersim.simulator.base import load_simulator
+
+    try:
+        from usersim.judges import select  # noqa: F401  registers the judges
+        from usersim.judges.base import judge_registry
+
+        for name in cfg.extra_judges:
+            judge_registry.get(name)
+        load_agent(cfg.agent)
+        if any(c.mode == "organic" for c in cases):
+            load_simulator(cfg.simulator)
+    except (AgentError, UnknownNameError, ValueError) as exc:
+        raise click.ClickException(redact(str(exc))) from None
+
+
+def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
+    check_specs(cases, cfg)
+    trials = plan_trials(cases, repeats=cfg.repeats, lengths=cfg.lengths, positions=cfg.positions, seed=cfg.seed)
+    meta = run_meta(cfg, out, [c.id for c in cases])
+    try:
+        return asyncio.run(run_trials(trials, cfg, out, meta))
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@click.command()
+@click.argument("paths", nargs=-1)
+@click.option("--id", "ids", multiple=True, help="Case id to run (repeatable). Default: all cases under PATHS.")
+@click.option("--agent", default="reference", show_default=True, help="Agent SPEC: reference, reference:window-N, openai:MODEL, python:mod:fn, http://...")
+@click.option("--simulator", default="rule", show_default=True, help="User simulator SPEC for organic cases: rule, openai:MODEL.")
+@click.option("--judge-model", default=None, help="LLM judge SPEC (openai:MODEL); without it LLM-judged criteria are unjudged.")
+@click.option("--repeats", default=1, show_default=True, type=click.IntRange(1), help="Runs per case variant (pass^k, flip rate).")
+@click.option("--length", "length", default=None, help="Long-context lengths, e.g. 4k,16k,32k (C5 cases).")
+@click.option("--position", "position", default=None, help="Key-info positions: beginning,middle,end (C5 cases).")
+@click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1), help="Conversations at once.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Run seed; per-conversation seeds derive from it.")
+@click.option("--resume", is_flag=True, help="Continue a run in --out, skipping conversations already stored.")
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Run directory.")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option("--ray", "ray_address", default=None, help="Run conversations as Ray tasks: local, auto or a cluster address.")
+@click.option("--judge", "extra_judges", multiple=True, help="Extra judge to run on every case, e.g. drift (repeatable).")
+def run(paths, ids, agent, simulator, judge_model, repeats, length, position, concurrency, seed, resume, out, no_progress,
+        ray_address, extra_judges):
+    """Run cases against an agent; writes OUT/results.jsonl, summary.json, report.html."""
+    for name, values, allowed in (("--length", _csv(length), {"4k", "16k", "32k"}),
+                                  ("--position", _csv(position), {"beginning", "middle", "end"})):
+        bad = [v for v in values or [] if v not in allowed]
+        if bad:
+            raise click.BadParameter(f"{bad} not in {sorted(allowed)}", param_hint=name)
+    cases = _select(paths, ids)
+    cfg = RunConfig(agent=agent, simulator=simulator, judge_model=judge_model, repeats=repeats,
+                    lengths=_csv(length), positions=_csv(position), concurrency=concurrency, resume=resume,
+                    seed=seed, progress=not no_progress, ray=ray_address, extra_judges=list(extra_judges))
+    records = _run(cases, cfg, out)
+    print_outcome(records, out)
+
+
+@click.command()
+@click.option("--out", "out", default=Path("runs/demo"), show_default=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option("--agent", default="reference", show_default=True, help="Agent SPEC.")
+def demo(out: Path, agent: str) -> None:
+    """The offline demo: seed cases against the reference agent and a flawed variant (OUT/flawed/),
+    with the rule simulator and rule judges."""
+    if out.exists():
+        shutil.rmtree(out)
+    cases = _select((), tuple(DEMO_CASES))
+    records = _run(cases, RunConfig(agent=agent, simulator="rule", concurrency=4), out)
+    print_outcome(records, out)
+    # The same cases against a deliberately flawed agent: the judges must tell the difference.
+    flawed_out = out / "flawed"
+    click.echo(f"\nThe same cases against {DEMO_FLAWED_AGENT} (never asks, ignores the history):")
+    flawed = _run(cases, RunConfig(agent=DEMO_FLAWED_AGENT, simulator="rule", concurrency=4), flawed_out)
+    print_outcome(flawed, flawed_out)
+
+
+@click.command()
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--judge-model", default=None, help="LLM judge SPEC for LLM-judged criteria.")
+@click.option("--out", "out", default=None, type=click.Path(file_okay=False, path_type=Path), help="Write here instead of in place.")
+def rescore(run_dir: Path, judge_model: str | None, out: Path | None) -> None:
+    """Re-judge the stored transcripts of RUN_DIR without re-running any conversation."""
+    from usersim.graphs.rescore import rescore_run
+    from usersim.judges.base import JudgeConfig
+
+    try:
+        records = asyncio.run(rescore_run(run_dir, JudgeConfig(judge_model=judge_model), out))
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    print_outcome(records, out or run_dir)
+
+
+@click.command()
+@click.argument("paths", nargs=-1)
+@click.option("--id", "ids", multiple=True, help="Organic case id (repeatable). Default: all organic cases.")
+@click.option("--agent", default="reference", show_default=True, help="Agent SPEC.")
+@click.option("--simulator", default="rule", show_default=True, help="User simulator SPEC.")
+@click.option("--judge-model", default=None, help="LLM judge SPEC.")
+@click.option("--n", "n", default=8, show_default=True, type=click.IntRange(1), help="Persona variants per case.")
+@click.option("--seed", default=0, show_default=True, type=int, help="Exploration seed.")
+@click.option("--branch-at", default=None, type=click.IntRange(1), help="Branch each conversation at this user turn.")
+@click.option("--branches", default=0, show_default=True, type=click.IntRange(0), help="Continuations per branch point.")
+@click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1))
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path))
+def explore(paths, ids, agent, simulator, judge_model, n, seed, branch_at, branches, concurrency, out):
+    """Persona variants x seeds on organic cases; failures clustered by judge reasons (OUT/clusters.json)."""
+    from usersim.graphs.explore import explore as run_explore
+
+    cases = [c for c in _select(paths, ids) if c.mode == "organic"]
+    cfg = RunConfig(agent=agent, simulator=simulator, judge_model=judge_model, concurrency=concurrency, seed=seed)
+    check_specs(cases, cfg)
+    try:
+        records, clusters = asyncio.run(run_explore(cases, cfg, out, n=n, branch_at=branch_at, branches=branches))
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
+    print_outcome(records, out)
+    for c in clusters[:10]:
+        click.echo(f"[{c['count']:>3}] {c['judge']}: {c['example_reason'][:100]}  e.g. {c['records'][0]}")
+
+
+@click.command()
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("record_id")
+@click.option("--to", "to", required=True, type=click.Path(file_okay=False, path_type=Path), help="Folder for the new case file.")
+def promote(run_dir: Path, record_id: str, to: Path) -> None:
+    """Turn RECORD_ID of RUN_DIR into a static regression case that replays its user turns."""
+    from usersim.graphs.promote import promote as do_promote
+
+    try:
+        path = do_promote(run_dir, record_id, to)
+    except (ValueError, KeyError) as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(str(path))

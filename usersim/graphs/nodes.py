@@ -1,0 +1,212 @@
+"""Nodes and routers of the conversation graph. Nodes return only the state keys they change."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Literal
+
+from langgraph.runtime import Runtime
+
+from usersim.adapters.base import AgentError, AgentInput
+from usersim.cases.messages import Message
+from usersim.graphs.context import RunContext
+from usersim.graphs.state import ConversationState, Stop, Usage
+from usersim.judges.base import JudgeState
+from usersim.judges.verdict import Verdict
+from usersim.simulator.base import SimulatorError, SimulatorView
+
+log = logging.getLogger(__name__)
+
+
+def _user(text: str) -> Message:
+    return Message(role="user", content=text)
+
+
+async def user_turn(state: ConversationState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """The user's move: replay the case (static) or ask the simulator (organic)."""
+    ctx = runtime.context
+    case = ctx.case
+    turn = state.get("turn", 0)
+    messages = state.get("messages", [])
+    if case.mode == "static":
+        return _replay_turn(case, turn, len(messages))
+    return await _simulated_turn(ctx, turn, messages)
+
+
+def _replay_turn(case: Any, turn: int, n_messages: int) -> dict[str, Any]:
+    inp = case.input
+    if turn == 0:
+        new = list(inp.history)
+        first = inp.message if inp.message is not None else (inp.script[0] if inp.script else None)
+        if first is None:  # history only: the agent answers its last user message
+            return {"messages": new, "turn": 1, "turn_starts": [max(len(new) - 1, 0)]}
+        return {"messages": new + [_user(first)], "turn": 1, "turn_starts": [len(new)]}
+    # scripted turns after the first: script[k] where the first message may have come from the script
+    offset = 0 if inp.message is not None else 1
+    idx = turn - 1 + offset
+    if idx < len(inp.script):
+        return {"messages": [_user(inp.script[idx])], "turn": turn + 1, "turn_starts": [n_messages]}
+    return {"stop": Stop(reason="replay_complete", detail=f"replayed {turn} user turn(s)")}
+
+
+async def _simulated_turn(ctx: RunContext, turn: int, messages: list[Message]) -> dict[str, Any]:
+    case = ctx.case
+    max_turns = case.max_turns or (ctx.persona.max_turns if ctx.persona else None) or 10
+    if turn >= max_turns:
+        return {"stop": Stop(reason="max_turns", detail=f"reached max_turns={max_turns} without the goal")}
+    assert ctx.simulator is not None and ctx.persona is not None
+    view = SimulatorView(
+        case_id=case.id,
+        persona=ctx.persona,
+        goal=case.goal,
+        opening_message=case.input.message,
+        transcript=[
+            Message(role=m.role, content=m.content)
+            for m in messages
+            if m.role in ("user", "assistant") and m.content
+        ],
+        turn=turn + 1,
+        max_turns=max_turns,
+        seed=ctx.seed,
+    )
+    try:
+        move = await ctx.simulator.next_turn(view)
+    except SimulatorError as exc:
+        return {"stop": Stop(reason="simulator_error", detail=str(exc))}
+    except Exception as exc:  # a broken simulator must not crash the batch
+        log.exception("simulator %s crashed", getattr(ctx.simulator, "spec", "?"))
+        return {"stop": Stop(reason="simulator_error", detail=f"{type(exc).__name__}: {exc}")}
+    usage = {"simulator": move.usage} if move.usage else {}
+    if move.stop is not None:
+        return {"stop": Stop(reason=move.stop, detail=move.reason), "usage": usage}
+    if not (move.message or "").strip():
+        return {"stop": Stop(reason="simulator_error", detail="simulator returned an empty message"), "usage": usage}
+    return {
+        "messages": [_user(move.message or "")],
+        "turn": turn + 1,
+        "turn_starts": [len(messages)],
+        "usage": usage,
+    }
+
+
+def _unanswered_calls(messages: list[Message]) -> list[Any]:
+    last = messages[-1] if messages else None
+    if last is None or last.role != "assistant" or not last.tool_calls:
+        return []
+    return list(last.tool_calls)
+
+
+async def agent_turn(state: ConversationState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """The agent's move: call it, run its tool calls through the sandbox, repeat (bounded)."""
+    ctx = runtime.context
+    turn = state.get("turn", 1)
+    base = list(state.get("messages", []))
+    new: list[Message] = []
+    trace = []
+    usage = Usage()
+    system = Message(role="system", content=ctx.sandbox.system_prompt())
+    seen_tokens = 0
+
+    async def run_tool(name: str, arguments: dict[str, Any]) -> Message:
+        event = await ctx.sandbox.call(name, arguments, turn=turn)
+        event.message_index = len(base) + len(new)  # where the agent's own loop appends it
+        trace.append(event)
+        return Message(role="tool", content=event.result, name=name, is_error=event.is_error)
+
+    for step in range(ctx.max_tool_rounds + 1):
+        convo = base + new
+        if ctx.count_tokens is not None and step == 0:
+            seen_tokens = ctx.count_tokens([system] + convo)
+        inp = AgentInput(
+            messages=[system] + convo,
+            tools=ctx.sandbox.tool_schemas(),
+            case=ctx.case,
+            run_tool=run_tool,
+            seed=ctx.seed,
+            turn=turn,
+        )
+        try:
+            reply = await ctx.agent.respond(inp)
+        except AgentError as exc:
+            return _agent_stop(new, trace, usage, seen_tokens, ctx, str(exc))
+        except Exception as exc:  # adapters should raise AgentError; anything else is still the agent's failure
+            log.exception("agent %s crashed", ctx.agent.spec)
+            return _agent_stop(new, trace, usage, seen_tokens, ctx, f"{type(exc).__name__}: {exc}")
+        usage = usage.add(reply.usage)
+        if not reply.messages:
+            return _agent_stop(new, trace, usage, seen_tokens, ctx, "agent returned no message")
+        new.extend(reply.messages)
+        calls = _unanswered_calls(new)
+        if not calls:
+            break
+        if step == ctx.max_tool_rounds:
+            return _agent_stop(
+                new, trace, usage, seen_tokens, ctx,
+                f"agent kept calling tools after {ctx.max_tool_rounds} rounds in one turn",
+            )
+        for call in calls:
+            event = await ctx.sandbox.call(call.name, call.arguments, turn=turn)
+            event.message_index = len(base) + len(new)
+            trace.append(event)
+            new.append(
+                Message(
+                    role="tool", content=event.result, tool_call_id=call.id, name=call.name, is_error=event.is_error
+                )
+            )
+    return _agent_update(new, trace, usage, seen_tokens, ctx)
+
+
+def _agent_stop(new, trace, usage, seen_tokens, ctx: RunContext, detail: str) -> dict[str, Any]:
+    return _agent_update(new, trace, usage, seen_tokens, ctx) | {"stop": Stop(reason="agent_error", detail=detail)}
+
+
+def _agent_update(new, trace, usage, seen_tokens, ctx: RunContext) -> dict[str, Any]:
+    return {
+        "messages": new,
+        "tool_trace": trace,
+        "skill_events": ctx.sandbox.drain_skill_events(),
+        "usage": {"agent": usage},
+        "context_tokens": [seen_tokens] if ctx.count_tokens is not None else [],
+    }
+
+
+def judge_state(state: ConversationState, ctx: RunContext) -> JudgeState:
+    history_len = len(ctx.case.input.history) if ctx.case.mode == "static" else 0
+    return JudgeState(
+        tool_trace=state.get("tool_trace", []),
+        skill_events=state.get("skill_events", []),
+        turn_starts=state.get("turn_starts", []),
+        history_len=history_len,
+        stop=state.get("stop"),
+        turns=state.get("turn", 0),
+        persona=ctx.persona,
+        variant=ctx.variant,
+    )
+
+
+async def judge(state: ConversationState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """Run every selected judge; a judge that raises yields an `error` verdict, never a crash."""
+    ctx = runtime.context
+    jstate = judge_state(state, ctx)
+    transcript = list(state.get("messages", []))
+    verdicts: list[Verdict] = []
+    usage = Usage()
+    for j in ctx.judges:
+        name = getattr(j, "name", type(j).__name__)
+        try:
+            verdicts.extend(await j(transcript=transcript, case=ctx.case, state=jstate))
+        except Exception as exc:
+            log.exception("judge %s failed", name)
+            verdicts.append(Verdict(judge=name, verdict="error", reason=f"judge crashed: {type(exc).__name__}: {exc}"))
+        spent = getattr(j, "usage", None)  # LLM judges count their tokens
+        if isinstance(spent, Usage):
+            usage = usage.add(spent)
+    return {"verdicts": verdicts, "usage": {"judge": usage} if usage.calls else {}}
+
+
+def route_after_user(state: ConversationState) -> Literal["agent_turn", "judge"]:
+    return "judge" if state.get("stop") else "agent_turn"
+
+
+def route_after_agent(state: ConversationState) -> Literal["user_turn", "judge"]:
+    return "judge" if state.get("stop") else "user_turn"

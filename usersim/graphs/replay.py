@@ -1,0 +1,54 @@
+"""Rebuild graph inputs from stored records: transcripts, judge state, checkpoints at turn k."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from usersim.cases.messages import Message, ToolCall
+from usersim.graphs.record import RunRecord, TranscriptMessage
+from usersim.graphs.state import Stop
+
+
+def to_message(m: TranscriptMessage) -> Message:
+    return Message(
+        role=m.role,  # type: ignore[arg-type]
+        content=m.content,
+        tool_calls=[ToolCall(id=c.get("id", ""), name=c["name"], arguments=c.get("arguments") or {}) for c in m.tool_calls or []],
+        tool_call_id=m.tool_call_id,
+        name=m.name,
+        is_error=bool(m.is_error),
+    )
+
+
+def messages_of(record: RunRecord) -> list[Message]:
+    return [to_message(m) for m in record.transcript]
+
+
+def turn_starts_of(record: RunRecord) -> list[int]:
+    starts: list[int] = []
+    seen: set[int] = set()
+    for i, m in enumerate(record.transcript):
+        if m.turn and m.turn not in seen:
+            seen.add(m.turn)
+            starts.append(i)
+    return starts
+
+
+def state_at_turn(record: RunRecord, k: int) -> dict[str, Any]:
+    """Graph state after the agent answered user turn k: the checkpoint to branch from."""
+    if k < 1 or k > record.turns:
+        raise ValueError(f"record {record.id} has {record.turns} user turn(s); cannot branch at turn {k}")
+    keep = [i for i, m in enumerate(record.transcript) if (m.turn or 0) <= k]
+    cut = keep[-1] + 1 if keep else 0
+    starts = [s for s in turn_starts_of(record) if s < cut]
+    return {
+        "messages": messages_of(record)[:cut],
+        "turn": k,
+        "turn_starts": starts,
+        "tool_trace": [e for e in record.tool_trace if e.turn <= k],
+        "skill_events": [e for e in record.skill_events if e.turn <= k],
+    }
+
+
+def stop_of(record: RunRecord) -> Stop | None:
+    return Stop(reason=record.stop_reason, detail=record.stop_detail) if record.stop_reason else None

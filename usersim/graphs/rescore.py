@@ -1,0 +1,88 @@
+"""Re-score stored transcripts with the current judges (and optionally a judge model) without re-running."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from usersim.cases.loader import find_case
+from usersim.graphs.record import RunRecord
+from usersim.graphs.replay import messages_of, stop_of, turn_starts_of
+from usersim.graphs.store import RunStore
+from usersim.judges.base import JudgeConfig, JudgeState
+from usersim.judges.verdict import Verdict, combine_score, combine_status
+from usersim.secrets import redact
+
+
+async def rescore_record(record: RunRecord, config: JudgeConfig, cases_paths: list[str] | None = None) -> RunRecord:
+    """The record with fresh verdicts, status and score; transcript and trace untouched."""
+    from usersim.judges.select import select_judges
+
+    case = find_case(record.case_id, cases_paths)
+    persona = None
+    if case.mode == "organic":
+        from usersim.personas.loader import resolve_persona
+
+        persona = resolve_persona(case)
+    state = JudgeState(
+        tool_trace=record.tool_trace,
+        skill_events=record.skill_events,
+        turn_starts=turn_starts_of(record),
+        history_len=record.history_len,
+        stop=stop_of(record),
+        turns=record.turns,
+        persona=persona,
+        variant=record.variant.model_dump(),
+    )
+    transcript = messages_of(record)
+    verdicts: list[Verdict] = []
+    for judge in select_judges(case, config):
+        try:
+            verdicts.extend(await judge(transcript=transcript, case=case, state=state))
+        except Exception as exc:
+            verdicts.append(Verdict(judge=judge.name, verdict="error", reason=f"judge crashed: {type(exc).__name__}: {exc}"))
+    verdicts = _keep_human_labels(record, verdicts)
+    for v in verdicts:
+        v.reason = redact(v.reason)
+    status = combine_status(verdicts)
+    if record.stop_reason in ("agent_error", "simulator_error") and status != "failed":
+        status = "error"
+    return record.model_copy(
+        update={
+            "verdicts": verdicts,
+            "status": status,
+            "score": combine_score(verdicts),
+            "judge_model": redact(config.judge_model) if config.judge_model else None,
+        }
+    )
+
+
+def _keep_human_labels(record: RunRecord, verdicts: list[Verdict]) -> list[Verdict]:
+    """Human labels already imported for a criterion survive re-scoring (people are not re-asked)."""
+    labelled = {v.criterion: v for v in record.verdicts if v.judge == "human" and v.verdict != "unjudged"}
+    return [labelled.get(v.criterion, v) if v.judge == "human" else v for v in verdicts]
+
+
+async def rescore_run(run_dir: Path, config: JudgeConfig, out_dir: Path | None = None) -> list[RunRecord]:
+    """Re-score every record of RUN_DIR; writes to OUT_DIR (default: RUN_DIR in place)."""
+    from usersim.graphs.outputs import write_outputs
+
+    src = RunStore(run_dir / "results.sqlite")
+    meta, records = src.get_meta(), src.records()
+    src.close()
+    if not records:
+        raise ValueError(f"{run_dir} holds no stored records (results.sqlite)")
+    target = out_dir or run_dir
+    dst = RunStore(target / "results.sqlite")
+    new = []
+    for ordinal, record in enumerate(records):
+        if record.error:  # nothing ran, nothing to judge
+            new.append(record)
+        else:
+            new.append(await rescore_record(record, config))
+        dst.put(new[-1], ordinal)
+    meta["judge_model"] = redact(config.judge_model) if config.judge_model else None
+    meta["rescored"] = True
+    dst.set_meta(meta)
+    dst.close()
+    write_outputs(target, new, meta)
+    return new

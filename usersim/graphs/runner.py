@@ -1,0 +1,279 @@
+"""Run trials concurrently through the conversation graph and commit each record as it finishes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from usersim.adapters.base import load_agent
+from usersim.cases.schema import Case
+from usersim.graphs.context import RunContext
+from usersim.graphs.conversation import graph
+from usersim.graphs.outputs import Progress, write_outputs
+from usersim.graphs.record import RunRecord, TranscriptMessage
+from usersim.graphs.store import RunStore
+from usersim.graphs.trials import Trial, plan_trials
+from usersim.judges.base import JudgeConfig
+from usersim.judges.verdict import combine_score, combine_status
+from usersim.secrets import redact
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunConfig:
+    """Everything `usersim run` was asked to do."""
+
+    agent: str = "reference"
+    simulator: str = "rule"
+    judge_model: str | None = None
+    repeats: int = 1
+    lengths: list[str] | None = None
+    positions: list[str] | None = None
+    concurrency: int = 4
+    resume: bool = False
+    seed: int = 0
+    max_tool_rounds: int = 8
+    extra_judges: list[str] = field(default_factory=list)
+    progress: bool = True
+    ray: str | None = None  # Ray address ("local", "auto", "ray://host:10001"); None = this process
+
+
+def _transcript(messages: list[Any], turn_starts: list[int], history_len: int) -> list[TranscriptMessage]:
+    out = []
+    for i, m in enumerate(messages):
+        turn = 0 if i < history_len else sum(1 for s in turn_starts if s <= i)
+        out.append(
+            TranscriptMessage(
+                role=m.role,
+                content=redact(m.content),
+                tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in m.tool_calls] or None,
+                tool_call_id=m.tool_call_id,
+                name=m.name,
+                is_error=m.is_error if m.role == "tool" else None,
+                turn=turn,
+            )
+        )
+    return out
+
+
+def _count_tokens_fn():
+    from usersim.cases.tokens import count_tokens
+
+    return lambda msgs: count_tokens(msgs)
+
+
+async def run_trial(trial: Trial, cfg: RunConfig, run_id: str) -> RunRecord:
+    """One conversation start to finish. Harness failures become an `error` record, never a crash."""
+    from usersim.judges.select import select_judges
+    from usersim.sandbox.base import open_sandbox
+
+    case = trial.case
+    started = datetime.now(UTC)
+    t0 = time.perf_counter()
+    agent = None
+    base: dict[str, Any] = dict(
+        id=trial.id,
+        run_id=run_id,
+        case_id=case.id,
+        dimension=case.dimension,
+        category=case.category,
+        difficulty=case.difficulty,
+        mode=case.mode,
+        scoring=case.scoring_label,
+        tags=case.tags,
+        variant=trial.variant,
+        seed=trial.seed,
+        agent=redact(cfg.agent),
+        simulator=redact(cfg.simulator) if case.mode == "organic" else None,
+        judge_model=redact(cfg.judge_model) if cfg.judge_model else None,
+        started_at=started.isoformat(timespec="seconds"),
+        branch=trial.branch,
+    )
+    try:
+        agent = load_agent(cfg.agent)
+        simulator = persona = None
+        if case.persona:  # organic cases, and regression cases promoted from them (judges read the goal)
+            from usersim.personas.loader import resolve_persona
+
+            persona = trial.persona or resolve_persona(case)
+        if case.mode == "organic":
+            from usersim.simulator.base import load_simulator
+
+            simulator = load_simulator(cfg.simulator)
+        sandbox = open_sandbox(case, seed=trial.seed, skills_on=trial.skills_on)
+        if trial.initial_state:  # a branch: per-conversation call counts continue from the checkpoint
+            sandbox.restore(trial.initial_state.get("tool_trace", []))
+        ctx = RunContext(
+            case=case,
+            agent=agent,
+            sandbox=sandbox,
+            judges=select_judges(case, JudgeConfig(judge_model=cfg.judge_model, extra_judges=cfg.extra_judges)),
+            simulator=simulator,
+            persona=persona,
+            seed=trial.seed,
+            variant=trial.variant.model_dump(),
+            max_tool_rounds=cfg.max_tool_rounds,
+            count_tokens=_count_tokens_fn(),
+        )
+        max_turns = case.max_turns or len(case.input.script) + 1
+        final = await graph.ainvoke(dict(trial.initial_state or {}), context=ctx, config={"recursion_limit": 4 * max_turns + 20})
+    except Exception as exc:  # the harness itself failed for this trial: keep going with the others
+        log.exception("trial %s failed", trial.id)
+        return RunRecord(
+            **base,
+            status="error",
+            turns=0,
+            error=redact(f"{type(exc).__name__}: {exc}"),
+            system_config=_describe(agent),
+            duration_s=round(time.perf_counter() - t0, 3),
+        )
+    verdicts = final.get("verdicts", [])
+    for v in verdicts:
+        v.reason = redact(v.reason)
+    stop = final.get("stop")
+    history_len = len(case.input.history) if case.mode == "static" else 0
+    status = combine_status(verdicts)
+    if stop is not None and stop.reason in ("agent_error", "simulator_error") and status != "failed":
+        status = "error"
+    return RunRecord(
+        **base,
+        status=status,
+        score=combine_score(verdicts),
+        turns=final.get("turn", 0),
+        stop_reason=stop.reason if stop else None,
+        stop_detail=redact(stop.detail) if stop else "",
+        verdicts=verdicts,
+        transcript=_transcript(final.get("messages", []), final.get("turn_starts", []), history_len),
+        history_len=history_len,
+        tool_trace=final.get("tool_trace", []),
+        skill_events=final.get("skill_events", []),
+        usage=final.get("usage", {}),
+        context_tokens=final.get("context_tokens", []),
+        system_config=_describe(agent),
+        duration_s=round(time.perf_counter() - t0, 3),
+    )
+
+
+def _describe(agent: Any) -> dict[str, Any]:
+    if agent is None or not hasattr(agent, "describe"):
+        return {}
+    try:
+        return json.loads(redact(json.dumps(agent.describe(), ensure_ascii=False, default=str)))
+    except Exception as exc:
+        return {"describe_error": f"{type(exc).__name__}: {exc}"}
+
+
+def _check_resume(store: RunStore, meta: dict[str, Any]) -> None:
+    old = store.get_meta()
+    for key in ("agent", "simulator", "judge_model", "seed"):
+        if key in old and old[key] != meta[key]:
+            raise ValueError(
+                f"--resume: this run directory was run with {key}={old[key]!r}, not {meta[key]!r}; "
+                "use the same options or a new --out directory"
+            )
+
+
+async def run_trials(trials: list[Trial], cfg: RunConfig, out_dir: Path, meta: dict[str, Any]) -> list[RunRecord]:
+    """Run trials with bounded concurrency; each finished record is committed to SQLite and appended
+    to results.jsonl at once. With resume, trials already stored are skipped."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    store = RunStore(out_dir / "results.sqlite")
+    try:
+        if cfg.resume:
+            _check_resume(store, meta)
+            done = store.done_ids()
+        else:
+            if store.done_ids():
+                raise ValueError(
+                    f"{out_dir} already holds results; pass --resume to continue that run or choose a new --out"
+                )
+            done = set()
+        store.set_meta(meta)
+        todo = [(i, t) for i, t in enumerate(trials) if t.id not in done]
+        sem = asyncio.Semaphore(max(1, cfg.concurrency))
+        jsonl = (out_dir / "results.jsonl").open("a", encoding="utf-8")
+        progress = Progress(len(todo), enabled=cfg.progress)
+
+        if cfg.ray:
+            from usersim.graphs.distributed import ensure_ray
+
+            ensure_ray(cfg.ray)
+
+        async def one(ordinal: int, trial: Trial) -> None:
+            async with sem:
+                if cfg.ray:
+                    from usersim.graphs.distributed import run_trial_remote
+
+                    record = RunRecord.model_validate_json(await run_trial_remote(trial, cfg, meta["run_id"]))
+                else:
+                    record = await run_trial(trial, cfg, meta["run_id"])
+            store.put(record, ordinal)
+            jsonl.write(record.model_dump_json() + "\n")
+            jsonl.flush()
+            progress.advance(record)
+
+        try:
+            await asyncio.gather(*(one(i, t) for i, t in todo))
+        finally:
+            jsonl.close()
+            progress.close()
+            from usersim.adapters.openai_client import aclose_clients
+
+            await aclose_clients()
+        records = store.records()
+    finally:
+        store.close()
+    write_outputs(out_dir, records, meta)
+    return records
+
+
+def run_meta(cfg: RunConfig, out_dir: Path, case_ids: list[str]) -> dict[str, Any]:
+    return {
+        "run_id": out_dir.name + "-" + datetime.now(UTC).strftime("%Y%m%dT%H%M%S"),
+        "agent": redact(cfg.agent),
+        "simulator": redact(cfg.simulator),
+        "judge_model": redact(cfg.judge_model) if cfg.judge_model else None,
+        "seed": cfg.seed,
+        "repeats": cfg.repeats,
+        "lengths": cfg.lengths,
+        "positions": cfg.positions,
+        "case_ids": case_ids,
+        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+
+
+async def run_cases(
+    cases: list[Case],
+    *,
+    agent: str,
+    out_dir: str | Path,
+    simulator: str = "rule",
+    judge_model: str | None = None,
+    concurrency: int = 4,
+    repeats: int = 1,
+    resume: bool = False,
+    seed: int = 0,
+    lengths: list[str] | None = None,
+    positions: list[str] | None = None,
+    progress: bool = False,
+) -> list[RunRecord]:
+    """Library entry point: plan, run and store; returns every record of the run directory."""
+    cfg = RunConfig(
+        agent=agent, simulator=simulator, judge_model=judge_model, repeats=repeats, lengths=lengths,
+        positions=positions, concurrency=concurrency, resume=resume, seed=seed, progress=progress,
+    )
+    out = Path(out_dir)
+    trials = plan_trials(cases, repeats=repeats, lengths=lengths, positions=positions, seed=seed)
+    meta = run_meta(cfg, out, [c.id for c in cases])
+    if resume:
+        old = RunStore(out / "results.sqlite")
+        meta["run_id"] = old.get_meta().get("run_id", meta["run_id"])
+        old.close()
+    return await run_trials(trials, cfg, out, meta)

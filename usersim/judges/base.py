@@ -1,0 +1,49 @@
+"""The judge role: one protocol, one registry."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from usersim.cases.messages import Message
+from usersim.cases.schema import Case
+from usersim.graphs.state import SkillEvent, Stop, ToolEvent
+from usersim.judges.verdict import Verdict
+from usersim.registry import Registry
+
+
+class JudgeState(BaseModel):
+    """What judges may read besides the transcript: the graph's end state."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    tool_trace: list[ToolEvent] = Field(default_factory=list, description="Every tool call with its turn.")
+    skill_events: list[SkillEvent] = Field(default_factory=list, description="Skills listed / triggered.")
+    turn_starts: list[int] = Field(default_factory=list, description="Transcript index where each user turn starts.")
+    history_len: int = Field(default=0, description="Messages replayed from the case history (static).")
+    stop: Stop | None = Field(default=None, description="Why the conversation ended.")
+    turns: int = Field(default=0, description="User turns taken.")
+    persona: Any = Field(default=None, description="The resolved Persona (organic) or None.")
+    variant: dict[str, Any] = Field(default_factory=dict, description="length / position / group / repeat.")
+
+
+class Judge(Protocol):
+    """Scores a finished conversation. Never raises for bad model output: returns `error` verdicts."""
+
+    name: str
+
+    async def __call__(self, *, transcript: list[Message], case: Case, state: JudgeState) -> list[Verdict]: ...
+
+
+# Judge factories take the JudgeConfig below and return a Judge.
+judge_registry: Registry[Any] = Registry("judge")
+
+
+class JudgeConfig(BaseModel):
+    """How judges are configured for a run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    judge_model: str | None = Field(default=None, description="SPEC of the LLM judge (openai:MODEL) or None.")
+    extra_judges: list[str] = Field(default_factory=list, description="Additional judge names to run.")

@@ -1,0 +1,158 @@
+"""Judge calibration (seeds 003/004): rule-vs-LLM agreement with Cohen's kappa (flag when the
+deviation exceeds 10%), a deterministic 20% sample for human review, judge–human agreement
+(target >= 85%), and position-swap consistency for pairwise comparisons."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import Counter
+from collections.abc import Hashable, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from usersim.judges.llm import Complete, JudgeModelError, ask_structured, prompt
+from usersim.judges.verdict import Verdict, combine_status
+
+MAX_RULE_LLM_DEVIATION = 0.10  # seed 003: 偏差超过 10% 需要检查规则是否过于粗放
+HUMAN_AGREEMENT_TARGET = 0.85  # seed 004: judge 与人工评分的一致率目标 ≥ 85%
+REVIEW_SAMPLE_RATE = 0.20  # seeds 003/004: 抽样 20% 复核
+
+
+def sample_ids(ids: Sequence[str], *, rate: float = REVIEW_SAMPLE_RATE, salt: str = "review") -> list[str]:
+    """A deterministic sample of ceil(rate * n) ids: the lowest sha256(salt|id), in input order."""
+    if not ids or rate <= 0:
+        return []
+    k = min(len(ids), math.ceil(rate * len(ids) - 1e-9))
+    ranked = sorted(ids, key=lambda i: hashlib.sha256(f"{salt}|{i}".encode()).hexdigest())
+    chosen = set(ranked[:k])
+    return [i for i in ids if i in chosen]
+
+
+def agreement(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
+    """Share of positions where the two raters agree."""
+    if len(a) != len(b):
+        raise ValueError(f"rater lists differ in length: {len(a)} vs {len(b)}")
+    if not a:
+        return float("nan")
+    return sum(x == y for x, y in zip(a, b)) / len(a)
+
+
+def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
+    """Cohen's kappa = (po - pe) / (1 - pe); 1.0 when both raters are constant and agree."""
+    po = agreement(a, b)
+    n = len(a)
+    ca, cb = Counter(a), Counter(b)
+    pe = sum(ca[k] * cb[k] for k in set(ca) | set(cb)) / (n * n)
+    if pe == 1:
+        return 1.0 if po == 1 else 0.0
+    return (po - pe) / (1 - pe)
+
+
+class AgreementReport(BaseModel):
+    """Agreement between two raters on the same items."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="What was compared, e.g. rules vs llm_rubric.")
+    items: int = Field(description="Items both raters decided.")
+    agreement: float | None = Field(description="Share of items with the same decision.")
+    kappa: float | None = Field(description="Cohen's kappa.")
+    target: float = Field(description="Agreement the seeds ask for.")
+    flagged: bool = Field(description="Agreement below target (or deviation above the allowed maximum).")
+    disagreements: list[str] = Field(default_factory=list, description="Item ids where the raters differ.")
+    note: str = Field(default="", description="What the flag means / what to do.")
+
+
+def _report(name: str, ids: list[str], a: list[str], b: list[str], target: float, note: str) -> AgreementReport:
+    if not ids:
+        return AgreementReport(name=name, items=0, agreement=None, kappa=None, target=target, flagged=False,
+                               note="no items decided by both raters")
+    agr = agreement(a, b)
+    return AgreementReport(
+        name=name, items=len(ids), agreement=round(agr, 4), kappa=round(cohen_kappa(a, b), 4), target=target,
+        flagged=agr < target, disagreements=[i for i, x, y in zip(ids, a, b) if x != y],
+        note=note if agr < target else "",
+    )
+
+
+def _decision(verdicts: list[Verdict]) -> str | None:
+    status = combine_status(verdicts) if verdicts else None
+    return {"passed": "pass", "failed": "fail"}.get(status or "")
+
+
+def rule_vs_llm(records: list[dict[str, Any]]) -> AgreementReport:
+    """Per record: the rule checks' combined decision vs the LLM rubric's, where both decided."""
+    from usersim.judges.checks import check_registry
+
+    rule_checks = set(check_registry.names())
+    ids, rule, llm = [], [], []
+    for r in records:
+        vs = [Verdict.model_validate(v) for v in r.get("verdicts", [])]
+        d_rule = _decision([v for v in vs if v.judge in rule_checks])
+        d_llm = _decision([v for v in vs if v.judge == "llm_rubric"])
+        if d_rule and d_llm:
+            ids.append(r["id"])
+            rule.append(d_rule)
+            llm.append(d_llm)
+    return _report(
+        "rules vs llm_rubric", ids, rule, llm, 1 - MAX_RULE_LLM_DEVIATION,
+        "rule/LLM deviation above 10% (seed 003): check whether the rules are too coarse",
+    )
+
+
+def judge_human(records: list[dict[str, Any]], labels: list[Any]) -> AgreementReport:
+    """LLM-judge verdicts vs human labels (Label objects or dicts) on the same criteria."""
+    index = {(r["id"], v.get("criterion") or v.get("judge")): v.get("verdict")
+             for r in records for v in r.get("verdicts", []) if v.get("judge") == "llm_rubric"}
+    ids, judge, human = [], [], []
+    for lab in labels:
+        lab = lab if isinstance(lab, dict) else lab.model_dump()
+        got = index.get((lab["record_id"], lab["criterion"]))
+        if got in ("pass", "fail", "inconclusive"):
+            ids.append(f"{lab['record_id']}::{lab['criterion'][:40]}")
+            judge.append(got)
+            human.append(lab["label"])
+    return _report(
+        "llm_rubric vs human", ids, judge, human, HUMAN_AGREEMENT_TARGET,
+        "judge-human agreement below 85% (seed 004): check the judge prompt's reading of the skill / criteria",
+    )
+
+
+Winner = Literal["A", "B", "tie"]
+_SWAP = {"A": "B", "B": "A", "tie": "tie"}
+
+
+def position_swap_consistency(pairs: list[tuple[Winner, Winner]]) -> float:
+    """Share of pairwise comparisons whose winner survives swapping the two positions: the first
+    element judged (x, y), the second judged (y, x); consistent when second == swap(first)."""
+    if not pairs:
+        return float("nan")
+    return sum(_SWAP[first] == second for first, second in pairs) / len(pairs)
+
+
+class PairwiseOutput(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    winner: Winner = Field(description="A, B or tie.")
+    reason: str = Field(default="", description="Why.")
+
+
+async def compare_with_swap(
+    complete: Complete, *, judge_model: str, criterion: str, question: str, x: str, y: str
+) -> dict[str, Any]:
+    """Ask the judge twice (x as A, then y as A). Returns the winner in x/y terms, or
+    'inconsistent' when the preference flips with position (a position bias)."""
+    answers: list[Winner] = []
+    for a, b in ((x, y), (y, x)):
+        msg = prompt("pairwise", criterion=criterion, question=question, a=a, b=b)
+        try:
+            out = await ask_structured(complete, [{"role": "user", "content": msg}], PairwiseOutput, judge_model=judge_model)
+        except JudgeModelError as exc:
+            return {"winner": "error", "consistent": False, "reason": str(exc)}
+        answers.append(out.winner)
+    first, second = answers
+    consistent = _SWAP[first] == second
+    winner = {"A": "x", "B": "y", "tie": "tie"}[first] if consistent else "inconsistent"
+    return {"winner": winner, "consistent": consistent, "answers": answers}

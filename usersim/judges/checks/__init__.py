@@ -1,0 +1,28 @@
+"""Rule checks: the case-file check vocabulary (docs/design.md "Check vocabulary").
+
+    validate_check(spec)                         # ValueError naming check / field, did-you-mean
+    await run_check(spec, transcript=..., case=..., state=...) -> Verdict
+"""
+
+from usersim.judges.checks import clarification, constraint, memory, state, text, tools  # noqa: F401  register
+from usersim.judges.checks.context import CheckContext
+from usersim.judges.checks.registry import (
+    Outcome,
+    check_registry,
+    compact,
+    evaluate,
+    run_check,
+    to_verdict,
+    validate_check,
+)
+
+__all__ = [
+    "CheckContext",
+    "Outcome",
+    "check_registry",
+    "compact",
+    "evaluate",
+    "run_check",
+    "to_verdict",
+    "validate_check",
+]

@@ -1,0 +1,129 @@
+"""Argument matchers of `tool_called.args`: a plain value (normalised match) or one operator.
+
+    origin: 上海                        # place: 上海 / Shanghai / PVG / 浦东 all match
+    departure_date: 6 月中旬             # relative date resolved against context.current_date
+    passengers: 两个人                   # party size / number with unit
+    destination: {any_of: [大阪, 京都]}
+    query: {contains: 签证}
+    check_in: {date_between: [2026-07-05, 7 月 6 号]}
+    return_date: {present: true}       # / {absent: true}
+    max_price: {lte: 8000}             # / {gte: n}
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Any
+
+from usersim.judges.checks.normalize import (
+    is_quantity,
+    normalize_place,
+    parse_number,
+    parse_quantity,
+    resolve_date,
+)
+from usersim.registry import did_you_mean
+
+OPERATORS = ("any_of", "contains", "date_between", "present", "absent", "gte", "lte")
+
+
+def validate_matcher(matcher: Any, where: str) -> None:
+    """Raise ValueError naming `where` when a matcher is malformed."""
+    if isinstance(matcher, dict):
+        if len(matcher) != 1:
+            raise ValueError(f"{where}: a matcher mapping has exactly one operator ({', '.join(OPERATORS)}), got {sorted(matcher)}")
+        op, arg = next(iter(matcher.items()))
+        if op not in OPERATORS:
+            raise ValueError(f"{where}: unknown matcher '{op}'.{did_you_mean(op, set(OPERATORS))} Available: {', '.join(OPERATORS)}")
+        if op == "any_of" and not (isinstance(arg, list) and arg):
+            raise ValueError(f"{where}: any_of needs a non-empty list of values")
+        if op == "any_of":
+            for i, item in enumerate(arg):
+                validate_matcher(item, f"{where}.any_of[{i}]")
+        if op == "contains" and not isinstance(arg, str):
+            raise ValueError(f"{where}: contains needs a string")
+        if op == "date_between":
+            if not (isinstance(arg, list) and len(arg) == 2):
+                raise ValueError(f"{where}: date_between needs [from, to]")
+            for x in arg:
+                if resolve_date(str(x), date(2026, 1, 1)) is None:
+                    raise ValueError(f"{where}: date_between bound '{x}' is not a date (use YYYY-MM-DD, 明天, 下周五, 6 月中旬 ...)")
+        if op in ("present", "absent") and arg is not True:
+            raise ValueError(f"{where}: write {{{op}: true}}")
+        if op in ("gte", "lte") and parse_number(arg) is None:
+            raise ValueError(f"{where}: {op} needs a number, got {arg!r}")
+    elif isinstance(matcher, list):
+        # ValueError, not TypeError: the case loader reports ValueErrors as file:line problems.
+        raise ValueError(f"{where}: a list is ambiguous; write {{any_of: [...]}}")  # noqa: TRY004
+
+
+def _text(v: Any) -> str:
+    return "".join(str(v).split()).casefold()
+
+
+def _plain_match(expected: Any, actual: Any, today: date | None) -> bool:
+    """Normalised equality: places, then dates, then numbers, then text (containment)."""
+    if isinstance(actual, list):
+        return any(_plain_match(expected, a, today) for a in actual)
+    if actual is None:
+        return False
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return expected == actual
+    exp_place = normalize_place(expected) if isinstance(expected, str) else None
+    if exp_place is not None:
+        act_place = normalize_place(str(actual))
+        if act_place is not None:
+            return exp_place == act_place
+    if isinstance(expected, str):
+        exp_dates = resolve_date(expected, today)
+        if exp_dates is not None:
+            act_dates = resolve_date(str(actual), today)
+            if act_dates is not None:
+                return exp_dates[0] <= act_dates[0] and act_dates[1] <= exp_dates[1]
+    exp_q, act_q = parse_quantity(expected), parse_quantity(actual)
+    if exp_q is not None and act_q is not None and is_quantity(expected):
+        return abs(exp_q[0] - act_q[0]) < 1e-9
+    exp_t, act_t = _text(expected), _text(actual)
+    return bool(exp_t) and (exp_t == act_t or exp_t in act_t)
+
+
+def match(matcher: Any, present: bool, actual: Any, today: date | None) -> bool:
+    """Whether an argument value (`present` = the key was in the call) satisfies the matcher."""
+    if isinstance(matcher, dict):
+        op, arg = next(iter(matcher.items()))
+        if op == "present":
+            return present and actual not in (None, "")
+        if op == "absent":
+            return not present or actual in (None, "")
+        if not present:
+            return False
+        if op == "any_of":
+            return any(match(m, present, actual, today) for m in arg)
+        if op == "contains":
+            return _text(arg) in _text(actual)
+        if op == "date_between":
+            lo, hi = resolve_date(str(arg[0]), today), resolve_date(str(arg[1]), today)
+            got = resolve_date(str(actual), today)
+            return bool(lo and hi and got) and lo[0] <= got[0] and got[1] <= hi[1]  # type: ignore[index]
+        number = parse_number(actual)
+        if number is None:
+            return False
+        bound = parse_number(arg)
+        return number >= bound if op == "gte" else number <= bound  # type: ignore[operator]
+    return present and _plain_match(matcher, actual, today)
+
+
+def describe(matcher: Any) -> str:
+    """Compact text of a matcher for reasons: 上海, any_of(大阪|京都), <=8000."""
+    if isinstance(matcher, dict):
+        op, arg = next(iter(matcher.items()))
+        return {
+            "any_of": lambda: "any_of(" + "|".join(describe(a) for a in arg) + ")",
+            "contains": lambda: f"contains '{arg}'",
+            "date_between": lambda: f"between {arg[0]} and {arg[1]}",
+            "present": lambda: "present",
+            "absent": lambda: "absent",
+            "gte": lambda: f">={arg}",
+            "lte": lambda: f"<={arg}",
+        }[op]()
+    return str(matcher)

@@ -1,0 +1,166 @@
+"""The check registry: check type name -> (params model, function); validation and running."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from usersim.cases.messages import Message
+from usersim.cases.schema import Case
+from usersim.judges.base import JudgeState
+from usersim.judges.checks.context import CheckContext
+from usersim.judges.verdict import Verdict
+from usersim.registry import did_you_mean
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Outcome:
+    """What a check found. passed=None means it could not decide (inconclusive)."""
+
+    passed: bool | None
+    reason: str
+    score: float | None = None
+    evidence_turn: int | None = None
+    details: dict | None = None
+
+
+CheckFn = Callable[[Any, CheckContext], Outcome]
+
+
+@dataclass
+class CheckType:
+    name: str
+    params: type[BaseModel]
+    fn: CheckFn
+
+    @property
+    def doc(self) -> str:
+        return (self.fn.__doc__ or "").strip().splitlines()[0] if self.fn.__doc__ else ""
+
+
+class CheckRegistry:
+    """Check types by name; `register(name, Params)` decorates a check function."""
+
+    def __init__(self) -> None:
+        self._items: dict[str, CheckType] = {}
+
+    def register(self, name: str, params: type[BaseModel]) -> Callable[[CheckFn], CheckFn]:
+        def deco(fn: CheckFn) -> CheckFn:
+            if name in self._items:
+                raise ValueError(f"check '{name}' is registered twice")
+            self._items[name] = CheckType(name, params, fn)
+            return fn
+
+        return deco
+
+    def names(self) -> list[str]:
+        return sorted(self._items)
+
+    def get(self, name: str) -> CheckType:
+        if name not in self._items:
+            raise ValueError(
+                f"Unknown check '{name}'.{did_you_mean(name, set(self._items))} Available: {', '.join(self.names())}"
+            )
+        return self._items[name]
+
+    def parse(self, spec: Any) -> tuple[CheckType, BaseModel]:
+        """Split a one-key spec {check_type: params} and validate the params (ValueError)."""
+        if not isinstance(spec, dict) or len(spec) != 1:
+            got = sorted(spec) if isinstance(spec, dict) else type(spec).__name__
+            raise ValueError(f"a check is a one-key mapping {{check_type: params}}, got {got}")
+        name, raw = next(iter(spec.items()))
+        ctype = self.get(str(name))
+        try:
+            return ctype, ctype.params.model_validate(raw if raw is not None else {})
+        except ValidationError as exc:
+            raise ValueError(_explain(ctype, exc)) from None
+
+
+def _explain(ctype: CheckType, exc: ValidationError) -> str:
+    """One line per problem, naming check and field, with did-you-mean for unknown fields."""
+    fields = set(ctype.params.model_fields)
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        where = f"{ctype.name}.{loc}" if loc else ctype.name
+        if err["type"] == "extra_forbidden":
+            bad = str(err["loc"][-1])
+            hint = did_you_mean(bad, fields) if len(err["loc"]) == 1 else ""
+            lines.append(f"{where}: unknown field '{bad}'.{hint} Fields: {', '.join(sorted(fields))}")
+        elif err["type"] == "literal_error":
+            options = re.findall(r"'([^']*)'", str((err.get("ctx") or {}).get("expected", "")))
+            hint = did_you_mean(str(err.get("input")), set(options))
+            lines.append(f"{where}: '{err.get('input')}' is not allowed.{hint} Allowed: {', '.join(options)}")
+        else:
+            msg = err["msg"].removeprefix("Value error, ")
+            lines.append(f"{where}: {msg}")
+    return "; ".join(lines)
+
+
+check_registry = CheckRegistry()
+
+
+def compact(spec: dict[str, Any], limit: int = 240) -> str:
+    """A check spec as one short line, for Verdict.criterion."""
+    name, params = next(iter(spec.items()))
+    body = json.dumps(params, ensure_ascii=False, separators=(", ", ": ")) if params else "{}"
+    text = f"{name} {body}"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _parse(spec: dict[str, Any], case_tools: Iterable[str]) -> tuple[CheckType, BaseModel]:
+    from usersim.judges.checks.tools import CASE_TOOLS
+
+    token = CASE_TOOLS.set(frozenset(case_tools))
+    try:
+        return check_registry.parse(spec)
+    finally:
+        CASE_TOOLS.reset(token)
+
+
+def validate_check(spec: dict[str, Any], *, case_tools: Iterable[str] = ()) -> None:
+    """Raise ValueError (naming the check and field, with did-you-mean) if `spec` is not a valid check.
+    `case_tools`: tool names the case defines itself (mock_tools), valid in tool checks."""
+    _parse(spec, case_tools)
+
+
+def evaluate(spec: dict[str, Any], ctx: CheckContext) -> Outcome:
+    """Run one check on a context (used by run_check, step_completion and milestones)."""
+    ctype, params = _parse(spec, [t.name for t in ctx.case.mock_tools])
+    return ctype.fn(params, ctx)
+
+
+def to_verdict(spec: dict[str, Any], outcome: Outcome) -> Verdict:
+    name = next(iter(spec))
+    value = "inconclusive" if outcome.passed is None else ("pass" if outcome.passed else "fail")
+    return Verdict(
+        judge=str(name),
+        verdict=value,
+        reason=outcome.reason,
+        criterion=compact(spec),
+        score=outcome.score,
+        evidence_turn=outcome.evidence_turn,
+        details=outcome.details,
+    )
+
+
+async def run_check(spec: dict[str, Any], *, transcript: list[Message], case: Case, state: JudgeState) -> Verdict:
+    """Run one case check on a finished conversation. A malformed spec yields an `error` verdict."""
+    name = str(next(iter(spec))) if isinstance(spec, dict) and spec else "check"
+    try:
+        outcome = evaluate(spec, CheckContext(transcript, case, state))
+    except ValueError as exc:
+        return Verdict(judge=name, verdict="error", reason=f"invalid check: {exc}", criterion=str(spec)[:240])
+    except Exception as exc:  # one broken check must not take the other checks' verdicts with it
+        log.exception("check %s crashed", name)
+        return Verdict(judge=name, verdict="error", reason=f"check crashed: {type(exc).__name__}: {exc}",
+                       criterion=str(spec)[:240])
+    return to_verdict(spec, outcome)

@@ -1,0 +1,167 @@
+"""Tool-use checks: tool_called, tool_not_called, tool_order."""
+
+from __future__ import annotations
+
+from collections import Counter
+from contextvars import ContextVar
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from usersim.judges.checks.context import Call, CheckContext
+from usersim.judges.checks.matchers import describe, match, validate_matcher
+from usersim.judges.checks.registry import Outcome, check_registry
+from usersim.registry import did_you_mean
+
+
+class _Params(BaseModel):
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)  # YAML `- 798` is a keyword too
+
+
+def _names(v: str | list[str]) -> list[str]:
+    return [v] if isinstance(v, str) else list(v)
+
+
+# Tool names a case defines itself (mock_tools), accepted while its checks are validated.
+CASE_TOOLS: ContextVar[frozenset[str]] = ContextVar("usersim_case_tools", default=frozenset())
+
+
+def known_tools() -> set[str]:
+    """Tool names the sandbox implements plus the case's own (empty when the sandbox is not in this build)."""
+    try:
+        from usersim.sandbox.tools import tool_registry
+    except ImportError:
+        return set()
+    return set(tool_registry.names()) | {"load_skill"} | CASE_TOOLS.get()
+
+
+def _check_tool_names(v: str | list[str]) -> str | list[str]:
+    """A misspelt tool name would make a check fail on every run: reject it at load time."""
+    known = known_tools()
+    for name in _names(v):
+        if known and name not in known:
+            raise ValueError(f"unknown tool '{name}'.{did_you_mean(name, known)} Tools: {', '.join(sorted(known))}")
+    return v
+
+
+def _fmt_args(args: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in args.items()) or "no arguments"
+
+
+def _called_summary(calls: list[Call]) -> str:
+    if not calls:
+        return "no tools were called"
+    counts = Counter(c.name for c in calls)
+    return "tools called: " + ", ".join(f"{n} x{k}" for n, k in counts.items())
+
+
+class ToolCalledParams(_Params):
+    tool: str | list[str] = Field(description="Tool name, or a list of acceptable tool names.")
+    args: dict[str, Any] = Field(default_factory=dict, description="param -> matcher the call must satisfy.")
+    min_calls: int = Field(default=1, ge=1, description="Matching calls needed.")
+
+    @field_validator("tool")
+    @classmethod
+    def _known(cls, v: str | list[str]) -> str | list[str]:
+        return _check_tool_names(v)
+
+    @field_validator("args")
+    @classmethod
+    def _matchers(cls, v: dict[str, Any]) -> dict[str, Any]:
+        for param, matcher in v.items():
+            validate_matcher(matcher, f"args.{param}")
+        return v
+
+
+def _mismatches(params: ToolCalledParams, call: Call, ctx: CheckContext) -> list[str]:
+    out = []
+    for param, matcher in params.args.items():
+        present = param in call.arguments
+        if not match(matcher, present, call.arguments.get(param), ctx.today):
+            got = f"{param}={call.arguments[param]}" if present else f"{param} missing"
+            out.append(f"{got} (expected {describe(matcher)})")
+    return out
+
+
+@check_registry.register("tool_called", ToolCalledParams)
+def tool_called(params: ToolCalledParams, ctx: CheckContext) -> Outcome:
+    """The agent called the tool (with arguments matching) at least min_calls times."""
+    wanted = _names(params.tool)
+    calls = ctx.calls()
+    candidates = [c for c in calls if c.name in wanted]
+    label = " or ".join(wanted)
+    if not candidates:
+        return Outcome(False, f"{label} was never called ({_called_summary(calls)})")
+    matching = [c for c in candidates if not _mismatches(params, c, ctx)]
+    n_args = len(params.args)
+    if len(matching) >= params.min_calls:
+        first = matching[0]
+        detail = f"; all {n_args} required arguments match" if n_args else ""
+        times = f" ({len(matching)} matching calls)" if len(matching) > 1 else ""
+        return Outcome(
+            True,
+            f"{first.name} called with {_fmt_args(first.arguments)}{detail}{times}",
+            evidence_turn=first.index if first.index >= 0 else None,
+        )
+    if matching:
+        return Outcome(False, f"{label}: {len(matching)} matching call(s), {params.min_calls} required")
+    best = min(candidates, key=lambda c: len(_mismatches(params, c, ctx)))
+    bad = _mismatches(params, best, ctx)
+    return Outcome(
+        False,
+        f"{best.name} called {len(candidates)} time(s) but no call matches; closest call had "
+        f"{_fmt_args(best.arguments)} — {n_args - len(bad)}/{n_args} required arguments match; "
+        f"mismatched: {'; '.join(bad)}",
+        evidence_turn=best.index if best.index >= 0 else None,
+    )
+
+
+class ToolNotCalledParams(_Params):
+    tool: str | list[str] = Field(description="Tool name(s) that must not be called.")
+
+    @field_validator("tool")
+    @classmethod
+    def _known(cls, v: str | list[str]) -> str | list[str]:
+        return _check_tool_names(v)
+
+
+@check_registry.register("tool_not_called", ToolNotCalledParams)
+def tool_not_called(params: ToolNotCalledParams, ctx: CheckContext) -> Outcome:
+    """None of the tools was called."""
+    wanted = _names(params.tool)
+    calls = ctx.calls()
+    hits = [c for c in calls if c.name in wanted]
+    if hits:
+        first = hits[0]
+        return Outcome(
+            False,
+            f"{first.name} was called {len(hits)} time(s), first in turn {first.turn} with {_fmt_args(first.arguments)}",
+            evidence_turn=first.index if first.index >= 0 else None,
+        )
+    return Outcome(True, f"{' / '.join(wanted)} not called ({_called_summary(calls)})")
+
+
+class ToolOrderParams(_Params):
+    tools: list[str] = Field(min_length=2, description="Tools whose first calls must appear in this order.")
+
+    @field_validator("tools")
+    @classmethod
+    def _known(cls, v: str | list[str]) -> str | list[str]:
+        return _check_tool_names(v)
+
+
+@check_registry.register("tool_order", ToolOrderParams)
+def tool_order(params: ToolOrderParams, ctx: CheckContext) -> Outcome:
+    """The first calls of the tools appear in the given order."""
+    calls = ctx.calls()
+    first: dict[str, int] = {}
+    for pos, c in enumerate(calls):
+        first.setdefault(c.name, pos)
+    missing = [t for t in params.tools if t not in first]
+    if missing:
+        return Outcome(False, f"never called: {', '.join(missing)} ({_called_summary(calls)})")
+    actual = sorted(params.tools, key=lambda t: first[t])
+    seq = " -> ".join(f"{t} (call #{first[t] + 1})" for t in actual)
+    if actual == params.tools:
+        return Outcome(True, f"first calls in the required order: {seq}")
+    return Outcome(False, f"first calls out of order: {seq}; required {' -> '.join(params.tools)}")

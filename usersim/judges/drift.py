@@ -1,0 +1,205 @@
+"""The drift judge: per assistant turn, how well the reply stays anchored to the user's original
+intent, on seed 003's scale (100 anchored / 70 slight expansion / 30 obvious drift / 0 forgotten).
+
+Rule-based by default (lexical anchoring: content bigrams of the first user request vs each
+reply); LLM-based when a judge model is set. Topics the USER switches to join the anchor, so a
+user-driven switch is not counted as the agent drifting. Informational (counts_toward_status
+False) unless the case sets a drift threshold.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from usersim.cases.messages import Message
+from usersim.cases.schema import Case
+from usersim.judges.base import JudgeConfig, JudgeState, judge_registry
+from usersim.judges.llm import Complete, JudgeModelError, ask_structured, model_complete, prompt
+from usersim.judges.render import render_transcript
+from usersim.judges.verdict import Verdict
+
+# Function words and filler split Chinese text into content segments.
+_STOP = re.compile(
+    r"(?:帮我|给我|一下|我想|想要|可以|能不能|请问|请|麻烦|怎么样|怎么|什么|这个|那个|一些|有没有|是不是|"
+    r"我们|你们|他们|然后|还有|或者|以及|如果|因为|所以|但是|就是|比较|大概|左右|好的|对了|顺便|一个|"
+    r"[的了吗呢吧啊呀哦嗯我你他她它在是和与及或也都就还要把被让从到去个看查搜下]|\s|[^\w])"
+)
+_LATIN = re.compile(r"[A-Za-z][A-Za-z0-9\-]+|\d+")
+LEVELS = (100, 70, 30, 0)
+# A user message that refers back ("这些车", "继续", "刚才") continues the topic; one that opens
+# with a switch marker ("对了", "另外") starts a new one.
+_CONTINUES = re.compile(r"(这|那|它|继续|刚才|上面|之前|接着|然后|再|还|嗯|好的|详细|具体)")
+_SWITCHES = re.compile(r"^\W*(对了|另外|顺便|换个|话说|by the way)", re.IGNORECASE)
+
+
+def keywords(text: str) -> set[str]:
+    """Content bigrams of CJK segments plus latin words / numbers, lower-cased."""
+    out = {w.lower() for w in _LATIN.findall(text)}
+    for seg in _STOP.split(text):
+        seg = "".join(ch for ch in seg if "\u4e00" <= ch <= "\u9fff")
+        if len(seg) == 1:
+            continue
+        out.update(seg[i : i + 2] for i in range(len(seg) - 1))
+    return out
+
+
+def level(overlap: float) -> int:
+    """Anchoring level from the share of anchor keywords a reply repeats."""
+    if overlap >= 0.3:
+        return 100
+    if overlap >= 0.15:
+        return 70
+    if overlap > 0:
+        return 30
+    return 0
+
+
+def overall(curve: list[dict[str, Any]]) -> int:
+    """Seed 003's scale from the curve: 100 all anchored; 70 drifted but back by the end;
+    30 drifted and did not return; 0 the last reply has nothing of the intent left."""
+    levels = [p["anchoring"] for p in curve]
+    if not levels or min(levels) == 100:
+        return 100
+    last = levels[-1]
+    return 70 if last >= 70 else (30 if last == 30 else 0)
+
+
+def drift_threshold(case: Case) -> int | None:
+    """The case's drift pass line: judging.drift_threshold when the schema has it, else a
+    `drift-threshold:N` tag. None = the drift verdict is informational."""
+    value = getattr(case.judging, "drift_threshold", None)
+    if value is not None:
+        return int(value)
+    for tag in case.tags:
+        if tag.startswith("drift-threshold:"):
+            return int(tag.split(":", 1)[1])
+    return None
+
+
+def turns_of(transcript: list[Message], history_len: int) -> list[tuple[int, str, int, str]]:
+    """(turn, user text, message index, final assistant text) per live user turn with a reply."""
+    out, turn, user, last = [], 0, "", None
+    if history_len and history_len < len(transcript) and transcript[history_len].role != "user":
+        # A history-only case: the replayed history ends with the user message the agent answers.
+        turn, user = 1, next((m.content for m in reversed(transcript[:history_len]) if m.role == "user"), "")
+    for i, m in enumerate(transcript):
+        if m.role == "user" and i >= history_len:
+            if last is not None:
+                out.append((turn, user, last[0], last[1]))
+            turn, user, last = turn + 1, m.content, None
+        elif m.role == "assistant" and m.content.strip() and i >= history_len and turn:
+            last = (i, m.content)
+    if last is not None:
+        out.append((turn, user, last[0], last[1]))
+    return out
+
+
+def lexical_curve(transcript: list[Message], history_len: int) -> tuple[list[dict[str, Any]], list[str]]:
+    """Per-turn anchoring by keyword overlap with the original intent (+ user-introduced topics)."""
+    first_user = next((m.content for m in transcript if m.role == "user"), "")
+    intent = keywords(first_user)
+    anchor = set(intent)
+    curve, prev_reply = [], first_user
+    for turn, user, idx, reply in turns_of(transcript, history_len):
+        u_kw, r_kw = keywords(user), keywords(reply)
+        # A user switch: the user's message brings content unrelated to the anchor and to the
+        # previous reply (a follow-up like "住哪里方便" shares words with the previous reply).
+        unrelated = len(u_kw) >= 2 and not (u_kw & anchor) and not (u_kw & keywords(prev_reply))
+        switched = turn > 1 and unrelated and (bool(_SWITCHES.search(user)) or not _CONTINUES.search(user))
+        if switched:
+            anchor |= u_kw
+        base = u_kw if switched else anchor
+        share = len(r_kw & base) / max(1, min(len(base), 12))
+        lv = level(share)
+        kind = "user_switch" if switched else ("anchored" if lv == 100 else ("expansion" if lv in (70, 30) else "off_topic"))
+        curve.append({
+            "turn": turn, "message_index": idx, "anchoring": lv, "kind": kind, "overlap": round(share, 3),
+            "matched": sorted(r_kw & base)[:8],
+        })
+        prev_reply = reply
+    return curve, sorted(intent)
+
+
+class DriftTurn(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    turn: int = Field(description="User turn number.")
+    anchoring: Literal[100, 70, 30, 0] = Field(description="Seed 003 scale.")
+    kind: Literal["anchored", "expansion", "user_switch", "off_topic"] = Field(description="Who moved the topic.")
+    reason: str = Field(default="", description="Why.")
+
+
+class DriftOutput(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    turns: list[DriftTurn] = Field(description="One entry per assistant turn.")
+
+
+class DriftJudge:
+    """Per-turn anchoring curve in Verdict.details; lexical, or LLM-based with a judge model."""
+
+    name = "drift"
+
+    def __init__(self, judge_model: str | None = None, complete: Complete | None = None) -> None:
+        self.judge_model = judge_model
+        self.complete = complete or (model_complete(judge_model) if judge_model else None)
+
+    async def __call__(self, *, transcript: list[Message], case: Case, state: JudgeState) -> list[Verdict]:
+        curve, intent = lexical_curve(transcript, state.history_len)
+        if not curve:
+            return [Verdict(judge=self.name, verdict="inconclusive", reason="no assistant reply to measure drift on",
+                            criterion="semantic drift", counts_toward_status=False)]
+        mode, note = "lexical", ""
+        if self.complete is not None:
+            try:
+                curve = await self._llm_curve(transcript, state, curve)
+                mode = "llm"
+            except JudgeModelError as exc:
+                note = f" (LLM drift judge failed, lexical fallback: {exc})"
+        score = overall(curve)
+        threshold = drift_threshold(case)
+        agent_drift = [p["turn"] for p in curve if p["kind"] in ("expansion", "off_topic")]
+        switches = [p["turn"] for p in curve if p["kind"] == "user_switch"]
+        points = ", ".join(f"t{p['turn']}={p['anchoring']}" for p in curve)
+        reason = f"drift score {score} ({mode}); per turn: {points}"
+        if agent_drift:
+            reason += f"; agent-initiated drift in turn(s) {', '.join(map(str, agent_drift))}"
+        if switches:
+            reason += f"; user switched topic in turn(s) {', '.join(map(str, switches))} (not counted as drift)"
+        reason += note
+        passed = score >= (threshold if threshold is not None else 70)
+        return [Verdict(
+            judge=self.name, verdict="pass" if passed else "fail", reason=reason,
+            criterion=f"semantic drift (threshold {threshold})" if threshold is not None else "semantic drift",
+            score=score / 100, counts_toward_status=threshold is not None,
+            evidence_turn=next((p["message_index"] for p in curve if p["anchoring"] < 100), None),
+            details={"curve": curve, "overall": score, "mode": mode, "intent_keywords": intent, "threshold": threshold},
+        )]
+
+    async def _llm_curve(self, transcript: list[Message], state: JudgeState, lexical: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        first_user = next((m.content for m in transcript if m.role == "user"), "")
+        turns = ", ".join(f"turn {p['turn']}: [{p['message_index']}]" for p in lexical)
+        text = prompt("drift", intent=first_user, transcript=render_transcript(transcript, state.history_len), turns=turns)
+        wanted = {p["turn"] for p in lexical}
+
+        def gaps(out: DriftOutput) -> str | None:
+            missing = sorted(wanted - {t.turn for t in out.turns})
+            return f"ratings missing for turn(s) {missing}" if missing else None
+
+        out = await ask_structured(self.complete, [{"role": "user", "content": text}], DriftOutput,  # type: ignore[arg-type]
+                                   judge_model=str(self.judge_model), check=gaps)
+        rated = {t.turn: t for t in out.turns}
+        curve = []
+        for p in lexical:
+            t = rated.get(p["turn"])
+            curve.append({**p, "anchoring": t.anchoring, "kind": t.kind, "reason": t.reason} if t else {**p, "reason": "lexical (judge gave no rating)"})
+        return curve
+
+
+@judge_registry.register("drift")
+def make_drift(config: JudgeConfig) -> DriftJudge:
+    """Per-turn anchoring to the original intent (seed 003 100/70/30/0); informational unless the case sets a threshold."""
+    return DriftJudge(config.judge_model)

@@ -1,0 +1,106 @@
+"""The milestones judge: a networkx DAG of the case's milestones, each reached when its check
+passes; first-reached points come from evaluating the check on growing transcript prefixes.
+Partial credit = share of milestones reached in DAG order; any minefield hit voids the score."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import networkx as nx
+
+from usersim.cases.messages import Message
+from usersim.cases.schema import Case
+from usersim.judges.base import JudgeConfig, JudgeState, judge_registry
+from usersim.judges.checks import CheckContext, compact, evaluate
+from usersim.judges.verdict import Verdict
+
+
+def milestone_graph(case: Case) -> nx.DiGraph:
+    """Edges run prerequisite -> milestone. Raises ValueError for unknown ids or cycles."""
+    g = nx.DiGraph()
+    ids = [m.id for m in case.judging.milestones]
+    for m in case.judging.milestones:
+        g.add_node(m.id, check=m.check, description=m.description)
+    for m in case.judging.milestones:
+        for req in m.requires:
+            if req not in g:
+                raise ValueError(f"milestone '{m.id}' requires unknown milestone '{req}' (known: {', '.join(ids)})")
+            g.add_edge(req, m.id)
+    if not nx.is_directed_acyclic_graph(g):
+        cycle = " -> ".join(a for a, _ in nx.find_cycle(g))
+        raise ValueError(f"milestones form a cycle: {cycle}")
+    return g
+
+
+def first_reached(check: dict[str, Any], ctx: CheckContext) -> int | None:
+    """Smallest transcript end index at which the check passes on the prefix, or None."""
+    if not evaluate(check, ctx).passed:
+        return None
+    # Only ends right after a live message can change the outcome; scan them in order.
+    for end in range(ctx.history_len + 1, len(ctx.transcript) + 1):
+        if evaluate(check, ctx.prefix(end)).passed:
+            return end - 1
+    return len(ctx.transcript) - 1
+
+
+class MilestonesJudge:
+    """Reached / missed / out-of-order milestones with partial credit; minefields void the score."""
+
+    name = "milestones"
+
+    async def __call__(self, *, transcript: list[Message], case: Case, state: JudgeState) -> list[Verdict]:
+        ctx = CheckContext(transcript, case, state)
+        mines = [(spec, evaluate(spec, ctx)) for spec in case.judging.minefields]
+        hits = [(spec, o) for spec, o in mines if o.passed]
+        mine_note = ""
+        if hits:
+            mine_note = "minefield hit, score voided: " + "; ".join(f"{compact(s, 80)} ({o.reason})" for s, o in hits)
+        if not case.judging.milestones:
+            if not case.judging.minefields:
+                return []
+            reason = mine_note or f"no minefield hit ({len(mines)} checked)"
+            return [Verdict(judge="minefields", verdict="fail" if hits else "pass", reason=reason,
+                            criterion="minefields", score=0.0 if hits else 1.0)]
+        try:
+            g = milestone_graph(case)
+        except ValueError as exc:
+            return [Verdict(judge=self.name, verdict="error", reason=str(exc), criterion="milestones")]
+        reached = {mid: first_reached(g.nodes[mid]["check"], ctx) for mid in nx.topological_sort(g)}
+        in_order, out_of_order, missed = [], [], []
+        for mid in nx.topological_sort(g):
+            at = reached[mid]
+            if at is None:
+                missed.append(mid)
+                continue
+            late = [p for p in g.predecessors(mid) if reached[p] is None or reached[p] > at]  # type: ignore[operator]
+            (out_of_order if late else in_order).append((mid, at, late))
+        total = g.number_of_nodes()
+        share = len(in_order) / total
+        score = 0.0 if hits else round(share, 4)
+        parts = [f"{len(in_order)}/{total} milestones reached in order ({share:.0%})"]
+        if in_order:
+            parts.append("reached: " + ", ".join(f"{m} (msg {at}, turn {ctx.turn_of(at)})" for m, at, _ in in_order))
+        if out_of_order:
+            parts.append("out of order: " + ", ".join(
+                f"{m} (msg {at}) before {'/'.join(late)}" for m, at, late in out_of_order))
+        if missed:
+            parts.append("missed: " + ", ".join(missed))
+        if mine_note:
+            parts.append(mine_note)
+        ok = not hits and len(in_order) == total
+        details = {
+            "reached": {m: at for m, at, _ in in_order},
+            "out_of_order": {m: at for m, at, _ in out_of_order},
+            "missed": missed,
+            "minefields_hit": [compact(s) for s, _ in hits],
+            "edges": [list(e) for e in g.edges],
+        }
+        evidence = max((at for _, at, _ in in_order), default=None)
+        return [Verdict(judge=self.name, verdict="pass" if ok else "fail", reason="; ".join(parts),
+                        criterion="milestones", score=score, evidence_turn=evidence, details=details)]
+
+
+@judge_registry.register("milestones")
+def make_milestones(config: JudgeConfig) -> MilestonesJudge:
+    """Milestone DAG: reached in order, partial credit; minefields void the score."""
+    return MilestonesJudge()

@@ -1,0 +1,24 @@
+"""The `rules` judge: every case check -> one verdict (judge = check type, criterion = compact spec)."""
+
+from __future__ import annotations
+
+from usersim.cases.messages import Message
+from usersim.cases.schema import Case
+from usersim.judges.base import JudgeConfig, JudgeState, judge_registry
+from usersim.judges.checks import run_check
+from usersim.judges.verdict import Verdict
+
+
+class RulesJudge:
+    """Runs `case.judging.checks`; a bad check spec yields an `error` verdict for that check only."""
+
+    name = "rules"
+
+    async def __call__(self, *, transcript: list[Message], case: Case, state: JudgeState) -> list[Verdict]:
+        return [await run_check(spec, transcript=transcript, case=case, state=state) for spec in case.judging.checks]
+
+
+@judge_registry.register("rules")
+def make_rules(config: JudgeConfig) -> RulesJudge:
+    """Every case check -> one verdict (judge = check type)."""
+    return RulesJudge()

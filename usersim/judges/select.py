@@ -1,0 +1,77 @@
+"""Which judges score a case (docs/design.md "Judges selection").
+
+    rules            always (the case's checks)
+    milestones       when the case has milestones or minefields
+    llm_rubric       when scoring includes llm_judge (`unjudged` without a judge model)
+    human            when the case has 人工 criteria
+    task_completion  organic cases
+    fidelity         organic cases, when simulator.fidelity is present
+    drift            on request (JudgeConfig.extra_judges) or when the case sets a drift threshold
+    divergence       promoted regression cases (compares the replay with the recorded transcript)
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import Any
+
+from usersim.cases.messages import Message
+from usersim.cases.schema import Case
+from usersim.judges import completion, divergence, drift, human, llm_rubric, milestones, rules  # noqa: F401  register judges
+from usersim.judges.base import Judge, JudgeConfig, JudgeState, judge_registry
+from usersim.judges.verdict import Verdict
+
+
+def fidelity_available() -> bool:
+    """usersim.simulator.fidelity is written by the simulator package; absent in partial builds."""
+    return importlib.util.find_spec("usersim.simulator.fidelity") is not None
+
+
+class FidelityJudge:
+    """Wraps simulator.fidelity.judge_fidelity (imported on first use, so a build without it imports fine)."""
+
+    name = "fidelity"
+
+    def __init__(self, config: JudgeConfig) -> None:
+        self.config = config
+
+    async def __call__(self, *, transcript: list[Message], case: Case, state: JudgeState) -> list[Verdict]:
+        judge_fidelity: Any = importlib.import_module("usersim.simulator.fidelity").judge_fidelity
+        out = judge_fidelity(transcript=transcript, case=case, state=state)
+        if hasattr(out, "__await__"):
+            out = await out
+        verdicts = out if isinstance(out, list) else [out]
+        # Simulator fidelity grades the simulated user, never the agent under test.
+        return [v.model_copy(update={"counts_toward_status": False}) for v in verdicts]
+
+
+@judge_registry.register("fidelity")
+def make_fidelity(config: JudgeConfig) -> FidelityJudge:
+    """Simulator fidelity (leaks, character breaks, early stops); informational."""
+    return FidelityJudge(config)
+
+
+def select_judges(case: Case, config: JudgeConfig) -> list[Judge]:
+    """The judges for one case; unknown names in config.extra_judges raise with did-you-mean."""
+    names = ["rules"]
+    j = case.judging
+    if j.milestones or j.minefields:
+        names.append("milestones")
+    if "llm_judge" in j.scoring.methods or j.rubric:
+        names.append("llm_rubric")
+    if human.human_criteria(case):
+        names.append("human")
+    if case.mode == "organic":
+        names.append("task_completion")
+        if fidelity_available():
+            names.append("fidelity")
+    if drift.drift_threshold(case) is not None:
+        names.append("drift")
+    if case.reference_transcript:
+        names.append("divergence")
+    for extra in config.extra_judges:
+        judge_registry.get(extra)  # fail fast with "Unknown judge 'x'. Did you mean ...?"
+        if extra not in names:
+            names.append(extra)
+    return [judge_registry.get(n)(config) for n in names]

@@ -1,0 +1,130 @@
+"""`usersim persona new | lint | preview | list | vary`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from string import Template
+
+import click
+
+from usersim.personas.loader import LIBRARY_DIR, library_ids, load_persona
+from usersim.registry import UnknownNameError
+
+SCAFFOLD_DIR = Path(__file__).resolve().parent / "scaffold"
+DOMAINS = ["travel", "shopping", "housing", "food"]
+
+
+def scaffold(persona_id: str, domain: str, path: Path) -> str:
+    """The commented YAML of a new persona for `domain` (every field explained)."""
+    header = Template((SCAFFOLD_DIR / "_header.yaml").read_text(encoding="utf-8"))
+    body = (SCAFFOLD_DIR / f"{domain}.yaml").read_text(encoding="utf-8")
+    name = persona_id.replace("-", " ").replace("_", " ").title()
+    return header.substitute(id=persona_id, name=name, path=path) + body
+
+
+@click.group()
+def persona() -> None:
+    """Author personas: scaffold, lint, preview, list and vary them."""
+
+
+@persona.command("new")
+@click.argument("persona_id")
+@click.option("--domain", type=click.Choice(DOMAINS), default="travel", show_default=True, help="Example content to start from.")
+@click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path), default=LIBRARY_DIR, show_default=True)
+@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+def new(persona_id: str, domain: str, directory: Path, force: bool) -> None:
+    """Write a commented persona file PERSONA_ID.yaml to edit."""
+    from usersim.personas.lint import lint_file
+
+    path = directory / f"{persona_id}.yaml"
+    if path.exists() and not force:
+        raise click.ClickException(f"{path} already exists; pick another id or pass --force")
+    directory.mkdir(parents=True, exist_ok=True)
+    path.write_text(scaffold(persona_id, domain, path), encoding="utf-8")
+    errors = [p for p in lint_file(path) if p.severity == "error"]
+    if errors:  # e.g. an id the schema rejects: say so instead of leaving a broken file behind
+        path.unlink()
+        raise click.ClickException("\n".join(str(p) for p in errors))
+    click.echo(f"wrote {path}\nnext: edit it, then `usersim persona lint {path}` and `usersim persona preview {path}`")
+
+
+@persona.command("lint")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+def lint(paths: tuple[Path, ...]) -> None:
+    """Check persona files (default: the library). Exit 2 on errors; warnings do not fail."""
+    from usersim.personas.lint import lint_paths, persona_files
+
+    targets = list(paths) or [LIBRARY_DIR]
+    problems = lint_paths(targets)
+    for p in problems:
+        click.echo(str(p), err=p.severity == "error")
+    errors = sum(p.severity == "error" for p in problems)
+    n = len(persona_files(targets))
+    click.echo(f"{n} persona file(s): {errors} error(s), {len(problems) - errors} warning(s)")
+    if errors:
+        raise SystemExit(2)
+
+
+@persona.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
+def list_personas(as_json: bool) -> None:
+    """The personas in the library."""
+    rows = []
+    for pid in library_ids():
+        p = load_persona(pid)
+        rows.append({"id": p.id, "name": p.name, "language": p.language, "required": p.goal.required, "tags": p.tags})
+    if as_json:
+        click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        return
+    for r in rows:
+        click.echo(f"{r['id']:<28} {r['language']}  {', '.join(r['required']):<28} {' '.join(r['tags'])}")
+
+
+@persona.command("vary")
+@click.argument("persona_ref")
+@click.option("--n", "n", type=int, default=12, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--axes", default=None, help="Comma-separated axes, e.g. patience,verbosity,reveal_policy.")
+def vary_cmd(persona_ref: str, n: int, seed: int, axes: str | None) -> None:
+    """Print N pairwise-covering variants of a persona (their axis levels) as JSON lines."""
+    from usersim.personas.variation import pairwise_coverage, vary
+
+    try:
+        variants = vary(load_persona(persona_ref), n, seed, axes.split(",") if axes else None)
+    except (UnknownNameError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    for v in variants:
+        click.echo(json.dumps({"id": v.id, **v.variation}, ensure_ascii=False))
+    axes_used = {k: sorted({str(v.variation[k]) for v in variants}) for k in variants[0].variation}
+    click.echo(f"pairwise coverage: {pairwise_coverage([v.variation for v in variants], list(axes_used)):.0%}", err=True)
+
+
+@persona.command("preview")
+@click.argument("persona_ref")
+@click.option("--case", "case_id", default=None, help="Run on this case's goal/opening/overrides.")
+@click.option("--simulator", default="rule", show_default=True, help="rule | rule:SALT | openai:MODEL")
+@click.option("--agent", default="reference", show_default=True, help="Agent SPEC.")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--max-turns", type=int, default=None)
+def preview(persona_ref: str, case_id: str | None, simulator: str, agent: str, seed: int, max_turns: int | None) -> None:
+    """Print a sample conversation of PERSONA (id or file) against an agent."""
+    from usersim.adapters.base import AgentError
+    from usersim.personas.preview import format_preview, run_preview
+    from usersim.simulator.base import SimulatorError
+
+    case = None
+    try:
+        if case_id:
+            from usersim.cases.loader import find_case
+
+            case = find_case(case_id)
+        result = asyncio.run(
+            run_preview(persona_ref, case=case, simulator=simulator, agent=agent, seed=seed, max_turns=max_turns)
+        )
+    except (UnknownNameError, ValueError, AgentError, SimulatorError) as exc:
+        raise click.ClickException(str(exc)) from None
+    except ImportError as exc:  # a part of the build (agent, sandbox) that is not installed
+        raise click.ClickException(f"cannot run the preview, a part of usersim it needs is missing: {exc}") from None
+    click.echo(format_preview(result))

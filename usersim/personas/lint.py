@@ -1,0 +1,148 @@
+"""Persona lint: schema errors plus the semantic mistakes that make a simulated user misbehave."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from usersim.cases.yamlfile import FileProblems, LineIndex, Problem
+from usersim.personas.loader import read_persona_file
+from usersim.personas.schema import Persona
+from usersim.registry import did_you_mean
+from usersim.simulator.phrasing import slot_label
+from usersim.simulator.signals import (
+    CONSTRAINT_KEYS,
+    DEFAULT_DELIVERABLE_KEYWORDS,
+    canonical_item,
+    unknown_topics,
+)
+from usersim.simulator.slots import KNOWN_SLOTS
+
+# Facts the user must be able to give for the agent to deliver each canonical item;
+# a tuple means "any one of these".
+NEEDS: dict[str, list[tuple[str, ...]]] = {
+    "flights": [("origin",), ("destination",), ("dates",)],
+    "trains": [("origin",), ("destination",), ("dates",)],
+    "hotel": [("destination", "district"), ("dates", "duration")],
+    "itinerary": [("destination",), ("duration", "dates")],
+    "model": [("purpose", "preferences"), ("budget",)],
+    "listing": [("district", "destination"), ("budget",)],
+    "restaurant": [("destination", "district")],
+}
+
+
+@dataclass
+class LintProblem(Problem):
+    """A lint finding; warnings are printed but do not fail `usersim persona lint`."""
+
+    severity: str = "error"
+
+    def __str__(self) -> str:
+        prefix = "warning: " if self.severity == "warning" else ""
+        return f"{self.file}:{self.line}: {self.field or '<file>'}: {prefix}{self.message}"
+
+
+def _available_slots(p: Persona) -> set[str]:
+    slots = {f.slot for f in p.known_info}
+    slots |= {e.slot for e in p.events if e.kind in ("change_fact", "change_mind") and e.slot}
+    return slots
+
+
+def semantic_problems(p: Persona, path: str, lines: LineIndex) -> list[LintProblem]:
+    """Goal needs facts the persona lacks, contradictions, unreachable events, unknown-vs-known."""
+    out: list[LintProblem] = []
+
+    def add(loc: tuple, message: str, severity: str = "error") -> None:
+        out.append(LintProblem(path, lines.line(loc), ".".join(str(x) for x in loc), message, severity))
+
+    have = _available_slots(p)
+    for i, item in enumerate(p.goal.required):
+        for options in NEEDS.get(canonical_item(item), []):
+            if not have & set(options):
+                label = slot_label(p.language, options[0])
+                add(("goal", "required", i),
+                    f"'{item}' needs the user's {options[0]} ({label}), but known_info has no fact with slot "
+                    f"{' or '.join(repr(o) for o in options)}. Add `- {{slot: {options[0]}, value: ...}}` to "
+                    f"known_info, or drop '{item}' from goal.required.")
+        if item not in p.goal.deliverable_keywords and canonical_item(item) not in DEFAULT_DELIVERABLE_KEYWORDS:
+            add(("goal", "required", i),
+                f"no deliverable_keywords for '{item}': simulators will look for the word '{item}' itself. "
+                f"Add `deliverable_keywords: {{{item}: [...]}}` with words that show it was delivered.", "warning")
+    for key in p.goal.deliverable_keywords:
+        if key not in p.goal.required:
+            add(("goal", "deliverable_keywords", key),
+                f"'{key}' is not in goal.required.{did_you_mean(key, p.goal.required)} Keywords only count for required items.")
+    for key in p.goal.constraints:
+        if key not in CONSTRAINT_KEYS:
+            add(("goal", "constraints", key),
+                f"unknown constraint '{key}'.{did_you_mean(key, set(CONSTRAINT_KEYS))} Known: {', '.join(sorted(CONSTRAINT_KEYS))}")
+
+    changed = {e.slot for e in p.events if e.kind in ("change_fact", "change_mind") and e.slot}
+    first: dict[str, tuple[int, str]] = {}
+    for j, fact in enumerate(p.known_info):
+        if fact.slot not in KNOWN_SLOTS:
+            add(("known_info", j, "slot"),
+                f"the rule simulator cannot recognise questions about slot '{fact.slot}'.{did_you_mean(fact.slot, KNOWN_SLOTS)} "
+                "It is only volunteered (reveal_policy gradually / all_at_once).", "warning")
+        if fact.slot in first and first[fact.slot][1] != fact.value and fact.slot not in changed:
+            k, old = first[fact.slot]
+            add(("known_info", j, "value"),
+                f"slot '{fact.slot}' is given twice with different values ('{old}' at line {lines.line(('known_info', k))} "
+                f"and '{fact.value}'). Keep one and script the change as an event "
+                f"`{{at_turn: N, kind: change_fact, slot: {fact.slot}, value: {fact.value}}}`.")
+        first.setdefault(fact.slot, (j, fact.value))
+
+    for i, e in enumerate(p.events):
+        if p.max_turns is not None and e.at_turn > p.max_turns:
+            add(("events", i, "at_turn"),
+                f"event fires at turn {e.at_turn} but max_turns is {p.max_turns}, so it never happens. "
+                f"Lower at_turn or raise max_turns.")
+        if e.kind in ("change_fact", "add_constraint") and (not e.slot or e.value is None):
+            add(("events", i), f"a {e.kind} event needs both `slot` and `value`.")
+        if e.kind == "add_constraint" and e.slot and e.slot not in CONSTRAINT_KEYS:
+            add(("events", i, "slot"), f"unknown constraint '{e.slot}'.{did_you_mean(e.slot, set(CONSTRAINT_KEYS))}")
+        if e.kind == "say" and not e.text:
+            add(("events", i, "text"), "a say event needs `text` (what the user says).")
+
+    labels = {slot: {slot, slot_label("zh", slot), slot_label("en", slot)} for slot in {f.slot for f in p.known_info}}
+    for i, topic in enumerate(unknown_topics(p)):
+        for fact in p.known_info:
+            names = {n.lower() for n in labels[fact.slot]}
+            if topic.lower() in names or (len(topic) >= 2 and topic in fact.value):
+                add(("unknown_info", i),
+                    f"'{topic}' is listed as unknown, but known_info gives {fact.slot} = '{fact.value}'. "
+                    "Remove it from unknown_info or from known_info.")
+                break
+    return out
+
+
+def lint_file(path: str | Path) -> list[LintProblem]:
+    """All problems of one persona file (schema errors first; semantic checks need a valid file)."""
+    try:
+        persona, lines = read_persona_file(path)
+    except FileProblems as exc:
+        return [LintProblem(p.file, p.line, p.field, p.message) for p in exc.problems]
+    return semantic_problems(persona, str(path), lines)
+
+
+def persona_files(paths: list[str | Path]) -> list[Path]:
+    """The persona YAML files named by `paths` (folders are searched for *.yaml)."""
+    files: list[Path] = []
+    for raw in paths:
+        p = Path(raw)
+        files.extend(sorted(p.glob("*.yaml")) if p.is_dir() else [p])
+    return files
+
+
+def lint_paths(paths: list[str | Path]) -> list[LintProblem]:
+    """Lint every persona file under `paths`; ids must be unique across them."""
+    problems: list[LintProblem] = []
+    seen: dict[str, Path] = {}
+    for f in persona_files(paths):
+        found = lint_file(f)
+        problems.extend(found)
+        if f.stem in seen and not found:
+            problems.append(LintProblem(str(f), 1, "id", f"persona id '{f.stem}' is also defined in {seen[f.stem]}"))
+        seen.setdefault(f.stem, f)
+    return problems
+

@@ -1,0 +1,163 @@
+"""report.html: one self-contained page (inline CSS, JS and SVG; nothing fetched) for a run.
+
+`write_report(path, records, summary)` is what the runner calls; `summary` is the dict from
+`reports.summary.build_summary`. Every piece of text from records or meta is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+
+from usersim.graphs.record import RunRecord
+from usersim.reports.charts import bar_chart
+from usersim.reports.html_decay import decay_section
+from usersim.reports.html_parts import (
+    RATE_HEADERS,
+    cell,
+    num,
+    pct,
+    rate_cells,
+    raw_cell,
+    section,
+    table,
+    text,
+)
+from usersim.reports.html_sections import long_context_section, skill_section, token_section
+from usersim.reports.html_transcript import render_viewer
+from usersim.reports.summary_models import Rate, Summary
+from usersim.secrets import redact, redact_value
+
+_PAGE = Path(__file__).with_name("page.html")
+_DIFFICULTIES = ["easy", "medium", "hard", "unspecified"]
+
+
+def _header(s: Summary) -> str:
+    meta = redact_value(s.meta)  # summaries written by older code may not be redacted yet
+    run_id = meta.get("run_id") or "run"
+    rows = [[cell(k), cell(v)] for k, v in meta.items()]
+    t = s.totals
+    cards = [
+        ("conversations", str(t.records), ""), ("passed", str(t.passed), "passed"), ("failed", str(t.failed), "failed"),
+        ("error", str(t.error), "error"), ("unjudged", str(t.unjudged), "unjudged"),
+        ("pass rate", pct(t.pass_rate), ""), ("mean score", num(t.mean_score), ""),
+    ]
+    card_html = "".join(f'<div class="card {c}"><b>{escape(v)}</b>{escape(k)}</div>' for k, v, c in cards)
+    banner = ""
+    if s.skill_impact.red_line_dimensions or s.red_line_hits:
+        what = s.skill_impact.red_line_dimensions + [h.record_id for h in s.red_line_hits]
+        banner = f'<p class="banner">Red line hit: {escape(", ".join(what))}</p>'
+    return (
+        f"<h1>usersim report — {escape(str(run_id))}</h1>"
+        f'<div class="cards">{card_html}</div>{banner}'
+        '<p class="muted">pass rate = passed / (passed + failed); error and unjudged conversations are '
+        "counted apart, never as passes.</p>"
+        f'<details><summary>Run meta</summary>{table(["", "value"], rows, "meta")}</details>'
+    )
+
+
+def _rate_brief(r: Rate | None) -> str:
+    """'66.7% (2/3)' plus how many were undecided (error / unjudged)."""
+    if r is None:
+        return "—"
+    decided = r.passed + r.failed
+    undecided = f", {r.records - decided} undecided" if r.records > decided else ""
+    return f'{pct(r.pass_rate)} <span class="muted">({r.passed}/{decided}{undecided})</span>'
+
+
+def _pass_rates(s: Summary) -> str:
+    parts = []
+    if s.by_dimension:
+        dims = list(s.by_dimension)
+        parts.append(
+            '<div class="charts">'
+            + bar_chart("Pass rate by dimension", dims, {"pass rate": [s.by_dimension[d].pass_rate for d in dims]})
+            + "</div>"
+        )
+        parts.append(table(["dimension", *RATE_HEADERS], [[cell(d), *rate_cells(r)] for d, r in s.by_dimension.items()]))
+    if s.by_dimension_difficulty:
+        used = [d for d in _DIFFICULTIES if any(d in row for row in s.by_dimension_difficulty.values())]
+        rows = []
+        for dim, row in s.by_dimension_difficulty.items():
+            cells = [cell(dim)]
+            rows.append(cells + [raw_cell(_rate_brief(row.get(d)), "num") for d in used])
+        parts.append("<h3>Dimension × difficulty</h3>" + table(["dimension", *used], rows))
+    if s.by_category:
+        parts.append(
+            "<h3>By sub-dimension</h3>"
+            + table(["sub-dimension", *RATE_HEADERS], [[cell(c), *rate_cells(r)] for c, r in s.by_category.items()])
+        )
+    return section("Pass rates", "".join(parts), "pass-rates") if parts else ""
+
+
+def _repeats(s: Summary) -> str:
+    rep = s.repeats
+    if not rep.groups and not rep.undecided:
+        return ""
+    curve = table(
+        ["k", *[str(k) for k in rep.pass_hat_k_curve]],
+        [[cell("pass^k"), *[raw_cell(pct(v), "num") for v in rep.pass_hat_k_curve.values()]]],
+    )
+    flips = "".join(
+        f"<li>{escape(g.key)}: {g.passed} passed / {g.failed} failed of {g.k}</li>" for g in rep.flips
+    )
+    body = (
+        f"<p>{rep.groups} case variants ran more than once with every repeat decided"
+        f"{f' ({rep.undecided} more left out: a repeat was unjudged or error)' if rep.undecided else ''}. "
+        f"pass^k (all repeats passed): <b>{pct(rep.pass_hat_k)}</b>; "
+        f"pass@k: {pct(rep.pass_at_k)}; flip rate (repeats disagree): <b>{pct(rep.flip_rate)}</b></p>{curve}"
+        + (f"<h3>Flipped variants</h3><ul>{flips}</ul>" if flips else "")
+    )
+    return section("Consistency across repeats", body, "repeats")
+
+
+def _operations(s: Summary) -> str:
+    parts = []
+    if s.stop_reasons:
+        parts.append("<h3>Stop reasons</h3>" + table(["stop reason", "conversations"],
+                                                      [[cell(k), cell(v)] for k, v in s.stop_reasons.items()]))
+    if s.usage:
+        rows = [
+            [cell(role), cell(u.calls), cell(u.prompt_tokens), cell(u.completion_tokens), cell(u.cached_calls),
+             raw_cell(f"${u.cost_usd:.4f}", "num")]
+            for role, u in s.usage.items()
+        ]
+        parts.append("<h3>Usage</h3>" + table(["role", "calls", "prompt tokens", "completion tokens",
+                                               "cached calls", "cost"], rows))
+    for title, items in (("Unjudged verdicts", s.unjudged), ("Errors", s.errors)):
+        if items:
+            rows = [[cell(c.judge), cell(c.reason), cell(c.verdicts), cell(", ".join(c.records[:10])
+                     + (f" … (+{len(c.records) - 10})" if len(c.records) > 10 else ""))] for c in items]
+            parts.append(f"<h3>{escape(title)}</h3>" + table(["judge", "reason", "verdicts", "records"], rows))
+    return section("Stops, usage, unjudged and errors", "".join(parts), "operations") if parts else ""
+
+
+def render_report(records: list[RunRecord], summary: dict) -> str:
+    """The whole page as a string."""
+    s = Summary.model_validate(summary)
+    body = "".join(
+        [
+            _header(s),
+            _pass_rates(s),
+            _repeats(s),
+            skill_section(s),
+            long_context_section(s),
+            decay_section(s.decay),
+            token_section(s),
+            _operations(s),
+            section(f"Transcripts ({len(records)})", render_viewer(records), "transcripts"),
+        ]
+    )
+    title = f"usersim report — {text(s.meta.get('run_id') or 'run')}"
+    page = _PAGE.read_text(encoding="utf-8")
+    # escaped text can never contain a placeholder comment, so plain replace is safe
+    page = page.replace("<!--TITLE-->", title, 1).replace("<!--BODY-->", body, 1)
+    return redact(page)  # a key that reached a transcript (an agent echoing its config) is masked too
+
+
+def write_report(path: Path, records: list[RunRecord], summary: dict) -> Path:
+    """Write report.html for a run and return its path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(render_report(records, summary), encoding="utf-8")
+    return path

@@ -1,0 +1,165 @@
+"""The transcript viewer of report.html: one collapsible section per conversation.
+
+Transcripts hold arbitrary text (user input, model output, tool JSON), so every value goes
+through `html.escape` before it reaches the page.
+"""
+
+from __future__ import annotations
+
+import json
+from html import escape
+from typing import Any
+
+from usersim.graphs.record import RunRecord, TranscriptMessage
+from usersim.graphs.state import ToolEvent
+
+_OPEN_HISTORY = 6  # replayed histories longer than this start folded
+
+
+def _num(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f}"
+
+
+def _pretty(content: str) -> str:
+    """Tool results are usually one-line JSON; indent them so a reader can scan the fields."""
+    stripped = content.strip()
+    if not stripped.startswith(("{", "[")):
+        return content
+    try:
+        return json.dumps(json.loads(stripped), ensure_ascii=False, indent=1)
+    except json.JSONDecodeError:
+        return content
+
+
+def _call_parts(call: dict[str, Any]) -> tuple[str, str]:
+    """(name, pretty arguments) of a stored tool call, flat {name, arguments} or OpenAI {function: ..}."""
+    fn = call.get("function") if isinstance(call.get("function"), dict) else call
+    args = fn.get("arguments", {})
+    if isinstance(args, str):
+        try:
+            args = json.loads(args) if args.strip() else {}
+        except json.JSONDecodeError:
+            return str(fn.get("name", "?")), args  # show what the agent sent, even if malformed
+    return str(fn.get("name", "?")), json.dumps(args, ensure_ascii=False, indent=1)
+
+
+def _events_by_message(record: RunRecord) -> dict[int, ToolEvent]:
+    """Tool events keyed by the transcript index of their result message.
+
+    Older records may lack `message_index`; then tool messages and events are paired in order.
+    """
+    by_index = {e.message_index: e for e in record.tool_trace if e.message_index >= 0}
+    if by_index or not record.tool_trace:
+        return by_index
+    tool_msgs = [i for i, m in enumerate(record.transcript) if m.role == "tool"]
+    return dict(zip(tool_msgs, record.tool_trace))
+
+
+def _message(anchor: str, i: int, m: TranscriptMessage, replayed: bool, event: ToolEvent | None) -> str:
+    tags = []
+    if replayed:
+        tags.append('<span class="tag">replayed history</span>')
+    if event is not None and event.intercepted:
+        tags.append('<span class="tag intercepted">intercepted</span>')
+    if m.is_error or (event is not None and event.is_error):
+        tags.append('<span class="tag is-error">error</span>')
+    if event is not None:
+        tags.append(f'<span class="tag">call #{event.call_number}</span>')
+    turn = "" if m.turn is None else f" · turn {m.turn}"
+    name = f" · {escape(m.name)}" if m.name else ""
+    head = f'<div class="head">#{i}{turn} · <b>{escape(m.role)}</b>{name}{"".join(tags)}</div>'
+    body = f"<pre>{escape(_pretty(m.content) if m.role == 'tool' else m.content)}</pre>" if m.content else ""
+    calls = ""
+    for call in m.tool_calls or []:
+        cname, args = _call_parts(call)
+        calls += f'<div class="call">→ <b>{escape(cname)}</b><pre>{escape(args)}</pre></div>'
+    classes = f"msg {escape(m.role)}" + (" replayed" if replayed else "")
+    return f'<div class="{classes}" id="{anchor}-m{i}">{head}{body}{calls}</div>'
+
+
+def _verdicts(anchor: str, record: RunRecord) -> str:
+    if not record.verdicts:
+        return '<p class="muted">No verdicts.</p>'
+    rows = []
+    for v in record.verdicts:
+        evidence = "—"
+        if v.evidence_turn is not None:
+            evidence = f'<a href="#{anchor}-m{v.evidence_turn}">#{v.evidence_turn}</a>'
+        informational = "" if v.counts_toward_status else ' <span class="tag">info</span>'
+        rows.append(
+            f"<tr><td>{escape(v.judge)}{informational}</td><td class=\"{escape(v.verdict)}\">{escape(v.verdict)}</td>"
+            f"<td>{escape(v.reason)}</td><td>{escape(v.criterion or '')}</td>"
+            f'<td class="num">{_num(v.score)}</td><td>{evidence}</td></tr>'
+        )
+    return (
+        "<table><tr><th>judge</th><th>verdict</th><th>reason</th><th>criterion</th><th>score</th>"
+        f"<th>evidence</th></tr>{''.join(rows)}</table>"
+    )
+
+
+def render_record(record: RunRecord, n: int) -> str:
+    """One conversation as a <details> block; `n` makes its anchors unique in the page."""
+    anchor = f"r{n}"
+    r = record
+    head = (
+        f'<b>{escape(r.id)}</b> <span class="{escape(r.status)}">{escape(r.status)}</span>'
+        f" · score {_num(r.score)} · {r.turns} turn{'' if r.turns == 1 else 's'} · stop {escape(r.stop_reason or '—')}"
+        f' <span class="muted">{escape(r.dimension)}{"-" + escape(r.category) if r.category else ""}'
+        f" · {escape(r.difficulty or '')} · {escape(r.mode)}</span>"
+    )
+    facts = [
+        ("case", r.case_id), ("variant", r.variant.key()), ("agent", r.agent), ("simulator", r.simulator or "—"),
+        ("judge model", r.judge_model or "—"), ("scoring", r.scoring), ("stop detail", r.stop_detail or "—"),
+        ("tags", ", ".join(r.tags) or "—"), ("seed", r.seed), ("duration", f"{r.duration_s:.2f}s"),
+    ]
+    if r.branch:
+        facts.append(("branch", json.dumps(r.branch, ensure_ascii=False)))
+    if r.system_config:
+        facts.append(("system config", json.dumps(r.system_config, ensure_ascii=False)))
+    if r.error:
+        facts.append(("harness error", r.error))
+    skills = [f"{e.skill} ({e.kind}, turn {e.turn})" for e in r.skill_events]
+    if skills:
+        facts.append(("skills", "; ".join(skills)))
+    fact_rows = "".join(f"<tr><td>{escape(k)}</td><td>{escape(str(v))}</td></tr>" for k, v in facts)
+    events = _events_by_message(r)
+    rendered = [
+        _message(anchor, i, m, i < r.history_len, events.get(i) if m.role == "tool" else None)
+        for i, m in enumerate(r.transcript)
+    ]
+    history = min(r.history_len, len(rendered))
+    messages = "".join(rendered[history:])
+    if history > _OPEN_HISTORY:
+        # long replayed histories (C5 runs to 32k tokens) would bury the live turns; fold them
+        messages = (
+            f'<details class="history"><summary>{history} replayed history messages</summary>'
+            f"{''.join(rendered[:history])}</details>{messages}"
+        )
+    else:
+        messages = "".join(rendered[:history]) + messages
+    return (
+        f'<details class="rec" id="{anchor}" data-status="{escape(r.status)}" data-dimension="{escape(r.dimension)}">'
+        f"<summary>{head}</summary><div>"
+        f'<table class="meta">{fact_rows}</table>'
+        f"<h3>Verdicts</h3>{_verdicts(anchor, r)}"
+        f"<h3>Transcript ({len(r.transcript)} messages)</h3>{messages or '<p class=muted>Empty transcript.</p>'}"
+        "</div></details>"
+    )
+
+
+def _options(values: list[str]) -> str:
+    return "".join(f'<option value="{escape(v)}">{escape(v)}</option>' for v in values)
+
+
+def render_viewer(records: list[RunRecord]) -> str:
+    """The filter bar (status / dimension / text) and every record's section."""
+    statuses = ["passed", "failed", "error", "unjudged"]
+    dims = sorted({r.dimension for r in records})
+    bar = (
+        '<div id="filters">'
+        f'<select id="f-status" aria-label="status"><option value="">all statuses</option>{_options(statuses)}</select>'
+        f'<select id="f-dim" aria-label="dimension"><option value="">all dimensions</option>{_options(dims)}</select>'
+        '<input id="f-text" type="search" placeholder="filter by text: case id, reason, transcript…">'
+        '<span id="f-count" class="muted"></span></div>'
+    )
+    return bar + "".join(render_record(r, n) for n, r in enumerate(records))

@@ -1,0 +1,213 @@
+"""summary.json: every metric of a run, computed from its RunRecords.
+
+`build_summary(records, meta)` is what the runner calls after a run; `usersim report RUN_DIR`
+calls it again from results.jsonl. The typed result is `reports.summary_models.Summary`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from math import comb
+from pathlib import Path
+from typing import Any
+
+from usersim.graphs.record import RunRecord
+from usersim.reports.long_context import long_context_stats, mean
+from usersim.reports.skill_impact import skill_impact
+from usersim.reports.summary_models import (
+    Rate,
+    ReasonCount,
+    RedLineHit,
+    RepeatGroup,
+    RepeatStats,
+    Summary,
+    TurnTokens,
+    UsageTotal,
+)
+from usersim.secrets import redact_value
+
+RED_LINE_TAG = "red_line"
+DECAY_FILE = "decay.json"
+def rate(records: list[RunRecord]) -> Rate:
+    """Status counts, pass rate over decided conversations, and mean score."""
+    counts = Counter(r.status for r in records)
+    decided = counts["passed"] + counts["failed"]
+    return Rate(
+        records=len(records),
+        passed=counts["passed"],
+        failed=counts["failed"],
+        error=counts["error"],
+        unjudged=counts["unjudged"],
+        pass_rate=round(counts["passed"] / decided, 4) if decided else None,
+        mean_score=mean(r.score for r in records),
+    )
+
+
+def _rates_by(records: list[RunRecord], key) -> dict[str, Rate]:
+    groups: dict[str, list[RunRecord]] = defaultdict(list)
+    for r in records:
+        groups[key(r)].append(r)
+    return {k: rate(v) for k, v in sorted(groups.items())}
+
+
+def repeat_stats(records: list[RunRecord]) -> RepeatStats:
+    """pass^k (all k repeats passed), pass@k and flip rate over case variants run more than once.
+
+    Only variants whose every repeat was decided (passed or failed) are aggregated: an unjudged
+    repeat is not a failure, and counting it as one would hide a perfectly stable agent.
+    """
+    groups: dict[str, list[RunRecord]] = defaultdict(list)
+    for r in records:
+        variant = ",".join(f"{k}={v}" for k, v in r.variant.model_dump(exclude={"repeat"}).items() if v is not None)
+        groups[f"{r.case_id}|{variant}"].append(r)
+    details = []
+    for key, rs in sorted(groups.items()):
+        if len(rs) < 2:
+            continue
+        passed = sum(r.status == "passed" for r in rs)
+        failed = sum(r.status == "failed" for r in rs)
+        details.append(
+            RepeatGroup(
+                key=key, case_id=rs[0].case_id, k=len(rs), passed=passed, failed=failed,
+                decided=passed + failed == len(rs), pass_all=passed == len(rs), pass_any=passed > 0,
+                flip=passed > 0 and failed > 0,
+            )
+        )
+    decided = [g for g in details if g.decided]
+    if not decided:
+        return RepeatStats(undecided=len(details), details=details)
+    n = len(decided)
+    curve = {}
+    for k in range(1, max(g.k for g in decided) + 1):
+        # tau-bench's unbiased estimator: chance that k repeats drawn from the n run all pass
+        vals = [comb(g.passed, k) / comb(g.k, k) for g in decided if g.k >= k]
+        curve[k] = round(sum(vals) / len(vals), 4)
+    return RepeatStats(
+        groups=n,
+        undecided=len(details) - n,
+        pass_hat_k=round(sum(g.pass_all for g in decided) / n, 4),
+        pass_at_k=round(sum(g.pass_any for g in decided) / n, 4),
+        flip_rate=round(sum(g.flip for g in decided) / n, 4),
+        pass_hat_k_curve=curve,
+        flips=[g for g in details if g.flip],
+        details=details,
+    )
+
+
+def token_growth(records: list[RunRecord]) -> list[TurnTokens]:
+    """Mean and max agent context tokens per user turn index (turn 1 = first entry)."""
+    per_turn: dict[int, list[int]] = defaultdict(list)
+    for r in records:
+        for i, tokens in enumerate(r.context_tokens):
+            per_turn[i + 1].append(tokens)
+    return [
+        TurnTokens(turn=t, conversations=len(v), mean_tokens=round(sum(v) / len(v), 1), max_tokens=max(v))
+        for t, v in sorted(per_turn.items())
+    ]
+
+
+def usage_totals(records: list[RunRecord]) -> dict[str, UsageTotal]:
+    """Usage per role (agent, simulator, judge ...) and a 'total' row."""
+    totals: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
+    for r in records:
+        for role, u in r.usage.items():
+            for name in (role, "total"):
+                t = totals[name]
+                t["calls"] += u.calls
+                t["prompt_tokens"] += u.prompt_tokens
+                t["completion_tokens"] += u.completion_tokens
+                t["cached_calls"] += u.cached_calls
+                t["cost_usd"] += u.cost_usd
+    out = {}
+    for role in sorted(totals, key=lambda k: (k == "total", k)):
+        t = totals[role]
+        out[role] = UsageTotal(
+            calls=int(t["calls"]), prompt_tokens=int(t["prompt_tokens"]),
+            completion_tokens=int(t["completion_tokens"]), cached_calls=int(t["cached_calls"]),
+            cost_usd=round(t["cost_usd"], 6),
+        )
+    return out
+
+
+def reason_counts(records: list[RunRecord], verdict: str) -> list[ReasonCount]:
+    """Verdicts of one kind (unjudged / error) grouped by judge and reason, most frequent first.
+
+    For `error`, harness errors (the conversation could not run) are listed under judge 'harness'.
+    """
+    found: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for r in records:
+        for v in r.verdicts:
+            if v.verdict == verdict:
+                found[(v.judge, v.reason)].append(r.id)
+        if verdict == "error" and r.error:
+            found[("harness", r.error)].append(r.id)
+    rows = [
+        ReasonCount(judge=j, reason=reason, verdicts=len(ids), records=sorted(set(ids)))
+        for (j, reason), ids in found.items()
+    ]
+    return sorted(rows, key=lambda c: (-c.verdicts, c.judge, c.reason))
+
+
+def load_decay(run_dir: Path | None) -> dict[str, Any] | None:
+    """DIR/decay.json as the decay sweep wrote it, or None when absent or unreadable."""
+    if run_dir is None:
+        return None
+    path = Path(run_dir) / DECAY_FILE
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None  # a half-written decay file must not stop the main report
+    return data if isinstance(data, dict) else {"data": data}
+
+
+def summarize(
+    records: list[RunRecord], meta: dict[str, Any], *, run_dir: Path | None = None
+) -> Summary:
+    """The typed summary. `run_dir` (else meta['run_dir'] / meta['args']['out']) is searched for decay.json."""
+    if run_dir is None:
+        args = meta.get("args") if isinstance(meta.get("args"), dict) else {}
+        found = meta.get("run_dir") or meta.get("out") or args.get("out")
+        run_dir = Path(found) if found else None
+    return Summary(
+        meta=redact_value(dict(meta)),
+        totals=rate(records),
+        by_dimension=_rates_by(records, lambda r: r.dimension),
+        by_dimension_difficulty={
+            dim: _rates_by([r for r in records if r.dimension == dim], lambda r: r.difficulty or "unspecified")
+            for dim in sorted({r.dimension for r in records})
+        },
+        by_category=_rates_by(
+            [r for r in records if r.category], lambda r: f"{r.dimension}-{r.category}"
+        ),
+        repeats=repeat_stats(records),
+        skill_impact=skill_impact(records),
+        red_line_hits=[
+            RedLineHit(record_id=r.id, case_id=r.case_id, status=r.status)
+            for r in records
+            if RED_LINE_TAG in r.tags and r.status == "failed"
+        ],
+        long_context=long_context_stats(records),
+        decay=load_decay(run_dir),
+        token_growth=token_growth(records),
+        stop_reasons=dict(Counter(r.stop_reason or "none" for r in records).most_common()),
+        usage=usage_totals(records),
+        unjudged=reason_counts(records, "unjudged"),
+        errors=reason_counts(records, "error"),
+    )
+
+
+def build_summary(
+    records: list[RunRecord], meta: dict[str, Any], *, run_dir: Path | None = None
+) -> dict[str, Any]:
+    """summary.json content (JSON-ready dict) for a run's records; see `summarize`."""
+    return summarize(records, meta, run_dir=run_dir).model_dump(mode="json")
+
+
+def write_summary(path: Path, summary: dict[str, Any]) -> Path:
+    """Write summary.json (UTF-8, Chinese kept readable)."""
+    path = Path(path)
+    path.write_text(json.dumps(summary, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    return path

@@ -1,0 +1,142 @@
+"""The per-conversation sandbox: tool schemas, system prompt, tool calls (intercepts applied,
+calls counted per tool) and skill events. Contract: docs/design.md "Sandbox contract"."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from usersim.cases.schema import Case
+from usersim.graphs.state import SkillEvent, ToolEvent
+from usersim.registry import UnknownNameError, did_you_mean
+from usersim.sandbox.clock import today_of
+from usersim.sandbox.intercepts import apply_intercept, find_intercept
+from usersim.sandbox.mock import answer_mock, mock_schema
+from usersim.sandbox.skills.loader import Skill, load_skills
+from usersim.sandbox.tools import DEFAULT_TOOLS, ToolContext, ToolError, tool_registry
+
+PROMPT_FILE = Path(__file__).parent / "system_prompt.md"
+_WEEKDAYS = ["星期一", "星期二", "星期三", "星期四", "星期五", "星期六", "星期日"]
+
+
+@lru_cache(maxsize=1)
+def _prompt_template() -> str:
+    return PROMPT_FILE.read_text(encoding="utf-8")
+
+
+class Sandbox:
+    """One conversation's tool world. Build it with `open_sandbox`."""
+
+    def __init__(self, case: Case, *, seed: int = 0, skills_on: bool | None = None) -> None:
+        self.case = case
+        self.seed = seed
+        self.today = today_of(case.context.current_date)
+        enabled = case.skills.skill_enabled if skills_on is None else skills_on
+        self.skills: list[Skill] = load_skills(case.skills.active_skills) if enabled else []
+        self.mocks = {t.name: t for t in case.mock_tools}
+        names = [n for n in (case.tools if case.tools is not None else DEFAULT_TOOLS) if n != "load_skill"]
+        names += [n for n in self.mocks if n not in names]  # the case's own tools are always available
+        for n in names:
+            if n not in tool_registry and n not in self.mocks:
+                raise UnknownNameError(
+                    f"Unknown tool '{n}' in case {case.id} field 'tools'.{did_you_mean(n, tool_registry.names())} "
+                    f"Available: {', '.join(tool_registry.names())}"
+                )
+        self.tool_names: list[str] = names + (["load_skill"] if self.skills else [])
+        self.calls: Counter[str] = Counter()
+        # The skill list is disclosed up front (name + description); bodies only via load_skill.
+        self._events: list[SkillEvent] = [SkillEvent(turn=1, skill=s.name, kind="listed") for s in self.skills]
+
+    # --- what the agent is given ---------------------------------------------------------------
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """The available tools in OpenAI format (case.tools or the default set; + load_skill when skills on)."""
+        return [mock_schema(self.mocks[n]) if n in self.mocks else tool_registry.get(n).schema() for n in self.tool_names]
+
+    def system_prompt(self) -> str:
+        """Current date, memory entries, image captions and (skills on) the skill list."""
+        ctx = self.case.context
+        memory = "".join(f"- {m}\n" for m in ctx.memory)
+        images = "".join(f"[图片: {img.caption}]\n" for img in ctx.images)
+        skills = "".join(f"- {s.name}: {s.description}\n" for s in self.skills)
+        return _prompt_template().format(
+            current_date=self.today.isoformat(),
+            weekday=_WEEKDAYS[self.today.weekday()],
+            memory=f"\n## 关于用户的记忆\n{memory}" if memory else "",
+            images=f"\n## 用户本轮附带的图片（文字描述）\n{images}" if images else "",
+            skills=(
+                "\n## 可用技能（Skills）\n执行技能覆盖的任务前，先调用 load_skill(name) 读取技能全文，再按技能执行。\n"
+                + skills
+            ) if skills else "",
+        ).rstrip() + "\n"
+
+    # --- tool calls ------------------------------------------------------------------------------
+    async def call(
+        self, name: str, arguments: dict[str, Any] | str, *, turn: int, call_number: int | None = None
+    ) -> ToolEvent:
+        """Run one tool call. Never raises for agent mistakes: unknown tools, bad arguments and tool
+        errors come back as error results. `call_number` forces the count (the CLI's --call-number)."""
+        if isinstance(arguments, str):
+            try:
+                arguments = json.loads(arguments or "{}")
+            except json.JSONDecodeError as exc:
+                return self._event(turn, name, {}, f"Error: arguments are not valid JSON: {exc.msg}", True)
+        if not isinstance(arguments, dict):
+            return self._event(turn, name, {}, "Error: arguments must be a JSON object", True)
+        if name not in self.tool_names:
+            known = name in tool_registry or name in self.mocks
+            msg = (f"Error: tool '{name}' is not available in this conversation." if known
+                   else f"Error: Unknown tool '{name}'.{did_you_mean(name, self.tool_names)}")
+            return self._event(turn, name, arguments, f"{msg} Available: {', '.join(self.tool_names)}", True)
+        self.calls[name] = call_number if call_number is not None else self.calls[name] + 1
+        number = self.calls[name]
+        latency = 0.0
+        ic = find_intercept(self.case.tool_intercepts, name, arguments, number)
+        if ic is not None:
+            started = time.monotonic()
+            outcome = await apply_intercept(ic, name)
+            latency = ic.latency_s or round(time.monotonic() - started, 3)
+            if outcome.result is not None:
+                return self._event(turn, name, arguments, outcome.result, outcome.is_error, number, True, latency)
+        if name in self.mocks:
+            result, is_error = answer_mock(self.mocks[name], arguments)
+            return self._event(turn, name, arguments, result, is_error, number, False, latency)
+        ctx = ToolContext(today=self.today, turn=turn, skills=self)
+        result, is_error = tool_registry.get(name).invoke(arguments, ctx)
+        return self._event(turn, name, arguments, result, is_error, number, False, latency)
+
+    def restore(self, events: list[ToolEvent]) -> None:
+        """Continue a conversation replayed up to a checkpoint: per-tool call counts resume after the
+        calls already in `events` (so intercepts keyed on a call number fire as in the original)."""
+        for e in events:
+            self.calls[e.name] = max(self.calls[e.name], e.call_number)
+
+    def _event(self, turn: int, name: str, arguments: dict[str, Any], result: str, is_error: bool,
+               number: int = 0, intercepted: bool = False, latency: float = 0.0) -> ToolEvent:
+        return ToolEvent(turn=turn, call_number=number, name=name, arguments=arguments, result=result,
+                         is_error=is_error, intercepted=intercepted, latency_s=latency)
+
+    # --- skills ----------------------------------------------------------------------------------
+    def load(self, name: str, turn: int) -> str:
+        """load_skill's body: the SKILL.md text of an enabled skill; records a `triggered` event."""
+        enabled = {s.name: s for s in self.skills}
+        if name not in enabled:
+            raise ToolError(f"Unknown skill '{name}'.{did_you_mean(name, set(enabled))} Available: {', '.join(enabled)}")
+        self._events.append(SkillEvent(turn=turn, skill=name, kind="triggered"))
+        return enabled[name].body
+
+    def drain_skill_events(self) -> list[SkillEvent]:
+        """Skill events since the last drain (the graph appends them to its state)."""
+        events, self._events = self._events, []
+        return events
+
+
+def open_sandbox(case: Case, *, seed: int = 0, skills_on: bool | None = None) -> Sandbox:
+    """A fresh sandbox for one conversation of `case`. skills_on=None follows case.skills.skill_enabled;
+    True exposes case.skills.active_skills (Group B); False exposes no skills and no load_skill.
+    `seed` is kept on the sandbox for the record only: fixtures are seed-free by design, so every trial
+    (and every replay) sees the same tool answers for the same calls."""
+    return Sandbox(case, seed=seed, skills_on=skills_on)

@@ -1,0 +1,160 @@
+"""Simulated tools: one small module per tool family, all registered in `tool_registry`.
+
+A tool is a pydantic argument model (its JSON Schema is the OpenAI tool schema, so the schema and
+the validation can never disagree) and a deterministic function of (arguments, context).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from usersim.registry import Registry, did_you_mean
+
+
+class ToolError(Exception):
+    """A domain error the tool reports to the agent as an error result (not a crash)."""
+
+
+class SkillShelf(Protocol):
+    """What load_skill needs from the sandbox: the skill body, with the trigger recorded."""
+
+    def load(self, name: str, turn: int) -> str: ...
+
+
+@dataclass
+class ToolContext:
+    """What a tool may know besides its arguments."""
+
+    today: date
+    turn: int = 0
+    skills: SkillShelf | None = None
+
+
+class Args(BaseModel):
+    """Base of tool argument models: unknown arguments are errors, not silently dropped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One simulated tool."""
+
+    name: str
+    description: str
+    args: type[Args]
+    run: Callable[[Any, ToolContext], Any]
+
+    def schema(self) -> dict[str, Any]:
+        """The tool in OpenAI `tools` format."""
+        params = _clean_schema(self.args.model_json_schema())
+        return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": params}}
+
+    def invoke(self, arguments: dict[str, Any], ctx: ToolContext) -> tuple[str, bool]:
+        """(result text, is_error). Bad arguments and ToolErrors become error results."""
+        try:
+            parsed = self.args.model_validate(arguments)
+        except ValidationError as exc:
+            return f"Error: invalid arguments for {self.name}: {_explain(exc, self.args)}", True
+        try:
+            result = self.run(parsed, ctx)
+        except ToolError as exc:
+            text = str(exc)
+            return (text if text.startswith("Error") else f"Error: {text}"), True
+        if isinstance(result, str):
+            return result, False
+        return json.dumps(result, ensure_ascii=False), False
+
+
+tool_registry: Registry[Tool] = Registry("tool")
+
+
+def register(name: str, description: str, args: type[Args]) -> Callable[[Callable[[Any, ToolContext], Any]], Tool]:
+    """Decorator: turn `fn(args, ctx)` into a registered Tool."""
+
+    def deco(fn: Callable[[Any, ToolContext], Any]) -> Tool:
+        tool = Tool(name=name, description=description, args=args, run=fn)
+        tool_registry.register(name)(tool)
+        return tool
+
+    return deco
+
+
+def _explain(exc: ValidationError, model: type[Args]) -> str:
+    parts = []
+    for err in exc.errors():
+        arg = str(err["loc"][0]) if err["loc"] else "<arguments>"
+        if err["type"] == "missing":
+            parts.append(f"missing required argument '{arg}'")
+        elif err["type"] == "extra_forbidden":
+            parts.append(f"unexpected argument '{arg}'.{did_you_mean(arg, set(model.model_fields))}".rstrip("."))
+        else:
+            where = ".".join(str(p) for p in err["loc"])
+            parts.append(f"argument '{where}': {err['msg']} (got {err.get('input')!r:.60})")
+    return "; ".join(parts)
+
+
+def _clean_schema(node: Any) -> Any:
+    """Pydantic JSON Schema -> the plain shape OpenAI tool schemas use (no titles, no null unions)."""
+    if isinstance(node, list):
+        return [_clean_schema(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: _clean_schema(v) for k, v in node.items() if k != "title"}
+    variants = out.get("anyOf")
+    if variants is not None:
+        non_null = [v for v in variants if v.get("type") != "null"]
+        out.pop("anyOf")
+        out = {**non_null[0], **out} if len(non_null) == 1 else {"anyOf": non_null, **out}
+    if out.get("default", 0) is None:
+        out.pop("default")
+    return out
+
+
+def place_city(arg: str, value: Any) -> str:
+    """The city an argument names (a city, airport or sight), or a ToolError naming the argument."""
+    from usersim.sandbox.places import city_of, unknown_place_message
+
+    city = city_of(value)
+    if city is None:
+        raise ToolError(unknown_place_message(arg, value))
+    return city
+
+
+def day_arg(arg: str, value: Any, ctx: ToolContext, *, future: bool = True) -> date:
+    """A date argument resolved against the sandbox clock; past days are an error when `future`."""
+    from usersim.sandbox.clock import DateError, parse_date
+
+    try:
+        day = parse_date(value, today=ctx.today, arg=arg)
+    except DateError as exc:
+        raise ToolError(str(exc)) from None
+    if future and day < ctx.today:
+        raise ToolError(f"argument '{arg}' {day.isoformat()} is in the past (today is {ctx.today.isoformat()})")
+    return day
+
+
+
+# The families register themselves on import; keep this list in sync with sandbox/tools/*.py.
+from usersim.sandbox.tools import (  # noqa: F401  (imported for their registrations)
+    flights,
+    hotels,
+    housing,
+    restaurants,
+    routes,
+    search,
+    shopping,
+    skill_tool,
+    trains,
+    weather,
+)
+
+DEFAULT_TOOLS: list[str] = [n for n in tool_registry.names() if n != "load_skill"]
+
+__all__ = ["DEFAULT_TOOLS", "Args", "Tool", "ToolContext", "ToolError", "register", "tool_registry"]

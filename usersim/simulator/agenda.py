@@ -1,0 +1,168 @@
+"""The rule simulator's agenda: what the user knows, has said, still wants, and what to do next.
+
+ConvLab-style: the user starts with a stack of goals (the required deliverables, top = next to
+ask for) and a queue of facts to give. Each agent reply is observed (questions asked, items
+delivered, constraint breaches), scripted events fire at their turn, and `decide` produces the
+acts of the next user turn. Nothing here is random; wording is chosen later in phrasing.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from usersim.personas.schema import Event, Persona
+from usersim.simulator.phrasing import Act
+from usersim.simulator.signals import Violation, constraint_violations, delivered_items
+from usersim.simulator.slots import asked_slots, asks_anything, asks_confirmation
+
+# Consecutive unhelpful agent turns tolerated when stop_rules.patience_turns is not set.
+PATIENCE_BY_TRAIT = {"low": 2, "medium": 3, "high": 5}
+# Facts a vague user still states plainly (nobody hedges about where they live).
+NEVER_HEDGED = {"origin", "party_size", "name", "diet"}
+# How many questions the user answers in one turn, by cooperativeness.
+ANSWERS_BY_TRAIT = {"low": 1, "medium": 2, "high": 99}
+
+
+@dataclass
+class Observation:
+    """What one agent reply did, as the user perceives it."""
+
+    asked: list[str]
+    asked_unnamed: bool
+    confirm: bool
+    delivered: dict[str, str]
+    violations: list[Violation]
+    helpful: bool
+
+
+@dataclass
+class Agenda:
+    """The user's state between turns."""
+
+    persona: Persona
+    facts: dict[str, str] = field(default_factory=dict)
+    revealed: set[str] = field(default_factory=set)
+    answered_unknown: set[str] = field(default_factory=set)
+    delivered: dict[str, int] = field(default_factory=dict)
+    constraints: dict = field(default_factory=dict)
+    unhelpful: int = 0
+    last_reply: str = ""
+
+    @classmethod
+    def start(cls, persona: Persona) -> Agenda:
+        facts: dict[str, str] = {}
+        for fact in persona.known_info:
+            facts.setdefault(fact.slot, fact.value)  # the first value of a slot is the starting one
+        return cls(persona=persona, facts=facts, constraints=dict(persona.goal.constraints))
+
+    @property
+    def pending(self) -> list[str]:
+        """The request stack: required items not delivered yet, next one first."""
+        return [item for item in self.persona.goal.required if item not in self.delivered]
+
+    @property
+    def patience(self) -> int:
+        rules = self.persona.stop_rules.patience_turns
+        return rules if rules is not None else PATIENCE_BY_TRAIT[self.persona.traits.patience]
+
+    def unrevealed(self) -> list[str]:
+        return [slot for slot in self.facts if slot not in self.revealed]
+
+    def observe(self, agent_text: str, turn: int) -> Observation:
+        """Update the agenda with one agent reply (deliveries, patience)."""
+        asked = asked_slots(agent_text)
+        violations = constraint_violations(self.constraints, agent_text)
+        new = {}
+        if not violations:  # a rejected proposal delivers nothing
+            new = {k: v for k, v in delivered_items(self.persona.goal, agent_text).items() if k not in self.delivered}
+            for item in new:
+                self.delivered[item] = turn
+        fresh_question = any(s not in self.revealed and s not in self.answered_unknown for s in asked)
+        unnamed = not asked and asks_anything(agent_text)
+        repeated = " ".join(agent_text.split()) == self.last_reply  # the same reply again is no progress
+        self.last_reply = " ".join(agent_text.split())
+        helpful = not repeated and (bool(new) or fresh_question or (unnamed and not violations))
+        self.unhelpful = 0 if helpful and not violations else self.unhelpful + 1
+        confirm = unnamed and asks_confirmation(agent_text)
+        return Observation(asked, unnamed, confirm, new, violations, helpful and not violations)
+
+    def apply_event(self, event: Event) -> Act:
+        """Fire one scripted event: change the facts / constraints and say so."""
+        if event.kind in ("change_fact", "change_mind") and event.slot and event.value is not None:
+            self.facts[event.slot] = event.value
+            self.revealed.add(event.slot)
+            self.delivered.clear()  # changed requirements: earlier proposals must be redone
+        if event.kind == "add_constraint" and event.slot:
+            self._add_constraint(event.slot, event.value)
+            self.delivered.clear()
+        if event.text == "":  # an explicit empty text makes the event silent (state change only)
+            return Act("silent")
+        return Act(event.kind, slot=event.slot, value=event.value, text=event.text)
+
+    def _add_constraint(self, key: str, value: str | None) -> None:
+        if key == "exclude":
+            self.constraints["exclude"] = list(self.constraints.get("exclude", [])) + [value]
+        else:
+            self.constraints[key] = float(value) if value is not None else None
+
+
+Decision = tuple[list[Act], Literal["goal_met", "gave_up"] | None]
+
+
+def answer_acts(agenda: Agenda, slots: list[str], limit: int) -> list[Act]:
+    """Answers to the agent's questions: known facts, repeats, or honest 'not sure'."""
+    acts: list[Act] = []
+    hedge = agenda.persona.traits.clarity == "low"  # vague users hedge their first answer of a turn
+    for slot in slots[:limit]:
+        if slot in agenda.facts:
+            value = agenda.facts[slot]
+            if slot in agenda.revealed:
+                acts.append(Act("repeat", slot=slot, value=value))
+            else:
+                plain = slot in NEVER_HEDGED
+                acts.append(Act("answer", slot=slot, value=value, hedged=hedge and not plain))
+                hedge = hedge and plain
+                agenda.revealed.add(slot)
+        elif slot == "name":  # everyone knows their own name, even when known_info omits it
+            acts.append(Act("answer", slot=slot, value=agenda.persona.name.split("（")[0].split(" (")[0]))
+        else:  # never invent what the persona does not know
+            acts.append(Act("unknown", slot=slot))
+            agenda.answered_unknown.add(slot)
+    return acts
+
+
+def decide(agenda: Agenda, obs: Observation, events: list[Event], upcoming: bool = False) -> Decision:
+    """The acts of the next user turn (after turn 1) and whether the user stops. `upcoming`: scripted
+    events are still due later in the conversation."""
+    persona = agenda.persona
+    acts = [agenda.apply_event(e) for e in events]
+    hesitating = any(e.kind == "hesitate" for e in events)
+    if upcoming and not agenda.pending and persona.traits.decisiveness == "low" and not hesitating:
+        # an indecisive user does not close the deal while a change of mind is still to come
+        acts.append(Act("hesitate"))
+        hesitating = True
+    if obs.violations:
+        v = obs.violations[0]
+        acts.append(Act("reject", slot=v.constraint, found=v.found, limit=v.limit))
+    acts += answer_acts(agenda, obs.asked, ANSWERS_BY_TRAIT[persona.traits.cooperativeness])
+    if obs.asked_unnamed and not obs.violations:
+        # a go-ahead question gets a yes (or a doubt from an indecisive user), others a shrug
+        doubtful = obs.confirm and persona.traits.decisiveness == "low" and not hesitating
+        acts.append(Act("hesitate" if doubtful else "confirm" if obs.confirm else "generic"))
+        hesitating = hesitating or doubtful  # a doubting user does not close the deal this turn
+    if persona.reveal_policy in ("gradually", "all_at_once"):
+        extra = agenda.unrevealed()[: 1 if persona.reveal_policy == "gradually" else None]
+        for slot in extra:
+            acts.append(Act("volunteer", slot=slot, value=agenda.facts[slot]))
+            agenda.revealed.add(slot)
+    if not agenda.pending and persona.stop_rules.stop_when_goal_met and not obs.violations and not hesitating:
+        return [Act("goal_met")], "goal_met"
+    if agenda.unhelpful >= agenda.patience and not events:  # a scripted change is said first: a new chance
+        return [Act("give_up")], "gave_up"
+    stalled = not obs.asked and (not obs.asked_unnamed or obs.confirm)  # after a yes, ask for what is next
+    if stalled and agenda.pending and not obs.violations:
+        acts.append(Act("continue", item=agenda.pending[0]))
+    if not acts:
+        acts.append(Act("ack"))
+    return acts, None

@@ -1,0 +1,62 @@
+"""The user-simulator role: one protocol, one registry of SPEC schemes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from usersim.cases.messages import Message
+from usersim.graphs.state import Usage
+from usersim.personas.schema import Persona
+from usersim.registry import Registry
+
+
+class SimulatorView(BaseModel):
+    """What the simulated user may see: never the judges' criteria, never tool results."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    case_id: str = Field(description="Case being run.")
+    persona: Persona = Field(description="The persona, with the case's overrides applied.")
+    goal: str | None = Field(default=None, description="The case's task goal (任务目标).")
+    opening_message: str | None = Field(default=None, description="The case's initial message.")
+    transcript: list[Message] = Field(
+        default_factory=list, description="User and assistant text messages so far (no tool messages)."
+    )
+    turn: int = Field(description="The user turn about to be produced (1-based).")
+    max_turns: int = Field(description="Turn budget.")
+    seed: int = Field(default=0, description="Per-conversation seed.")
+
+
+class SimulatorTurn(BaseModel):
+    """The simulated user's next move."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    message: str | None = Field(default=None, description="What the user says (None when stopping silently).")
+    stop: Literal["goal_met", "gave_up"] | None = Field(default=None, description="Ends the conversation.")
+    reason: str = Field(default="", description="Why (for stops and the fidelity judge).")
+    usage: Usage | None = Field(default=None, description="Model usage, if any.")
+    meta: dict[str, Any] = Field(default_factory=dict, description="Simulator internals (agenda state ...).")
+
+
+class SimulatorError(RuntimeError):
+    """The simulator could not produce a valid turn (reported as simulator_error)."""
+
+
+class UserSimulator(Protocol):
+    spec: str
+
+    async def next_turn(self, view: SimulatorView) -> SimulatorTurn: ...
+
+
+simulator_registry: Registry[Callable[[str], UserSimulator]] = Registry("simulator")
+
+
+def load_simulator(spec: str) -> UserSimulator:
+    """Resolve a simulator SPEC: `rule`, `rule:SEEDSALT`, `openai:MODEL`."""
+    import usersim.simulator.catalog  # noqa: F401  registers the built-in schemes
+
+    return simulator_registry.get(spec.split(":", 1)[0])(spec)

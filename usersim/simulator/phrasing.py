@@ -1,0 +1,134 @@
+"""Turn the rule simulator's dialogue acts into words, shaped by the persona's traits.
+
+Templates live in simulator/templates/<language>.yaml; every choice goes through the caller's
+seeded RNG, so the same seed gives the same words.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from usersim.personas.schema import Traits
+
+TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
+
+
+@dataclass
+class Act:
+    """One dialogue act of the simulated user (ConvLab-style: inform, request, reject ...)."""
+
+    kind: str  # opening|say|answer|volunteer|repeat|unknown|generic|continue|reject|change_fact|...
+    slot: str | None = None
+    value: str | None = None
+    item: str | None = None
+    found: str | None = None
+    limit: str | None = None
+    text: str | None = None
+    hedged: bool = False
+
+
+@cache
+def templates(language: str) -> dict[str, Any]:
+    """The phrasing templates of one language (zh, en)."""
+    path = TEMPLATES_DIR / f"{language}.yaml"
+    if not path.is_file():
+        raise FileNotFoundError(f"no rule-simulator templates for language '{language}' ({path})")
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def slot_label(language: str, slot: str) -> str:
+    return templates(language)["slot_labels"].get(slot, slot)
+
+
+def item_label(language: str, item: str) -> str:
+    from usersim.simulator.signals import canonical_item
+
+    return templates(language)["item_labels"].get(canonical_item(item), item)
+
+
+class _Picker:
+    """Seeded template choice that avoids saying the same variant twice in one message."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.used: set[str] = set()
+
+    def __call__(self, options: list[str]) -> str:
+        fresh = [o for o in options if o not in self.used] or options
+        choice = fresh[self.rng.randrange(len(fresh))]
+        self.used.add(choice)
+        return choice
+
+
+def _phrase(act: Act, t: dict[str, Any], language: str, pick: _Picker, terse: bool) -> str:
+    label = slot_label(language, act.slot) if act.slot else ""
+    item = item_label(language, act.item) if act.item else ""
+    if act.kind == "silent":
+        return ""
+    if act.kind in ("opening", "say") or (act.text and act.kind != "reject"):
+        return act.text or ""
+    if act.kind == "answer":
+        if terse:
+            return act.value or ""
+        if act.hedged:
+            return pick(t["answer_hedged"]).format(value=act.value)
+        options = t["answer"].get(act.slot or "", t["answer"]["default"])
+        return pick(options).format(value=act.value)
+    if act.kind == "reject":
+        options = t["reject"].get(act.slot or "", t["reject"]["exclude"])
+        return pick(options).format(found=act.found, limit=act.limit)
+    if act.kind == "continue" and terse:
+        return f"{item}呢？" if language == "zh" else f"{item}?"
+    # remaining kinds name their template list: volunteer, repeat, unknown, continue, goal_met, ...
+    return pick(t[act.kind]).format(value=act.value, label=label, item=item, goal=act.value)
+
+
+def _typos(text: str, language: str, rng: random.Random, t: dict[str, Any]) -> str:
+    """Deterministic typos / non-native phrasing for typo_prone personas."""
+    if language == "zh":
+        present = [k for k in t.get("typos", {}) if k in text]
+        for key in rng.sample(present, k=min(2, len(present))):
+            text = text.replace(key, t["typos"][key], 1)
+        return text
+    # English learners: drop articles, swap two letters in one longer word
+    text = re.sub(r"\b(the|a|an) ", "", text, count=2, flags=re.IGNORECASE)
+    words = text.split(" ")
+    long_idx = [i for i, w in enumerate(words) if len(w) >= 5 and w.isalpha()]
+    if long_idx:
+        i = long_idx[rng.randrange(len(long_idx))]
+        w = words[i]
+        j = rng.randrange(1, len(w) - 2)
+        words[i] = w[:j] + w[j + 1] + w[j] + w[j + 2 :]
+    return " ".join(words)
+
+
+def render(acts: list[Act], *, language: str, traits: Traits, rng: random.Random) -> str:
+    """One user message from the acts: terse personas list bare values, verbose ones add colour."""
+    t = templates(language)
+    terse = traits.verbosity == "low"
+    pick = _Picker(rng)
+    pieces = [p for p in (_phrase(a, t, language, pick, terse) for a in acts) if p]
+    if traits.verbosity == "high" and pieces and not any(a.kind in ("goal_met", "give_up") for a in acts):
+        pieces.append(pick(t["fillers"]))
+    if terse:
+        text = t["joiner"].join(p.rstrip("。.") for p in pieces)
+    else:
+        end = t["end"]
+        text = (" " if language == "en" else "").join(
+            p if p[-1:] in "。！？!?.～…" else p + ("？" if act_is_question(p) else end) for p in pieces
+        )
+    text = re.sub(r"(吧|呢|啊)\1", r"\1", text)  # "8000 以内吧" + "{value}吧" -> one 吧
+    if traits.typo_prone:
+        text = _typos(text, language, rng, t)
+    return text.strip()
+
+
+def act_is_question(piece: str) -> bool:
+    return piece.endswith(("吗", "呢")) or piece.lower().startswith(("what", "anything", "can you"))

@@ -1,0 +1,233 @@
+"""Text signals shared by the simulators, the fidelity judge and persona lint.
+
+What an agent reply delivered, whether it proposed something against the user's constraints,
+whether a user turn broke character or leaked what the user cannot know. Plain heuristics that a
+user can check against the transcript; each returns what it found so reasons can quote it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from usersim.personas.schema import Goal, Persona
+
+# Required-item names mapped to a canonical item, so personas can write 机票 or flights.
+ITEM_ALIASES: dict[str, str] = {
+    "flights": "flights", "flight": "flights", "机票": "flights", "航班": "flights",
+    "hotel": "hotel", "hotels": "hotel", "酒店": "hotel", "住宿": "hotel",
+    "itinerary": "itinerary", "行程": "itinerary", "日程": "itinerary",
+    "model": "model", "型号": "model", "product": "model", "具体型号": "model",
+    "channel": "channel", "购买渠道": "channel", "渠道": "channel",
+    "listing": "listing", "房源": "listing", "小区": "listing",
+    "restaurant": "restaurant", "餐厅": "restaurant", "restaurants": "restaurant",
+    "trains": "trains", "train": "trains", "火车票": "trains", "高铁": "trains",
+}
+
+# Items whose delivery always carries numbers (times, dates, prices).
+NUMERIC_ITEMS = {"flights", "hotel", "trains", "listing"}
+
+# Evidence words per canonical item, used when a persona gives no deliverable_keywords.
+DEFAULT_DELIVERABLE_KEYWORDS: dict[str, list[str]] = {
+    "flights": ["起飞", "航班号", "直飞", "经停", "flight", "depart"],
+    "hotel": ["入住", "每晚", "/晚", "离店", "check-in", "per night", "/night"],
+    "itinerary": ["第一天", "Day 1", "D1", "第1天", "行程安排", "day 1"],
+    "model": ["型号", "model"],
+    "channel": ["京东", "天猫", "淘宝", "官网", "旗舰店", "JD", "Amazon", "store"],
+    "listing": ["小区", "万/平", "总价", "listing"],
+    "restaurant": ["餐厅", "饭店", "restaurant"],
+    "trains": ["车次", "高铁", "G", "train"],
+}
+
+# Sentences announcing work or confirming, not delivering it ("我先帮你查", "I'll book it").
+_INTENT = re.compile(
+    r"(我先|我来|我会|我将|我马上|马上为|稍等|正在|帮你查|帮您查|为你查|为您查|帮你找|帮您找|接下来|已确认|好的[，,]?$|"
+    r"\blet me\b|\bi'll\b|\bi will\b|\bi am going to\b|\bi'm going to\b|\bconfirmed\b|\bone moment\b)",
+    re.IGNORECASE,
+)
+_REQUEST = re.compile(
+    r"(请告诉|请问|请提供|请说明|请确认|能否|可以告诉|方便说|麻烦说|告诉我|please (tell|let|share|confirm)|could you|"
+    r"can you tell|let me know)",
+    re.IGNORECASE,
+)
+_QUESTION_END = re.compile(r"[?？]\s*$|[吗呢么]\s*[。.]?\s*$")
+_SENTENCE_SPLIT = re.compile(r"(?<=[。！？!?；;\n])|(?<=\.)\s+")
+_NEGATION = re.compile(r"(不|无|没有|避开|避免|排除|不含|免|非|去掉|without|no |free of|avoid|exclud)", re.IGNORECASE)
+_RESTRICTION = re.compile(r"\s*(过敏|忌口|不耐受|-free|free\b| allerg)", re.IGNORECASE)
+# Sentences that reject or warn rather than propose ("超出预算的 9000 元机型不推荐").
+_REJECTING = re.compile(r"(不推荐|超出|超过|超预算|排除|不考虑|不适合|exceed|over budget|not recommend)", re.IGNORECASE)
+
+_ROLE_FLIP = re.compile(
+    r"(作为(一个|一名|您的|你的)?\s*(AI\s*助手|AI|人工智能助手|人工智能|语言模型|智能助手|助手)|"
+    r"我是(一个)?\s*(AI\s*助手|AI|人工智能|语言模型|智能助手)|"
+    r"有什么(可以|能)帮(您|你)|请问有什么需要|很高兴为(您|你)服务|我可以为您提供|"
+    r"\bas an ai\b|\bas a language model\b|\bi('| a)m an ai\b|\bi am an ai\b|\bhow can i (help|assist) you\b|"
+    r"\bhow may i (help|assist)\b|\bis there anything else i can help\b|\bi'm here to help\b)",
+    re.IGNORECASE,
+)
+
+_PRICE = re.compile(r"(?:[¥￥]\s*([\d,]+(?:\.\d+)?))|(?:([\d,]+(?:\.\d+)?)\s*(?:元|块|RMB|CNY|rmb))|(?:\$\s*([\d,]+(?:\.\d+)?))")
+_WAN = re.compile(r"([\d.]+)\s*万(?![/每])")
+_KG = re.compile(r"([\d.]+)\s*(?:kg|KG|公斤|千克)")
+
+CONSTRAINT_KEYS = {
+    "max_price": "largest price (元/$) a proposal may carry",
+    "max_total_price_wan": "largest total price in 万 (housing)",
+    "max_weight_kg": "largest weight in kg",
+    "exclude": "words that must not be proposed (brands, allergens, 辣 ...)",
+}
+
+
+def canonical_item(item: str) -> str:
+    """The canonical name of a goal.required item (flights for 机票), or the item itself."""
+    return ITEM_ALIASES.get(item.strip().lower(), ITEM_ALIASES.get(item.strip(), item.strip()))
+
+
+def sentences(text: str) -> list[str]:
+    """Text split into sentences and list lines."""
+    return [s.strip() for s in _SENTENCE_SPLIT.split(text or "") if s and s.strip()]
+
+
+def is_question(sentence: str) -> bool:
+    return bool(_QUESTION_END.search(sentence))
+
+
+def is_asking(sentence: str) -> bool:
+    """A question, or a request phrased as a statement ("请告诉我你的预算。")."""
+    return is_question(sentence) or bool(_REQUEST.search(sentence))
+
+
+def proposal_sentences(text: str) -> list[str]:
+    """Sentences that state results: not questions or requests, not announcements, not confirmations."""
+    return [s for s in sentences(text) if not is_asking(s) and not _INTENT.search(s)]
+
+
+def item_keywords(goal: Goal, item: str) -> list[str]:
+    """Evidence words for one required item: the persona's, else defaults for its canonical name."""
+    words = goal.deliverable_keywords.get(item)
+    if words:
+        return words
+    return DEFAULT_DELIVERABLE_KEYWORDS.get(canonical_item(item), [item])
+
+
+def delivered_items(goal: Goal, text: str) -> dict[str, str]:
+    """Required items this agent reply delivers -> the keyword that shows it.
+
+    The keyword must sit in a stated result (not a question, request or announcement); for items
+    whose results always carry numbers (flights, hotel, trains, listing: times, dates, prices) that
+    sentence or the next (a heading and its first list line) must hold a digit, so a search snippet
+    that merely mentions 直飞 does not count.
+    """
+    found: dict[str, str] = {}
+    candidates = [s.lower() for s in proposal_sentences(text)]
+    numeric = [bool(re.search(r"\d", a + (b or ""))) for a, b in zip(candidates, candidates[1:] + [""])]
+    for item in goal.required:
+        needs_number = canonical_item(item) in NUMERIC_ITEMS
+        for word in item_keywords(goal, item):
+            if any(keyword_in(word, s) and (numeric[i] or not needs_number) for i, s in enumerate(candidates)):
+                found[item] = word
+                break
+    return found
+
+
+def keyword_in(word: str, lowered_text: str) -> bool:
+    """Case-insensitive keyword match; short Latin keywords (CA, MU, D1) must stand alone as a word."""
+    w = word.lower()
+    if len(w) <= 3 and w.isascii():
+        return re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", lowered_text) is not None
+    return w in lowered_text
+
+
+def undelivered(goal: Goal, assistant_texts: list[str], constraints: dict | None = None) -> list[str]:
+    """Required items no acceptable assistant reply delivered (replies violating constraints don't count)."""
+    done: set[str] = set()
+    for text in assistant_texts:
+        if constraint_violations(constraints if constraints is not None else goal.constraints, text):
+            continue
+        done.update(delivered_items(goal, text))
+    return [item for item in goal.required if item not in done]
+
+
+@dataclass
+class Violation:
+    """A proposal that breaks a constraint: which, the value found and the limit."""
+
+    constraint: str
+    found: str
+    limit: str
+
+    def describe(self) -> str:
+        return f"{self.constraint}: proposed {self.found}, limit {self.limit}"
+
+
+_TOTAL = re.compile(r"(合计|总计|共计|一共|总共|total|altogether)[^，,；;]{0,4}$", re.IGNORECASE)
+
+
+def _numbers(pattern: re.Pattern[str], sentence: str, skip_totals: bool = False) -> list[float]:
+    out = []
+    for match in pattern.finditer(sentence):
+        if skip_totals and _TOTAL.search(sentence[max(0, match.start() - 8) : match.start()]):
+            continue  # "2 人合计约 ¥2,580" is a group total, not the price of one item
+        raw = next(g for g in match.groups() if g)
+        try:
+            out.append(float(raw.replace(",", "")))
+        except ValueError:
+            continue
+    return out
+
+
+def _negated(sentence: str, start: int, end: int) -> bool:
+    """Whether the word at [start, end) is negated or named as a restriction ("无海鲜", "花生过敏")."""
+    return bool(_NEGATION.search(sentence[max(0, start - 6) : start]) or _RESTRICTION.match(sentence[end : end + 8]))
+
+
+def constraint_violations(constraints: dict, text: str) -> list[Violation]:
+    """Constraint breaches in the proposals of one agent reply."""
+    if not constraints:
+        return []
+    found: list[Violation] = []
+    for sentence in proposal_sentences(text):
+        if _REJECTING.search(sentence):
+            continue
+        checks = (("max_price", _PRICE, ""), ("max_total_price_wan", _WAN, "万"), ("max_weight_kg", _KG, "kg"))
+        for key, pattern, unit in checks:
+            if key in constraints:
+                limit = float(constraints[key])
+                for value in _numbers(pattern, sentence, skip_totals=key == "max_price"):
+                    if value > limit:
+                        found.append(Violation(key, f"{value:g}{unit}", f"{limit:g}{unit}"))
+        for word in constraints.get("exclude", []) or []:
+            idx = sentence.lower().find(str(word).lower())
+            if idx >= 0 and not _negated(sentence, idx, idx + len(str(word))):
+                found.append(Violation("exclude", str(word), f"no {word}"))
+    return found
+
+
+def role_flip(text: str) -> str | None:
+    """The AI-assistant phrase a user turn contains (broke character), or None."""
+    match = _ROLE_FLIP.search(text or "")
+    return match.group(0) if match else None
+
+
+def hidden_truths(persona: Persona) -> list[tuple[str, str]]:
+    """(topic, truth) of unknown_info items written `topic: truth`."""
+    out = []
+    for item in persona.unknown_info:
+        parts = re.split(r"[:：]", item, maxsplit=1)
+        if len(parts) == 2 and parts[1].strip():
+            out.append((parts[0].strip(), parts[1].strip()))
+    return out
+
+
+def unknown_topics(persona: Persona) -> list[str]:
+    """The topics of unknown_info (never the hidden truths)."""
+    return [re.split(r"[:：]", item, maxsplit=1)[0].strip() for item in persona.unknown_info]
+
+
+def leaked_truth(persona: Persona, text: str) -> str | None:
+    """The unknown_info truth a user turn states (the user cannot know it), or None."""
+    low = (text or "").lower()
+    for _topic, truth in hidden_truths(persona):
+        if truth.lower() in low:
+            return truth
+    return None
