@@ -56,8 +56,16 @@ def _time_runs(name: str, agent: str, concurrencies: tuple[int, ...], repeats: i
             t0 = time.perf_counter()
             asyncio.run(run_trials(trials, cfg, out, run_meta(cfg, out, [c.id for c in cases])))
             dt = time.perf_counter() - t0
-        rows.append({"bench": name, "concurrency": concurrency, "conversations": len(trials),
-                     "seconds": round(dt, 2), "per_s": round(len(trials) / dt, 1), "peak_rss_mb": round(peak_rss_mb())})
+        rows.append(
+            {
+                "bench": name,
+                "concurrency": concurrency,
+                "conversations": len(trials),
+                "seconds": round(dt, 2),
+                "per_s": round(len(trials) / dt, 1),
+                "peak_rss_mb": round(peak_rss_mb()),
+            }
+        )
     return rows
 
 
@@ -70,7 +78,9 @@ async def _fire(client, n: int, concurrency: int) -> float:
 
     async def one(i: int) -> None:
         async with sem:
-            await client.chat.completions.create(model="bench", messages=[{"role": "user", "content": f"hi {i}"}])
+            await client.chat.completions.create(
+                model="bench", messages=[{"role": "user", "content": f"hi {i}"}]
+            )
 
     t0 = time.perf_counter()
     await asyncio.gather(*(one(i) for i in range(n)))
@@ -86,14 +96,23 @@ def bench_llm(n: int = 2000) -> list[dict]:
         rows = []
         for backend in ("aiohttp", "httpx"):
             for concurrency in (16, 64, 256):
+
                 async def go() -> float:
                     kw = {"http_client": DefaultAioHttpClient()} if backend == "aiohttp" else {}
                     async with AsyncOpenAI(base_url=base_url, api_key="bench", max_retries=0, **kw) as client:
                         return await _fire(client, n, concurrency)
 
                 dt = asyncio.run(go())
-                rows.append({"bench": "llm", "backend": backend, "concurrency": concurrency, "calls": n,
-                             "seconds": round(dt, 2), "per_s": round(n / dt, 1)})
+                rows.append(
+                    {
+                        "bench": "llm",
+                        "backend": backend,
+                        "concurrency": concurrency,
+                        "calls": n,
+                        "seconds": round(dt, 2),
+                        "per_s": round(n / dt, 1),
+                    }
+                )
         return rows
     finally:
         proc.kill()
@@ -119,15 +138,28 @@ def bench_expand() -> list[dict]:
     for c in cases:
         expand_case(c, "32k", None, seed=1)
     dt = time.perf_counter() - t0
-    return [{"bench": "expand", "length": "32k", "cases": len(cases), "seconds": round(dt, 2),
-             "per_case_s": round(dt / max(1, len(cases)), 3), "peak_rss_mb": round(peak_rss_mb())}]
+    return [
+        {
+            "bench": "expand",
+            "length": "32k",
+            "cases": len(cases),
+            "seconds": round(dt, 2),
+            "per_case_s": round(dt / max(1, len(cases)), 3),
+            "peak_rss_mb": round(peak_rss_mb()),
+        }
+    ]
 
 
 def main() -> None:
     which = sys.argv[1:] or ["graph", "graph-llm", "llm", "expand"]
     rows: list[dict] = []
     for name in which:
-        rows += {"graph": bench_graph, "graph-llm": bench_graph_llm, "llm": bench_llm, "expand": bench_expand}[name]()
+        rows += {
+            "graph": bench_graph,
+            "graph-llm": bench_graph_llm,
+            "llm": bench_llm,
+            "expand": bench_expand,
+        }[name]()
         for r in rows:
             if r["bench"] == name:
                 print("  ".join(f"{k}={v}" for k, v in r.items()), flush=True)

@@ -16,6 +16,6 @@ def _isolated_llm_cache(tmp_path, monkeypatch):
 async def _close_pooled_clients():
     """Close the pooled aiohttp sessions of the test's event loop (no 'Unclosed session' noise)."""
     yield
-    from usersim.adapters.openai_client import aclose_clients
+    from usersim.llm.client import aclose_clients
 
     await aclose_clients()

@@ -6,11 +6,21 @@ from typing import Any
 
 from tests.adapters.harness import FakeTools, drive, tool_schema
 from usersim.adapters.base import load_agent
-from usersim.cases.messages import Message
+from usersim.core.messages import Message
 
-ALL_TOOLS = ["web_search", "search_flights", "search_hotels", "maps_weather", "search_restaurants",
-             "taobao_search_products", "search_trains", "zhihu_search", "zhihu_get_article_detail",
-             "beike_search_resale_housing", "beike_search_community_detail"]
+ALL_TOOLS = [
+    "web_search",
+    "search_flights",
+    "search_hotels",
+    "maps_weather",
+    "search_restaurants",
+    "taobao_search_products",
+    "search_trains",
+    "zhihu_search",
+    "zhihu_get_article_detail",
+    "beike_search_resale_housing",
+    "beike_search_community_detail",
+]
 
 
 def schemas(names: list[str] = ALL_TOOLS) -> list[dict[str, Any]]:
@@ -19,8 +29,12 @@ def schemas(names: list[str] = ALL_TOOLS) -> list[dict[str, Any]]:
 
 def hotels(args: dict[str, Any]) -> dict[str, Any]:
     city = args.get("location")
-    return {"hotels": [{"name": f"{city}站前酒店", "area": f"{city}站", "price_per_night": 680, "rating": 4.5},
-                       {"name": f"{city}中心酒店", "area": "市中心", "price_per_night": 920, "rating": 4.2}]}
+    return {
+        "hotels": [
+            {"name": f"{city}站前酒店", "area": f"{city}站", "price_per_night": 680, "rating": 4.5},
+            {"name": f"{city}中心酒店", "area": "市中心", "price_per_night": 920, "rating": 4.2},
+        ]
+    }
 
 
 LAPTOPS = [
@@ -44,19 +58,36 @@ def products(args: dict[str, Any]) -> dict[str, Any]:
 
 
 def restaurants(args: dict[str, Any]) -> dict[str, Any]:
-    items = [{"name": "海鲜大咖", "cuisine": "海鲜"}, {"name": "胡同小馆", "cuisine": "京菜"},
-             {"name": "麻辣香锅王", "cuisine": "川菜 麻辣"}, {"name": "清汤面馆", "cuisine": "面食"}]
+    items = [
+        {"name": "海鲜大咖", "cuisine": "海鲜"},
+        {"name": "胡同小馆", "cuisine": "京菜"},
+        {"name": "麻辣香锅王", "cuisine": "川菜 麻辣"},
+        {"name": "清汤面馆", "cuisine": "面食"},
+    ]
     return {"restaurants": items}
 
 
 def weather(args: dict[str, Any]) -> dict[str, Any]:
-    return {"city": args["city"], "date": args.get("date"), "condition": "小雨", "temp_low": 8, "temp_high": 15}
+    return {
+        "city": args["city"],
+        "date": args.get("date"),
+        "condition": "小雨",
+        "temp_low": 8,
+        "temp_high": 15,
+    }
 
 
 def fake_tools(**errors: str) -> FakeTools:
-    return FakeTools({"search_hotels": hotels, "taobao_search_products": products,
-                      "search_restaurants": restaurants, "maps_weather": weather,
-                      "web_search": {"results": [{"title": "搜索结果", "snippet": "相关信息"}]}}, errors)
+    return FakeTools(
+        {
+            "search_hotels": hotels,
+            "taobao_search_products": products,
+            "search_restaurants": restaurants,
+            "maps_weather": weather,
+            "web_search": {"results": [{"title": "搜索结果", "snippet": "相关信息"}]},
+        },
+        errors,
+    )
 
 
 def system(date: str = "2026-04-07", memory: list[str] | None = None) -> Message:
@@ -77,8 +108,13 @@ def convo(*turns: str | tuple[str, str]) -> list[Message]:
     return out
 
 
-async def answer(spec: str, *turns: str | tuple[str, str], tools: FakeTools | None = None,
-                 names: list[str] = ALL_TOOLS, memory: list[str] | None = None) -> tuple[list[Message], FakeTools]:
+async def answer(
+    spec: str,
+    *turns: str | tuple[str, str],
+    tools: FakeTools | None = None,
+    names: list[str] = ALL_TOOLS,
+    memory: list[str] | None = None,
+) -> tuple[list[Message], FakeTools]:
     """Run one live agent turn after a replayed history; returns (new messages, tools)."""
     tools = tools or fake_tools()
     history = [system(memory=memory)] + convo(*turns)

@@ -22,9 +22,17 @@ def policy(messages: list[dict[str, Any]]) -> dict[str, Any]:
         return {"role": "assistant", "content": f"为两位找到：{listing}。"}
     users = [m for m in messages if m["role"] == "user"]
     if len(users) == 1:
-        return {"role": "assistant", "content": None,
-                "tool_calls": [{"id": "call_1", "type": "function",
-                                "function": {"name": "search_flights", "arguments": json.dumps(FLIGHT_ARGS)}}]}
+        return {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "search_flights", "arguments": json.dumps(FLIGHT_ARGS)},
+                }
+            ],
+        }
     return {"role": "assistant", "content": "MU729 当地时间 11:45 到达关西机场。"}
 
 
@@ -48,8 +56,15 @@ def make_graph(tools: list[Any], checkpointer: Any = None) -> Any:
 
     def agent(state: MessagesState) -> dict[str, Any]:
         reply = policy(_lc_to_dicts(state["messages"]))
-        calls = [{"name": tc["function"]["name"], "args": json.loads(tc["function"]["arguments"]),
-                  "id": tc["id"], "type": "tool_call"} for tc in reply.get("tool_calls", [])]
+        calls = [
+            {
+                "name": tc["function"]["name"],
+                "args": json.loads(tc["function"]["arguments"]),
+                "id": tc["id"],
+                "type": "tool_call",
+            }
+            for tc in reply.get("tool_calls", [])
+        ]
         return {"messages": [AIMessage(content=reply.get("content") or "", tool_calls=calls)]}
 
     builder = StateGraph(MessagesState)
@@ -71,15 +86,21 @@ def broken(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[
 
 
 def malformed(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
-    return {"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "web_search",
-                                                                          "arguments": '{"query": "x"'}}]}
+    return {
+        "role": "assistant",
+        "tool_calls": [{"id": "c", "function": {"name": "web_search", "arguments": '{"query": "x"'}}],
+    }
 
 
 def repairable(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
     if messages[-1]["role"] == "tool":
         return {"role": "assistant", "content": "done"}
-    return {"role": "assistant", "tool_calls": [{"id": "c", "function": {"name": "web_search",
-                                                                          "arguments": "```json\n{'query': 'x',}\n```"}}]}
+    return {
+        "role": "assistant",
+        "tool_calls": [
+            {"id": "c", "function": {"name": "web_search", "arguments": "```json\n{'query': 'x',}\n```"}}
+        ],
+    }
 
 
 not_callable = 42

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from tests.support.openai_stub import OpenAIStub, error, slow, text, tool_call
-from usersim.adapters.openai_client import LLMCallError, chat_completion
+from usersim.llm.client import LLMCallError, chat_completion
 
 MSGS = [{"role": "user", "content": "你好"}]
 

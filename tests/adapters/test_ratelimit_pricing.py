@@ -8,9 +8,9 @@ import time
 import pytest
 
 from tests.support.openai_stub import OpenAIStub, text
-from usersim.adapters.openai_client import chat_completion
-from usersim.adapters.pricing import cost_usd
-from usersim.adapters.ratelimit import limiter_for, parse_limits
+from usersim.llm.client import chat_completion
+from usersim.llm.prices import cost_usd
+from usersim.llm.ratelimit import limiter_for, parse_limits
 
 
 def test_parse_limits_and_errors():
@@ -36,7 +36,15 @@ async def test_chat_completion_records_cost_and_respects_limits(monkeypatch):
         monkeypatch.setenv("USERSIM_RATE_LIMITS", f"127.0.0.1:{stub.port}=1200")
         stub.script(*[text("ok", prompt_tokens=1000, completion_tokens=500) for _ in range(3)])
         results = await asyncio.gather(
-            *[chat_completion(model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}], base_url=stub.base_url, cache=False) for _ in range(3)]
+            *[
+                chat_completion(
+                    model="gpt-4o-mini",
+                    messages=[{"role": "user", "content": "hi"}],
+                    base_url=stub.base_url,
+                    cache=False,
+                )
+                for _ in range(3)
+            ]
         )
     for _, usage in results:
         assert usage.cost_usd == pytest.approx(cost_usd("gpt-4o-mini", 1000, 500))
@@ -56,8 +64,15 @@ async def test_json_mode_rejected_by_server_is_dropped_and_retried(monkeypatch):
     from tests.support.openai_stub import error
 
     with OpenAIStub() as stub:
-        stub.script(error(400, "response_format json_object is not supported by this model"), text('{"ok": 1}'))
-        message, _ = await chat_completion(model="m", messages=[{"role": "user", "content": "hi"}], base_url=stub.base_url,
-                                           response_format={"type": "json_object"}, cache=False)
+        stub.script(
+            error(400, "response_format json_object is not supported by this model"), text('{"ok": 1}')
+        )
+        message, _ = await chat_completion(
+            model="m",
+            messages=[{"role": "user", "content": "hi"}],
+            base_url=stub.base_url,
+            response_format={"type": "json_object"},
+            cache=False,
+        )
         assert message["content"] == '{"ok": 1}'
         assert "response_format" in stub.requests[0] and "response_format" not in stub.requests[1]

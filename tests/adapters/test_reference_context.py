@@ -79,8 +79,11 @@ async def test_flaw_no_clarify_assumes_instead_of_asking():
 
 async def test_flaw_give_up_on_error_stops_without_fallback_or_partial_results():
     tools = fake_tools(search_hotels="Error: Hotel search service temporarily unavailable (HTTP 503).")
-    new, tools = await answer("reference:flaw=give-up-on-error",
-                              "帮我规划 5 月 10 号到 14 号从上海去京都的旅行，两个人，5 天", tools=tools)
+    new, tools = await answer(
+        "reference:flaw=give-up-on-error",
+        "帮我规划 5 月 10 号到 14 号从上海去京都的旅行，两个人，5 天",
+        tools=tools,
+    )
     assert [n for n, _ in tools.calls] == ["search_flights", "search_hotels"]
     assert new[-1].content.startswith("抱歉") and "MU729" not in new[-1].content
 
@@ -91,14 +94,23 @@ async def test_flaw_ignore_history_asks_again_for_what_was_said():
     assert tools.calls == [] or all(n != "search_flights" for n, _ in tools.calls)
     good, good_tools = await answer("reference", ("帮我订机票，上海到东京，下周五", "请问几位？"), "两个人")
     assert good_tools.calls[0][1]["passengers"] == 2
-    bad, bad_tools = await answer("reference:flaw=ignore-history", ("帮我订机票，上海到东京，下周五", "请问几位？"), "两个人")
+    bad, bad_tools = await answer(
+        "reference:flaw=ignore-history", ("帮我订机票，上海到东京，下周五", "请问几位？"), "两个人"
+    )
     assert bad_tools.calls == [] or bad_tools.calls[0][0] != "search_flights"
 
 
 def test_flaws_combine_with_context_options_and_describe_reports_them():
     d = load_agent("reference:window-10,flaw=no-clarify,flaw=give-up-on-error").describe()
-    assert d == {"agent": "reference", "context_strategy": "window", "window_turns": 10, "profile_injection": False,
-                 "external_memory": False, "temperature": 0, "flaws": ["no-clarify", "give-up-on-error"]}
+    assert d == {
+        "agent": "reference",
+        "context_strategy": "window",
+        "window_turns": 10,
+        "profile_injection": False,
+        "external_memory": False,
+        "temperature": 0,
+        "flaws": ["no-clarify", "give-up-on-error"],
+    }
     assert load_agent("reference").describe()["context_strategy"] == "full"
     assert load_agent("reference:profile").describe()["profile_injection"] is True
     assert load_agent("reference:summary").describe()["context_strategy"] == "summary"
@@ -125,8 +137,14 @@ async def test_recall_of_who_the_user_is_decays_with_the_window_unless_profiled(
 
 
 async def test_unresolvable_pointer_is_asked_about_and_a_resolvable_one_is_resolved():
-    new, tools = await answer("reference", ("最近工作太累了，想出去放松一下。", "辛苦了！想去哪里？"), "帮我把它订了吧。")
+    new, tools = await answer(
+        "reference", ("最近工作太累了，想出去放松一下。", "辛苦了！想去哪里？"), "帮我把它订了吧。"
+    )
     assert tools.calls == [] and "具体指什么" in new[-1].content
-    new, _ = await answer("reference", ("我有一份销售数据，包含 2024 年全年的销售额。", "好的。"),
-                          ("计算 2+3 等于几？", "等于 5。"), "能分析一下它吗？")
+    new, _ = await answer(
+        "reference",
+        ("我有一份销售数据，包含 2024 年全年的销售额。", "好的。"),
+        ("计算 2+3 等于几？", "等于 5。"),
+        "能分析一下它吗？",
+    )
     assert "销售数据" in new[-1].content

@@ -12,7 +12,7 @@ from tests.adapters import scripted_agents
 from tests.adapters.harness import FakeTools, drive, make_case, shape
 from tests.support.openai_stub import error, tool_call
 from usersim.adapters.base import AgentError, load_agent
-from usersim.cases.messages import Message
+from usersim.core.messages import Message
 
 SYSTEM = Message(role="system", content="当前日期：2026-04-07")
 TURN1 = Message(role="user", content="帮我搜一下 6 月中旬从上海飞大阪的机票，两个人")
@@ -97,6 +97,7 @@ def _input(messages):
 
 # --- failures ------------------------------------------------------------------------------------
 
+
 async def test_openai_401_is_agent_error_naming_endpoint_and_model(openai_stub):
     openai_stub.script(error(401, "Incorrect API key provided: sk-test-st***"))
     with pytest.raises(AgentError) as info:
@@ -127,7 +128,9 @@ def test_openai_unknown_option_suggests_the_right_one():
 
 
 def test_python_import_errors_are_actionable():
-    with pytest.raises(AgentError, match=r"Cannot import 'no_such_mod' from spec 'python:no_such_mod:f': ModuleNotFoundError"):
+    with pytest.raises(
+        AgentError, match=r"Cannot import 'no_such_mod' from spec 'python:no_such_mod:f': ModuleNotFoundError"
+    ):
         load_agent("python:no_such_mod:f")
     with pytest.raises(AgentError, match=r"has no attribute 'respnd'. Did you mean 'respond'\?"):
         load_agent("python:tests.adapters.scripted_agents:respnd")
@@ -138,7 +141,9 @@ def test_python_import_errors_are_actionable():
 
 
 async def test_python_function_exception_and_malformed_reply():
-    with pytest.raises(AgentError, match=r"python:tests.adapters.scripted_agents:broken raised ValueError: agent blew up"):
+    with pytest.raises(
+        AgentError, match=r"python:tests.adapters.scripted_agents:broken raised ValueError: agent blew up"
+    ):
         await load_agent("python:tests.adapters.scripted_agents:broken").respond(_input([TURN1]))
     with pytest.raises(AgentError, match="Malformed tool call 'web_search'.*not valid JSON"):
         await load_agent("python:tests.adapters.scripted_agents:malformed").respond(_input([TURN1]))
@@ -151,6 +156,7 @@ async def test_trivially_malformed_arguments_are_repaired():
 
 
 # --- http ----------------------------------------------------------------------------------------
+
 
 @pytest.fixture
 async def http_server():
@@ -177,7 +183,9 @@ async def test_http_agent_same_transcript_and_payload(http_server):
     async def handler(body):
         message = scripted_agents.policy(body["messages"])
         # answer in both accepted shapes
-        return web.json_response({"message": message} if len(body["messages"]) % 2 else {"choices": [{"message": message}]})
+        return web.json_response(
+            {"message": message} if len(body["messages"]) % 2 else {"choices": [{"message": message}]}
+        )
 
     http_server["handler"] = handler
     history, tools = await two_turns(load_agent(http_server["url"]))
@@ -192,7 +200,9 @@ async def test_http_agent_errors_name_url_and_status(http_server):
         return web.Response(status=503, text="maintenance")
 
     http_server["handler"] = fail
-    with pytest.raises(AgentError, match=r"HTTP agent http://127.0.0.1:\d+/chat answered HTTP 503: maintenance"):
+    with pytest.raises(
+        AgentError, match=r"HTTP agent http://127.0.0.1:\d+/chat answered HTTP 503: maintenance"
+    ):
         await load_agent(http_server["url"]).respond(_input([TURN1]))
 
     async def wrong_shape(body):

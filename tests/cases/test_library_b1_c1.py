@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.cases.library import load_dir
-from usersim.cases.messages import Message, ToolCall
 from usersim.cases.schema import Case
-from usersim.graphs.state import SkillEvent
+from usersim.core.events import SkillEvent
+from usersim.core.messages import Message, ToolCall
 from usersim.judges.base import JudgeState
 from usersim.judges.checks import CheckContext, evaluate, validate_check
 

@@ -10,24 +10,58 @@ from pathlib import Path
 import pytest
 
 from tests.cases.library import load_dir
-from usersim.cases.messages import Message, ToolCall
 from usersim.cases.schema import Case
+from usersim.core.messages import Message, ToolCall
 from usersim.judges.base import JudgeState
 from usersim.judges.checks import CheckContext, evaluate, validate_check
 from usersim.personas.loader import load_persona
 
 CASES = Path(__file__).resolve().parents[2] / "usersim" / "cases"
-C2_IDS = {f"C2-{cat}-0{i}" for cat, n in [("TD", 4), ("PR", 4), ("E2E", 4), ("SC", 2), ("EP", 3),
-                                           ("SR", 3), ("CD", 4), ("SV", 3), ("MM", 4)] for i in range(1, n + 1)}
+C2_IDS = {
+    f"C2-{cat}-0{i}"
+    for cat, n in [
+        ("TD", 4),
+        ("PR", 4),
+        ("E2E", 4),
+        ("SC", 2),
+        ("EP", 3),
+        ("SR", 3),
+        ("CD", 4),
+        ("SV", 3),
+        ("MM", 4),
+    ]
+    for i in range(1, n + 1)
+}
 D_IDS = {f"D-{i:02d}" for i in range(1, 21)}
 # The seed's 20-scenario table: ID -> 轮数.
-D_TURNS = {"D-01": 3, "D-02": 5, "D-03": 8, "D-04": 12, "D-05": 15, "D-06": 4, "D-07": 5, "D-08": 6,
-           "D-09": 4, "D-10": 5, "D-11": 8, "D-12": 10, "D-13": 3, "D-14": 4, "D-15": 3, "D-16": 3,
-           "D-17": 20, "D-18": 30, "D-19": 8, "D-20": 6}
-D_CATEGORY = {**dict.fromkeys(["D-01", "D-02", "D-03", "D-04", "D-05", "D-17", "D-18"], "MEM"),
-              **dict.fromkeys(["D-06", "D-07", "D-08", "D-09", "D-19"], "REF"),
-              **dict.fromkeys(["D-10", "D-11", "D-12"], "SW"),
-              **dict.fromkeys(["D-13", "D-14", "D-15", "D-16", "D-20"], "CONF")}
+D_TURNS = {
+    "D-01": 3,
+    "D-02": 5,
+    "D-03": 8,
+    "D-04": 12,
+    "D-05": 15,
+    "D-06": 4,
+    "D-07": 5,
+    "D-08": 6,
+    "D-09": 4,
+    "D-10": 5,
+    "D-11": 8,
+    "D-12": 10,
+    "D-13": 3,
+    "D-14": 4,
+    "D-15": 3,
+    "D-16": 3,
+    "D-17": 20,
+    "D-18": 30,
+    "D-19": 8,
+    "D-20": 6,
+}
+D_CATEGORY = {
+    **dict.fromkeys(["D-01", "D-02", "D-03", "D-04", "D-05", "D-17", "D-18"], "MEM"),
+    **dict.fromkeys(["D-06", "D-07", "D-08", "D-09", "D-19"], "REF"),
+    **dict.fromkeys(["D-10", "D-11", "D-12"], "SW"),
+    **dict.fromkeys(["D-13", "D-14", "D-15", "D-16", "D-20"], "CONF"),
+}
 # The reference table's 插入轮数 column.
 REF_INSERTED = {1: 2, 2: 2, 3: 2, 4: 3, 5: 2, 6: 2, 7: 2, 8: 3, 9: 5, 10: 3}
 
@@ -75,7 +109,12 @@ def test_case_metadata_and_checks_are_valid(case_id: str) -> None:
 
 def test_c2_scoring_difficulty_and_milestones_follow_the_seed() -> None:
     labels = [c.scoring_label for c in C2.values()]
-    assert [labels.count(x) for x in ("llm_judge", "auto", "auto+llm_judge", "llm_judge+human")] == [24, 5, 1, 1]
+    assert [labels.count(x) for x in ("llm_judge", "auto", "auto+llm_judge", "llm_judge+human")] == [
+        24,
+        5,
+        1,
+        1,
+    ]
     assert C2["C2-SC-02"].judging.scoring.note == "自动（计算完成维度数）+ LLM-judge"
     assert C2["C2-E2E-04"].judging.scoring.note == "LLM-judge + 人工（评估对话流畅度和任务完成质量）"
     assert C2["C2-SR-01"].judging.scoring.note == '自动（检查是否有第二次以 "北京" 为参数的正确调用）'
@@ -83,7 +122,11 @@ def test_c2_scoring_difficulty_and_milestones_follow_the_seed() -> None:
     assert [diff[f"C2-TD-0{i}"] for i in range(1, 5)] == ["easy", "medium", "medium", "hard"]
     assert [diff[f"C2-CD-0{i}"] for i in range(1, 5)] == ["easy", "medium", "hard", "hard"]
     td02 = C2["C2-TD-02"].judging.milestones
-    assert [(m.id, m.requires) for m in td02] == [("flights", []), ("itinerary", ["flights"]), ("hotel", ["itinerary"])]
+    assert [(m.id, m.requires) for m in td02] == [
+        ("flights", []),
+        ("itinerary", ["flights"]),
+        ("hotel", ["itinerary"]),
+    ]
     assert all(not c.skills.skill_enabled for c in C2.values())
 
 
@@ -104,9 +147,15 @@ def test_messages_history_and_images_are_the_seeds_text() -> None:
     assert C2["C2-MM-01"].input.message == "[图片] 帮我实现这个清单"
     ref01 = MT["MT-REF-01"].input  # the article's test_reference dialogue, verbatim
     assert [m.content for m in ref01.history if m.role == "user"] == [
-        "我有一份销售数据，包含 2024 年全年的销售额。", "今天天气怎么样？", "计算 2+3 等于几？"]
+        "我有一份销售数据，包含 2024 年全年的销售额。",
+        "今天天气怎么样？",
+        "计算 2+3 等于几？",
+    ]
     assert ref01.message == "能分析一下它吗？"
-    assert (MT["MT-CONF-02"].input.message, MT["MT-CONF-02"].input.script) == ("帮我分析华东区销售额。", ["不对，改成分析全国。"])
+    assert (MT["MT-CONF-02"].input.message, MT["MT-CONF-02"].input.script) == (
+        "帮我分析华东区销售额。",
+        ["不对，改成分析全国。"],
+    )
 
 
 # The seeds' 工具拦截配置 JSON, verbatim.
@@ -136,8 +185,16 @@ def test_world_facts_are_injected_not_written_into_criteria() -> None:
 
 def test_organic_cases_use_library_personas() -> None:
     td04, e2e04 = C2["C2-TD-04"], C2["C2-E2E-04"]
-    assert (td04.persona, td04.max_turns, td04.goal) == ("japan-first-trip", 20, "最终规划出包含机票、行程、酒店的完整方案")
-    assert (e2e04.persona, e2e04.max_turns, e2e04.goal) == ("vague-laptop-buyer", 15, "最终确定具体购买的型号和购买渠道")
+    assert (td04.persona, td04.max_turns, td04.goal) == (
+        "japan-first-trip",
+        20,
+        "最终规划出包含机票、行程、酒店的完整方案",
+    )
+    assert (e2e04.persona, e2e04.max_turns, e2e04.goal) == (
+        "vague-laptop-buyer",
+        15,
+        "最终确定具体购买的型号和购买渠道",
+    )
     buyer = load_persona(e2e04.persona)  # the budget check is the persona's budget on every path
     (budget_check,) = [c["constraint"] for c in e2e04.judging.checks if "constraint" in c]
     assert budget_check["value"] == buyer.goal.constraints["max_price"] == 8000
@@ -206,7 +263,10 @@ SC02_TABLE = """| 小区 | 房价 | 周边配套 | 交通 |
 
 def test_c2_sc_02_partial_credit_is_seven_of_nine() -> None:
     case = C2["C2-SC-02"]
-    calls = [_call("beike_search_community_detail", community_name=n) for n in ("望京花园小区", "劲松五区", "百子湾家园")]
+    calls = [
+        _call("beike_search_community_detail", community_name=n)
+        for n in ("望京花园小区", "劲松五区", "百子湾家园")
+    ]
     assert all(_passes(case, (calls, SC02_TABLE + "\n说明：百子湾家园配套和交通信息暂未收录。")).values())
     gave_up = SC02_TABLE.rsplit("\n", 1)[0] + "\n| 百子湾家园 | 数据缺失 | 数据缺失 | 数据缺失 |"
     assert _passes(case, (calls, gave_up + "\n百子湾家园信息缺失。"))["0:step_completion"] is False  # 6/9
@@ -231,9 +291,11 @@ def test_c2_counting_and_constraint_checks() -> None:
 
 def test_c2_error_isolation_and_self_correction() -> None:
     ep03 = C2["C2-EP-03"]
-    calls = [_call("maps_weather", city="北京", date="2026-04-08"),
-             _call("search_flights", origin="北京", destination="上海", departure_date="2026-04-08"),
-             _call("search_hotels", location="上海", near="外滩", check_in="2026-04-08", check_out="2026-04-10")]
+    calls = [
+        _call("maps_weather", city="北京", date="2026-04-08"),
+        _call("search_flights", origin="北京", destination="上海", departure_date="2026-04-08"),
+        _call("search_hotels", location="上海", near="外滩", check_in="2026-04-08", check_out="2026-04-10"),
+    ]
     good = "1) 北京明天多云 18°C；2) 机票查询失败（服务故障），请稍后重试；3) 外滩附近酒店：外滩茂悦酒店"
     assert all(_passes(ep03, (calls, good)).values())
     stopped = _passes(ep03, (calls[:2], "北京明天多云。机票查询失败，请稍后再试。"))
@@ -262,16 +324,33 @@ def test_mt_reference_and_switch_checks() -> None:
     assert guessed == {"0:asked_clarification": False, "1:tool_not_called": False}
     assert all(_passes(MT["D-10"], "总预算是 7680 元。").values())
     assert not all(_passes(MT["D-10"], "总预算是 6,880 元。").values())
-    assert _passes(MT["MT-REF-06"], "你是指新秀丽 Cosmolite 还是地平线 8 号？") == {"0:asked_clarification": True}
+    assert _passes(MT["MT-REF-06"], "你是指新秀丽 Cosmolite 还是地平线 8 号？") == {
+        "0:asked_clarification": True
+    }
 
 
 def test_mt_conflicts_let_the_later_instruction_win() -> None:
     d13 = MT["D-13"]
-    assert all(_passes(d13, "按评分：1. 心斋桥十字酒店 4.7 2. 梅田阪急国际酒店 4.5 3. 难波东方酒店 4.2 4. 新大阪站前 APA 酒店 3.9").values())
-    assert not all(_passes(d13, "1. 新大阪站前 APA 酒店 2. 难波东方酒店 3. 心斋桥十字酒店 4. 梅田阪急国际酒店").values())
+    assert all(
+        _passes(
+            d13,
+            "按评分：1. 心斋桥十字酒店 4.7 2. 梅田阪急国际酒店 4.5 3. 难波东方酒店 4.2 4. 新大阪站前 APA 酒店 3.9",
+        ).values()
+    )
+    assert not all(
+        _passes(d13, "1. 新大阪站前 APA 酒店 2. 难波东方酒店 3. 心斋桥十字酒店 4. 梅田阪急国际酒店").values()
+    )
     d15 = MT["D-15"]
-    assert all(_passes(d15, "1. 防水双肩包 359 元\n2. 20000mAh 充电宝 199 元\n3. 旅行颈枕 89 元\n合计 647 元").values())
-    assert not all(_passes(d15, "1. 降噪耳机 1,299 元\n2. 防水双肩包 359 元\n3. 充电宝 199 元\n4. 颈枕 89 元\n合计 1,946 元").values())
+    assert all(
+        _passes(
+            d15, "1. 防水双肩包 359 元\n2. 20000mAh 充电宝 199 元\n3. 旅行颈枕 89 元\n合计 647 元"
+        ).values()
+    )
+    assert not all(
+        _passes(
+            d15, "1. 降噪耳机 1,299 元\n2. 防水双肩包 359 元\n3. 充电宝 199 元\n4. 颈枕 89 元\n合计 1,946 元"
+        ).values()
+    )
     d16 = MT["D-16"]
     assert all(_passes(d16, "好的，之前按 1:21 算的结果作废，重新计算：8 万日元约 4,211 元人民币。").values())
     assert not all(_passes(d16, "好的，记住了。").values())
@@ -286,11 +365,16 @@ def test_c2_td_02_milestones_follow_the_dependency_order() -> None:
     case = C2["C2-TD-02"]
 
     def reached(reply: str) -> list[str]:
-        history = [Message(role="user", content=case.input.message or ""), Message(role="assistant", content=reply)]
+        history = [
+            Message(role="user", content=case.input.message or ""),
+            Message(role="assistant", content=reply),
+        ]
         ctx = CheckContext(history, case, JudgeState(history_len=0, turn_starts=[0], turns=1))
         return [m.id for m in case.judging.milestones if evaluate(m.check, ctx).passed]
 
-    ordered = "1. 先查上海→大阪机票，确定到达/离开时间\n2. 再按航班时间排 5 天行程\n3. 最后按行程的活动区域选酒店"
+    ordered = (
+        "1. 先查上海→大阪机票，确定到达/离开时间\n2. 再按航班时间排 5 天行程\n3. 最后按行程的活动区域选酒店"
+    )
     assert reached(ordered) == ["flights", "itinerary", "hotel"]
     hotel_first = "1. 先订京都酒店\n2. 查机票\n3. 排行程"
     assert reached(hotel_first) == ["flights", "itinerary"]  # 顺序错误（先订酒店再查机票）

@@ -11,8 +11,22 @@ from usersim.cases.schema import Case
 
 C5_DIR = Path(__file__).resolve().parents[2] / "usersim" / "cases" / "c5"
 SEED_IDS = {
-    "C5-EI-01", "C5-EI-02", "C5-EI-03", "C5-MI-01", "C5-MI-02", "C5-MI-03", "C5-LI-01", "C5-LI-02",
-    "C5-LI-03", "C5-LT-01", "C5-LT-02", "C5-LT-03", "C5-LC-01", "C5-LC-02", "C5-LS-01", "C5-LS-02",
+    "C5-EI-01",
+    "C5-EI-02",
+    "C5-EI-03",
+    "C5-MI-01",
+    "C5-MI-02",
+    "C5-MI-03",
+    "C5-LI-01",
+    "C5-LI-02",
+    "C5-LI-03",
+    "C5-LT-01",
+    "C5-LT-02",
+    "C5-LT-03",
+    "C5-LC-01",
+    "C5-LC-02",
+    "C5-LS-01",
+    "C5-LS-02",
 }
 
 
@@ -35,7 +49,12 @@ def test_every_seed_case_is_transcribed_once():
 @pytest.mark.parametrize("cid", sorted(SEED_IDS))
 def test_common_fields(cid):
     c = CASES[cid]
-    assert (c.dimension, c.category, c.source, c.mode) == ("C5", cid.split("-")[1], "000_2f157b7a99b49195.txt", "static")
+    assert (c.dimension, c.category, c.source, c.mode) == (
+        "C5",
+        cid.split("-")[1],
+        "000_2f157b7a99b49195.txt",
+        "static",
+    )
     assert c.skills.skill_enabled is False  # every C5 case says skill_enabled: false
     assert c.long_context is not None and c.long_context.seed_length == "32k"
     assert c.input.history[0].role == "user" and c.input.message
@@ -58,7 +77,10 @@ def test_current_messages_verbatim():
     assert CASES["C5-EI-01"].input.message == "帮我推荐一下当地有什么美食"
     assert CASES["C5-LT-01"].input.message == "好了，帮我查机票"
     assert CASES["C5-LI-03"].input.message == "那个东西还有白色的吗"
-    assert CASES["C5-LS-01"].input.message == "好的机票定了，那帮我排一下每天的行程吧，去清水寺、金阁寺、岚山、伏见稻荷"
+    assert (
+        CASES["C5-LS-01"].input.message
+        == "好的机票定了，那帮我排一下每天的行程吧，去清水寺、金阁寺、岚山、伏见稻荷"
+    )
 
 
 def test_history_verbatim_including_multiline_plans():
@@ -71,19 +93,31 @@ def test_history_verbatim_including_multiline_plans():
 
 def test_scoring_methods_and_notes():
     s = {cid: CASES[cid].judging.scoring for cid in ("C5-EI-01", "C5-EI-03", "C5-MI-03", "C5-LT-03")}
-    assert (s["C5-EI-01"].methods, s["C5-EI-01"].note) == (["auto", "llm_judge"], "自动（关键词检测）+ LLM-judge")
+    assert (s["C5-EI-01"].methods, s["C5-EI-01"].note) == (
+        ["auto", "llm_judge"],
+        "自动（关键词检测）+ LLM-judge",
+    )
     assert (s["C5-EI-03"].methods, s["C5-EI-03"].note) == (["auto"], "自动（检查工具参数）")
-    assert (s["C5-MI-03"].methods, s["C5-MI-03"].note) == (["llm_judge"], "LLM-judge（检查三条信息的利用情况）")
+    assert (s["C5-MI-03"].methods, s["C5-MI-03"].note) == (
+        ["llm_judge"],
+        "LLM-judge（检查三条信息的利用情况）",
+    )
     assert s["C5-LT-03"].methods == ["auto", "llm_judge"]
 
 
 def test_auto_criteria_checks():
-    assert {"tool_called": {"tool": "search_flights", "args": {"origin": "上海"}}} in CASES["C5-EI-03"].judging.checks
+    assert {"tool_called": {"tool": "search_flights", "args": {"origin": "上海"}}} in CASES[
+        "C5-EI-03"
+    ].judging.checks
     lt01 = CASES["C5-LT-01"].judging.checks[0]["tool_called"]
     assert lt01["args"]["origin"] == "深圳"
     assert (lt01["args"]["departure_date"], lt01["args"]["return_date"]) == ("2026-06-15", "2026-06-20")
     lc01 = [c["constraint"] for c in CASES["C5-LC-01"].judging.checks]
-    assert {(c["field"], c["op"]) for c in lc01} == {("brand", "not_in"), ("price", "<="), ("weight_kg", "<=")}
+    assert {(c["field"], c["op"]) for c in lc01} == {
+        ("brand", "not_in"),
+        ("price", "<="),
+        ("weight_kg", "<="),
+    }
     # EI-01: no seafood OR an allergy warning -> two steps, either one passes
     step = CASES["C5-EI-01"].judging.checks[0]["step_completion"]
     assert step["threshold"] == 0.5 and len(step["steps"]) == 2
@@ -92,7 +126,10 @@ def test_auto_criteria_checks():
 def test_gradient_spec_follows_the_seed_table():
     mi01 = CASES["C5-MI-01"].long_context.lengths
     assert {k: (v.position, v.turn_range) for k, v in mi01.items()} == {
-        "4k": ("middle", (4, 5)), "16k": ("middle", (10, 12)), "32k": ("middle", (14, 16))}
+        "4k": ("middle", (4, 5)),
+        "16k": ("middle", (10, 12)),
+        "32k": ("middle", (14, 16)),
+    }
     assert CASES["C5-LS-01"].long_context.lengths["32k"].turn_range == (27, 28)
     # scattered constraints (early + mid + late) carry their own positions
     lc01 = CASES["C5-LC-01"].long_context

@@ -11,7 +11,7 @@ import yaml
 
 from usersim.cases.loader import find_case, load_case, load_cases
 from usersim.cases.schema import Case
-from usersim.cases.yamlfile import FileProblems
+from usersim.core.yamlfile import FileProblems
 
 GOOD = """\
 id: X-01
@@ -106,10 +106,18 @@ def test_find_case_unknown_id_suggests(tmp_path):
 
 def test_validate_cli_exit_codes(tmp_path):
     good = write(tmp_path, "good.yaml", GOOD)
-    bad = write(tmp_path, "bad.yaml", "id: BAD-01\ndimension: B1\ntitle: t\nmodee: static\nmax_turns: many\ninput:\n  message: hi\n")
-    ok = subprocess.run([sys.executable, "-m", "usersim", "validate", str(good)], capture_output=True, text=True)
+    bad = write(
+        tmp_path,
+        "bad.yaml",
+        "id: BAD-01\ndimension: B1\ntitle: t\nmodee: static\nmax_turns: many\ninput:\n  message: hi\n",
+    )
+    ok = subprocess.run(
+        [sys.executable, "-m", "usersim", "validate", str(good)], capture_output=True, text=True
+    )
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    res = subprocess.run([sys.executable, "-m", "usersim", "validate", str(tmp_path)], capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, "-m", "usersim", "validate", str(tmp_path)], capture_output=True, text=True
+    )
     assert res.returncode == 2
     out = res.stdout.splitlines()
     assert len(out) == 3 and all(l.startswith(f"{bad}:") for l in out)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from usersim.adapters.base import AgentError, AgentInput, AgentReply
-from usersim.cases.messages import Message, ToolCall
-from usersim.graphs.state import SkillEvent, ToolEvent
-from usersim.judges.verdict import Verdict
+from usersim.core.events import SkillEvent, ToolEvent
+from usersim.core.messages import Message, ToolCall
+from usersim.core.verdict import Verdict
 from usersim.simulator.base import SimulatorTurn, SimulatorView
 
 
@@ -18,7 +18,10 @@ class FakeSandbox:
         self._skill_events: list[SkillEvent] = []
 
     def tool_schemas(self) -> list[dict]:
-        return [{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}} for n in self.results]
+        return [
+            {"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
+            for n in self.results
+        ]
 
     def system_prompt(self) -> str:
         return "当前日期：2026-04-07"
@@ -26,7 +29,9 @@ class FakeSandbox:
     async def call(self, name: str, arguments: dict, *, turn: int) -> ToolEvent:
         self.calls.append((name, arguments, turn))
         n = sum(1 for c in self.calls if c[0] == name)
-        return ToolEvent(turn=turn, call_number=n, name=name, arguments=arguments, result=self.results.get(name, "{}"))
+        return ToolEvent(
+            turn=turn, call_number=n, name=name, arguments=arguments, result=self.results.get(name, "{}")
+        )
 
     def drain_skill_events(self) -> list[SkillEvent]:
         out, self._skill_events = self._skill_events, []
@@ -67,7 +72,11 @@ class ScriptedSimulator:
 
     async def next_turn(self, view: SimulatorView) -> SimulatorTurn:
         self.views.append(view)
-        move = self.moves[len(self.views) - 1] if len(self.views) <= len(self.moves) else SimulatorTurn(message="继续")
+        move = (
+            self.moves[len(self.views) - 1]
+            if len(self.views) <= len(self.moves)
+            else SimulatorTurn(message="继续")
+        )
         if isinstance(move, Exception):
             raise move
         return move

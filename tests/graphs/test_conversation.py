@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.graphs.fakes import CountingJudge, FakeSandbox, RecordingAgent, ScriptedSimulator
-from usersim.cases.messages import Message, ToolCall
 from usersim.cases.schema import Case
+from usersim.core.messages import Message, ToolCall
 from usersim.graphs.context import RunContext
 from usersim.graphs.conversation import graph
 from usersim.personas.schema import Goal, Persona
@@ -86,7 +86,11 @@ async def test_static_script_turns_are_answered_live_in_order():
     final = await run(case, agent)
     users = [m.content for m in final["messages"] if m.role == "user"]
     assert users == ["第一句", "第二句", "第三句"]
-    assert [m.content for m in final["messages"] if m.role == "assistant"] == ["回答第 1 轮", "回答第 2 轮", "回答第 3 轮"]
+    assert [m.content for m in final["messages"] if m.role == "assistant"] == [
+        "回答第 1 轮",
+        "回答第 2 轮",
+        "回答第 3 轮",
+    ]
     assert final["turn_starts"] == [0, 2, 4]
 
 
@@ -119,8 +123,17 @@ async def test_endless_tool_loop_is_bounded():
 @pytest.mark.parametrize(
     "moves, reason",
     [
-        ([SimulatorTurn(message="我想暑假去日本玩"), SimulatorTurn(stop="goal_met", reason="plan complete")], "goal_met"),
-        ([SimulatorTurn(message="我想暑假去日本玩"), SimulatorTurn(stop="gave_up", reason="patience")], "gave_up"),
+        (
+            [
+                SimulatorTurn(message="我想暑假去日本玩"),
+                SimulatorTurn(stop="goal_met", reason="plan complete"),
+            ],
+            "goal_met",
+        ),
+        (
+            [SimulatorTurn(message="我想暑假去日本玩"), SimulatorTurn(stop="gave_up", reason="patience")],
+            "gave_up",
+        ),
         ([SimulatorTurn(message="a"), SimulatorTurn(message="b"), SimulatorTurn(message="c")], "max_turns"),
         ([SimulatorTurn(message="a"), SimulatorError("role flip 3 times")], "simulator_error"),
         ([SimulatorTurn(message="a"), SimulatorTurn(message="   ")], "simulator_error"),
@@ -136,7 +149,9 @@ async def test_organic_stop_reasons(moves, reason):
 
 
 async def test_simulator_never_sees_tool_messages():
-    sim = ScriptedSimulator([SimulatorTurn(message="a"), SimulatorTurn(message="b"), SimulatorTurn(stop="goal_met")])
+    sim = ScriptedSimulator(
+        [SimulatorTurn(message="a"), SimulatorTurn(message="b"), SimulatorTurn(stop="goal_met")]
+    )
     await run(organic_case(), RecordingAgent(tool="web_search"), sim=sim)
     second = sim.views[1]
     assert [m.role for m in second.transcript] == ["user", "assistant"]

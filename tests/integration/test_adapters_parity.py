@@ -14,8 +14,15 @@ def _shape(rec: dict) -> list[tuple]:
 
 
 def _trace(rec: dict) -> list[tuple]:
-    return [(e["name"], json.dumps(e["arguments"], sort_keys=True, ensure_ascii=False), e["result"], e["call_number"])
-            for e in rec["tool_trace"]]
+    return [
+        (
+            e["name"],
+            json.dumps(e["arguments"], sort_keys=True, ensure_ascii=False),
+            e["result"],
+            e["call_number"],
+        )
+        for e in rec["tool_trace"]
+    ]
 
 
 def test_python_langgraph_and_openai_agents_agree(tmp_path):
@@ -33,14 +40,25 @@ def test_python_langgraph_and_openai_agents_agree(tmp_path):
         last = body["messages"][-1]
         if last["role"] == "tool":
             first = (json.loads(last["content"]).get("outbound") or [{}])[0]
-            return {"content": f"找到航班 {first.get('flight_no', '?')}，价格 {first.get('price_per_person', '?')}"}
+            return {
+                "content": f"找到航班 {first.get('flight_no', '?')}，价格 {first.get('price_per_person', '?')}"
+            }
         args = {"origin": "上海", "destination": "大阪", "departure_date": "2026-06-15", "passengers": 2}
         return {"tool_calls": [{"name": "search_flights", "arguments": args, "id": "c1"}]}
 
     with OpenAIStub(responder=responder) as stub:
         out = tmp_path / "openai"
-        usersim("run", "--id", "B1-EI-01", "--agent", "openai:toy", "--out", str(out), "--no-progress",
-                env={"OPENAI_BASE_URL": stub.base_url, "USERSIM_NO_CACHE": "1"})
+        usersim(
+            "run",
+            "--id",
+            "B1-EI-01",
+            "--agent",
+            "openai:toy",
+            "--out",
+            str(out),
+            "--no-progress",
+            env={"OPENAI_BASE_URL": stub.base_url, "USERSIM_NO_CACHE": "1"},
+        )
         recs["openai"] = {r["id"]: r for r in records(out)}
 
     ids = set(recs["python"])

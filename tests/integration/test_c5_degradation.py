@@ -23,7 +23,12 @@ ROUNDS = {"4k": 8, "16k": 20, "32k": 28}
 def _run(out: Path, *args: str) -> tuple[dict, list[dict]]:
     res = subprocess.run(
         [sys.executable, "-m", "usersim", "run", "usersim/cases/c5", *args, "--out", str(out)],
-        check=False, capture_output=True, text=True, cwd=REPO, env=dict(os.environ), timeout=600,
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=dict(os.environ),
+        timeout=600,
     )
     assert res.returncode == 0, f"usersim run exited {res.returncode}\n{res.stdout}\n{res.stderr}"
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))

@@ -17,8 +17,12 @@ REPO = Path(__file__).resolve().parents[2]
 
 def usersim(*args: str, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
     res = subprocess.run(
-        [sys.executable, "-m", "usersim", *args], capture_output=True, text=True, cwd=REPO,
-        env={**os.environ, **(env or {})}, timeout=600,
+        [sys.executable, "-m", "usersim", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, **(env or {})},
+        timeout=600,
     )
     if check and res.returncode != 0:
         raise AssertionError(f"usersim {' '.join(args)} exited {res.returncode}\n{res.stdout}\n{res.stderr}")
@@ -46,7 +50,10 @@ def test_demo_writes_the_five_cases_with_transcripts_and_reasons(demo_dir):
         assert r["score"] is None or 0 <= r["score"] <= 1
         assert isinstance(r["turns"], int) and r["turns"] >= 1
         assert r["transcript"] and all({"role", "content"} <= set(m) for m in r["transcript"])
-        assert r["verdicts"] and all(v["reason"] and v["verdict"] in {"pass", "fail", "inconclusive", "unjudged", "error"} for v in r["verdicts"])
+        assert r["verdicts"] and all(
+            v["reason"] and v["verdict"] in {"pass", "fail", "inconclusive", "unjudged", "error"}
+            for v in r["verdicts"]
+        )
         assert {"length", "position", "group", "repeat"} <= set(r["variant"])
     assert (demo_dir / "summary.json").is_file() and (demo_dir / "report.html").is_file()
 
@@ -58,7 +65,10 @@ def test_demo_reference_agent_passes_rule_checked_cases(demo_dir):
     for cid in ("B1-EI-01", "B1-CL-01", "B1-IF-01", "B1-MR-02"):
         for r in by_case[cid]:
             rule = [v for v in r["verdicts"] if v["judge"] not in ("llm_rubric", "human")]
-            assert all(v["verdict"] == "pass" for v in rule if v.get("counts_toward_status", True)), (cid, rule)
+            assert all(v["verdict"] == "pass" for v in rule if v.get("counts_toward_status", True)), (
+                cid,
+                rule,
+            )
     ei = by_case["B1-EI-01"][0]
     call = next(m for m in ei["transcript"] if m.get("tool_calls"))["tool_calls"][0]
     assert call["name"] == "search_flights" and call["arguments"]["passengers"] == 2
@@ -77,8 +87,18 @@ def test_llm_judged_criteria_without_judge_are_unjudged_not_passed(demo_dir):
 
 def test_python_agent_failure_is_an_error_record_not_a_crash(tmp_path):
     out = tmp_path / "run"
-    res = usersim("run", "--id", "B1-EI-01", "--id", "B1-CL-01", "--agent",
-                  "python:tests.integration.toy_agents:crashing_agent", "--out", str(out), "--no-progress")
+    res = usersim(
+        "run",
+        "--id",
+        "B1-EI-01",
+        "--id",
+        "B1-CL-01",
+        "--agent",
+        "python:tests.integration.toy_agents:crashing_agent",
+        "--out",
+        str(out),
+        "--no-progress",
+    )
     recs = records(out)
     assert len(recs) >= 2 and all(r["stop_reason"] == "agent_error" for r in recs)
     assert all("agent exploded" in r["stop_detail"] for r in recs)
@@ -88,8 +108,16 @@ def test_python_agent_failure_is_an_error_record_not_a_crash(tmp_path):
 
 def test_weak_agent_fails_with_reasons(tmp_path):
     out = tmp_path / "weak"
-    usersim("run", "--id", "B1-EI-01", "--agent", "python:tests.integration.toy_agents:echo_agent",
-            "--out", str(out), "--no-progress")
+    usersim(
+        "run",
+        "--id",
+        "B1-EI-01",
+        "--agent",
+        "python:tests.integration.toy_agents:echo_agent",
+        "--out",
+        str(out),
+        "--no-progress",
+    )
     for r in records(out):
         assert r["status"] == "failed"
         fail = [v for v in r["verdicts"] if v["verdict"] == "fail"]
@@ -114,7 +142,10 @@ def test_resume_keeps_finished_records_and_runs_only_missing(tmp_path):
     assert set(second) == set(first)
     for rid, rec in second.items():
         if rid != lost:
-            assert rec["started_at"] == first[rid]["started_at"] and rec["duration_s"] == first[rid]["duration_s"]
+            assert (
+                rec["started_at"] == first[rid]["started_at"]
+                and rec["duration_s"] == first[rid]["duration_s"]
+            )
 
 
 def test_rescore_rejudges_without_rerunning(tmp_path, demo_dir):
@@ -125,7 +156,9 @@ def test_rescore_rejudges_without_rerunning(tmp_path, demo_dir):
     assert set(before) == set(after)
     for rid in before:
         assert after[rid]["transcript"] == before[rid]["transcript"]
-        assert [v["verdict"] for v in after[rid]["verdicts"]] == [v["verdict"] for v in before[rid]["verdicts"]]
+        assert [v["verdict"] for v in after[rid]["verdicts"]] == [
+            v["verdict"] for v in before[rid]["verdicts"]
+        ]
 
 
 def test_promote_organic_record_to_static_regression_case(tmp_path, demo_dir):
@@ -145,12 +178,31 @@ def test_promote_organic_record_to_static_regression_case(tmp_path, demo_dir):
 def test_api_keys_never_reach_outputs(tmp_path):
     secret = "sk-test-SECRET-abcdef123456"
     out = tmp_path / "s"
-    bad = usersim("run", "--id", "B1-CL-01", "--agent", f"reference?api_key={secret}", "--out", str(out),
-                  "--no-progress", env={"OPENAI_API_KEY": secret}, check=False)
+    bad = usersim(
+        "run",
+        "--id",
+        "B1-CL-01",
+        "--agent",
+        f"reference?api_key={secret}",
+        "--out",
+        str(out),
+        "--no-progress",
+        env={"OPENAI_API_KEY": secret},
+        check=False,
+    )
     assert bad.returncode != 0 and "Unknown agent" in bad.stderr
     assert secret not in bad.stdout + bad.stderr
-    usersim("run", "--id", "B1-CL-01", "--agent", "python:tests.integration.toy_agents:echo_agent", "--out", str(out),
-            "--no-progress", env={"OPENAI_API_KEY": secret})
+    usersim(
+        "run",
+        "--id",
+        "B1-CL-01",
+        "--agent",
+        "python:tests.integration.toy_agents:echo_agent",
+        "--out",
+        str(out),
+        "--no-progress",
+        env={"OPENAI_API_KEY": secret},
+    )
     assert (out / "results.jsonl").is_file()
     for f in out.rglob("*"):
         if f.is_file():
@@ -165,7 +217,9 @@ def test_demo_flawed_agent_is_caught_by_the_judges(demo_dir):
         assert good[rid]["status"] == "passed" and flawed[rid]["status"] == "failed"
     cl = next(v for v in flawed["B1-CL-01|group=A,r0"]["verdicts"] if v["judge"] == "tool_not_called")
     assert cl["verdict"] == "fail" and "search_flights was called" in cl["reason"]
-    assert flawed["B1-EI-01|group=A,r0"]["status"] == "passed"  # a clear request: the flaws do not matter here
+    assert (
+        flawed["B1-EI-01|group=A,r0"]["status"] == "passed"
+    )  # a clear request: the flaws do not matter here
 
 
 def test_bad_specs_fail_fast_with_did_you_mean(tmp_path):
@@ -173,8 +227,16 @@ def test_bad_specs_fail_fast_with_did_you_mean(tmp_path):
     assert res.returncode != 0 and "Unknown agent 'refrence'. Did you mean 'reference'?" in res.stderr
     res = usersim("run", "--id", "C2-TD-04", "--simulator", "rul", "--out", str(tmp_path / "b"), check=False)
     assert res.returncode != 0 and "Unknown simulator 'rul'. Did you mean 'rule'?" in res.stderr
-    res = usersim("run", "--id", "B1-EI-01", "--agent", "python:tests.integration.toy_agents:echo_agnet",
-                  "--out", str(tmp_path / "c"), check=False)
+    res = usersim(
+        "run",
+        "--id",
+        "B1-EI-01",
+        "--agent",
+        "python:tests.integration.toy_agents:echo_agnet",
+        "--out",
+        str(tmp_path / "c"),
+        check=False,
+    )
     assert res.returncode != 0 and "Did you mean 'echo_agent'?" in res.stderr
     assert not (tmp_path / "a").exists()  # nothing half-written
 
@@ -187,8 +249,22 @@ def test_console_script_imports_user_agent_from_working_directory(tmp_path):
         encoding="utf-8",
     )
     exe = shutil.which("usersim", path=str(Path(sys.executable).parent))
-    res = subprocess.run([exe, "run", str(REPO / "usersim" / "cases" / "b1" / "B1-CL-01.yaml"), "--agent", "python:my_agent:agent",
-                          "--out", "run", "--no-progress"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    res = subprocess.run(
+        [
+            exe,
+            "run",
+            str(REPO / "usersim" / "cases" / "b1" / "B1-CL-01.yaml"),
+            "--agent",
+            "python:my_agent:agent",
+            "--out",
+            "run",
+            "--no-progress",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stderr
     recs = records(tmp_path / "run")
     assert recs and all(r["status"] == "passed" for r in recs), [r["verdicts"] for r in recs]

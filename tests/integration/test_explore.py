@@ -9,8 +9,21 @@ from tests.integration.test_cli_run import records, usersim
 
 def test_explore_variants_branches_and_clusters(tmp_path):
     out = tmp_path / "x"
-    usersim("explore", "--id", "C2-TD-04", "--n", "3", "--seed", "5", "--branch-at", "2", "--branches", "2",
-            "--out", str(out))
+    usersim(
+        "explore",
+        "--id",
+        "C2-TD-04",
+        "--n",
+        "3",
+        "--seed",
+        "5",
+        "--branch-at",
+        "2",
+        "--branches",
+        "2",
+        "--out",
+        str(out),
+    )
     recs = records(out)
     base = [r for r in recs if not r["branch"]]
     branches = [r for r in recs if r["branch"]]

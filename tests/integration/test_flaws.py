@@ -23,7 +23,9 @@ def _rule_verdicts(rec: dict) -> list[tuple[str, str]]:
 
 def _run(tmp_path, agent: str) -> dict[str, dict]:
     out = tmp_path / agent.replace(":", "_").replace("=", "_")
-    usersim("run", *[a for c in CASES for a in ("--id", c)], "--agent", agent, "--out", str(out), "--no-progress")
+    usersim(
+        "run", *[a for c in CASES for a in ("--id", c)], "--agent", agent, "--out", str(out), "--no-progress"
+    )
     return {r["id"]: r for r in records(out)}
 
 

@@ -13,7 +13,9 @@ def test_review_export_label_import_updates_results_store_and_report(tmp_path):
     usersim("run", "--id", "B1-EI-03", "--out", str(out), "--no-progress")
     before = records(out)
     queued = [v for r in before for v in r["verdicts"] if v["judge"] == "human"]
-    assert queued and all(v["verdict"] == "unjudged" and "queued for human review" in v["reason"] for v in queued)
+    assert queued and all(
+        v["verdict"] == "unjudged" and "queued for human review" in v["reason"] for v in queued
+    )
     assert all(r["status"] != "passed" for r in before)
 
     items = tmp_path / "review.csv"

@@ -30,7 +30,15 @@ def test_case_defined_tool_runs_end_to_end(tmp_path):
     path.write_text(CASE, encoding="utf-8")
     usersim("validate", str(path))
     out = tmp_path / "run"
-    usersim("run", str(path), "--agent", "python:tests.integration.toy_agents:order_agent", "--out", str(out), "--no-progress")
+    usersim(
+        "run",
+        str(path),
+        "--agent",
+        "python:tests.integration.toy_agents:order_agent",
+        "--out",
+        str(out),
+        "--no-progress",
+    )
     (rec,) = records(out)
     assert rec["status"] == "passed", rec["verdicts"]
     assert rec["tool_trace"][0]["name"] == "get_order_status" and "已发货" in rec["tool_trace"][0]["result"]

@@ -20,12 +20,21 @@ def flights_agent(messages: list[dict], tools: list[dict]) -> dict:
     if messages[-1]["role"] == "tool":
         data = json.loads(messages[-1]["content"])
         first = (data.get("outbound") or [{}])[0]
-        return {"role": "assistant", "content": f"找到航班 {first.get('flight_no', '?')}，价格 {first.get('price_per_person', '?')}"}
+        return {
+            "role": "assistant",
+            "content": f"找到航班 {first.get('flight_no', '?')}，价格 {first.get('price_per_person', '?')}",
+        }
     args = {"origin": "上海", "destination": "大阪", "departure_date": "2026-06-15", "passengers": 2}
     return {
         "role": "assistant",
         "content": None,
-        "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "search_flights", "arguments": json.dumps(args, ensure_ascii=False)}}],
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "search_flights", "arguments": json.dumps(args, ensure_ascii=False)},
+            }
+        ],
     }
 
 
@@ -35,14 +44,25 @@ def crashing_agent(messages: list[dict], tools: list[dict]) -> dict:
 
 def flights_graph(tools):
     """A LangGraph agent (factory form) doing what `flights_agent` does, with its own tool loop."""
+
     def decide(state: MessagesState) -> dict:
         last = state["messages"][-1]
         if isinstance(last, ToolMessage):
             data = json.loads(last.content)
             first = (data.get("outbound") or [{}])[0]
-            return {"messages": [AIMessage(content=f"找到航班 {first.get('flight_no', '?')}，价格 {first.get('price_per_person', '?')}")]}
+            return {
+                "messages": [
+                    AIMessage(
+                        content=f"找到航班 {first.get('flight_no', '?')}，价格 {first.get('price_per_person', '?')}"
+                    )
+                ]
+            }
         args = {"origin": "上海", "destination": "大阪", "departure_date": "2026-06-15", "passengers": 2}
-        return {"messages": [AIMessage(content="", tool_calls=[{"name": "search_flights", "args": args, "id": "c1"}])]}
+        return {
+            "messages": [
+                AIMessage(content="", tool_calls=[{"name": "search_flights", "args": args, "id": "c1"}])
+            ]
+        }
 
     def route(state: MessagesState) -> str:
         return "tools" if state["messages"][-1].tool_calls else END
@@ -61,5 +81,14 @@ def order_agent(messages: list[dict], tools: list[dict]) -> dict:
     if messages[-1]["role"] == "tool":
         return {"role": "assistant", "content": f"订单状态：{json.loads(messages[-1]['content'])['status']}"}
     assert any(t["function"]["name"] == "get_order_status" for t in tools)
-    return {"role": "assistant", "content": "", "tool_calls": [
-        {"id": "o1", "type": "function", "function": {"name": "get_order_status", "arguments": '{"order_id": "A100"}'}}]}
+    return {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [
+            {
+                "id": "o1",
+                "type": "function",
+                "function": {"name": "get_order_status", "arguments": '{"order_id": "A100"}'},
+            }
+        ],
+    }

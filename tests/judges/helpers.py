@@ -4,14 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from usersim.cases.messages import Message, ToolCall
 from usersim.cases.schema import Case
-from usersim.graphs.state import SkillEvent, Stop, ToolEvent
+from usersim.core.events import SkillEvent, Stop, ToolEvent
+from usersim.core.messages import Message, ToolCall
 from usersim.judges.base import JudgeState
 
 
-def case(*, checks: list[dict] | None = None, current_date: str | None = "2026-04-07", mode: str = "static",
-         methods: tuple[str, ...] = ("auto",), **judging: Any) -> Case:
+def case(
+    *,
+    checks: list[dict] | None = None,
+    current_date: str | None = "2026-04-07",
+    mode: str = "static",
+    methods: tuple[str, ...] = ("auto",),
+    **judging: Any,
+) -> Case:
     data: dict[str, Any] = {
         "id": "T-01",
         "dimension": judging.pop("dimension", "B1"),
@@ -34,8 +40,11 @@ def user(text: str) -> Message:
 
 
 def bot(text: str = "", *calls: tuple[str, dict]) -> Message:
-    return Message(role="assistant", content=text,
-                   tool_calls=[ToolCall(id=f"c{i}", name=n, arguments=a) for i, (n, a) in enumerate(calls)])
+    return Message(
+        role="assistant",
+        content=text,
+        tool_calls=[ToolCall(id=f"c{i}", name=n, arguments=a) for i, (n, a) in enumerate(calls)],
+    )
 
 
 def tool(name: str, result: str = "{}") -> Message:
@@ -52,13 +61,28 @@ def trace_from(transcript: list[Message], history_len: int = 0) -> list[ToolEven
             turn += 1
         for tc in m.tool_calls:
             counts[tc.name] = counts.get(tc.name, 0) + 1
-            events.append(ToolEvent(turn=turn, message_index=i + 1, call_number=counts[tc.name], name=tc.name,
-                                    arguments=tc.arguments, result="{}"))
+            events.append(
+                ToolEvent(
+                    turn=turn,
+                    message_index=i + 1,
+                    call_number=counts[tc.name],
+                    name=tc.name,
+                    arguments=tc.arguments,
+                    result="{}",
+                )
+            )
     return events
 
 
-def state(transcript: list[Message], *, history_len: int = 0, stop: str | None = "replay_complete",
-          skills: list[tuple[str, int]] = (), use_trace: bool = True, **extra: Any) -> JudgeState:
+def state(
+    transcript: list[Message],
+    *,
+    history_len: int = 0,
+    stop: str | None = "replay_complete",
+    skills: list[tuple[str, int]] = (),
+    use_trace: bool = True,
+    **extra: Any,
+) -> JudgeState:
     starts = [i for i, m in enumerate(transcript) if m.role == "user" and i >= history_len]
     return JudgeState(
         tool_trace=trace_from(transcript, history_len) if use_trace else [],

@@ -3,6 +3,7 @@ import json
 import pytest
 
 from tests.judges.helpers import case
+from usersim.core.registry import UnknownNameError
 from usersim.judges.base import JudgeConfig
 from usersim.judges.calibration import (
     agreement,
@@ -14,7 +15,6 @@ from usersim.judges.calibration import (
     sample_ids,
 )
 from usersim.judges.select import select_judges
-from usersim.registry import UnknownNameError
 
 
 def table(pp, pf, fp, ff):
@@ -45,9 +45,13 @@ def test_deterministic_twenty_percent_sample():
 
 
 def _rec(rid, rule, llm):
-    return {"id": rid, "verdicts": [
-        {"judge": "tool_called", "verdict": rule, "reason": "r"},
-        {"judge": "llm_rubric", "verdict": llm, "reason": "l", "criterion": "c"}]}
+    return {
+        "id": rid,
+        "verdicts": [
+            {"judge": "tool_called", "verdict": rule, "reason": "r"},
+            {"judge": "llm_rubric", "verdict": llm, "reason": "l", "criterion": "c"},
+        ],
+    }
 
 
 def test_rule_vs_llm_flags_deviation_over_ten_percent():
@@ -64,7 +68,9 @@ def test_rule_vs_llm_flags_deviation_over_ten_percent():
 
 def test_judge_human_agreement_target():
     recs = [_rec(f"r{i}", "pass", "pass") for i in range(10)]
-    labels = [{"record_id": f"r{i}", "criterion": "c", "label": "pass" if i < 8 else "fail"} for i in range(10)]
+    labels = [
+        {"record_id": f"r{i}", "criterion": "c", "label": "pass" if i < 8 else "fail"} for i in range(10)
+    ]
     rep = judge_human(recs, labels)
     assert rep.agreement == 0.8 and rep.flagged and rep.target == 0.85
 
@@ -79,10 +85,14 @@ async def test_compare_with_swap_detects_position_bias():
     async def biased(messages):
         return next(replies)
 
-    out = await compare_with_swap(biased, judge_model="openai:j", criterion="更准确", question="q", x="x", y="y")
+    out = await compare_with_swap(
+        biased, judge_model="openai:j", criterion="更准确", question="q", x="x", y="y"
+    )
     assert out == {"winner": "inconsistent", "consistent": False, "answers": ["A", "A"]}
     replies = iter([json.dumps({"winner": "A"}), json.dumps({"winner": "B"})])
-    out = await compare_with_swap(biased, judge_model="openai:j", criterion="更准确", question="q", x="x", y="y")
+    out = await compare_with_swap(
+        biased, judge_model="openai:j", criterion="更准确", question="q", x="x", y="y"
+    )
     assert out["winner"] == "x" and out["consistent"]
 
 
@@ -94,7 +104,11 @@ def test_select_judges_per_design():
     assert names(case()) == ["rules"]
     assert names(case(methods=("llm_judge",))) == ["rules", "llm_rubric"]
     ms = [{"id": "a", "check": {"turns": {"max": 3}}}]
-    assert names(case(milestones=ms, methods=("auto", "human"), human_review=["x"])) == ["rules", "milestones", "human"]
+    assert names(case(milestones=ms, methods=("auto", "human"), human_review=["x"])) == [
+        "rules",
+        "milestones",
+        "human",
+    ]
     organic = names(case(mode="organic", methods=("llm_judge",)))
     assert organic[:3] == ["rules", "llm_rubric", "task_completion"]
     assert names(case(), extra_judges=["drift"]) == ["rules", "drift"]

@@ -9,7 +9,9 @@ KEY_INFO = {"name": "张三", "location": "北京", "job": "测试工程师"}
 
 
 async def run(spec, transcript, **kw):
-    return await run_check(spec, transcript=transcript, case=case(checks=[spec]), state=state(transcript, **kw))
+    return await run_check(
+        spec, transcript=transcript, case=case(checks=[spec]), state=state(transcript, **kw)
+    )
 
 
 def test_memory_recall_score_seed_003_examples():
@@ -24,11 +26,21 @@ def test_memory_recall_score_seed_003_examples():
 
 
 async def test_memory_recall_check_reports_each_fact():
-    spec = {"memory_recall": {"facts": [{"expected": "张三"}, {"expected": "北京"},
-                                        {"expected": "测试工程师", "fuzzy": ["QA"]}], "threshold": 0.7}}
+    spec = {
+        "memory_recall": {
+            "facts": [
+                {"expected": "张三"},
+                {"expected": "北京"},
+                {"expected": "测试工程师", "fuzzy": ["QA"]},
+            ],
+            "threshold": 0.7,
+        }
+    }
     v = await run(spec, [user("你叫什么名字？在哪里工作？做什么的？"), bot("你叫张三，在北京工作。")])
     assert v.verdict == "fail" and v.score == 0.67
-    assert v.reason == "memory recall score 0.67 < threshold 0.7 (张三: exact; 北京: exact; 测试工程师: missing)"
+    assert (
+        v.reason == "memory recall score 0.67 < threshold 0.7 (张三: exact; 北京: exact; 测试工程师: missing)"
+    )
     v = await run(spec, [user("…"), bot("张三，北京，QA")])
     assert v.verdict == "pass" and v.score == 0.83
     assert "测试工程师: fuzzy via 'QA'" in v.reason
@@ -37,10 +49,15 @@ async def test_memory_recall_check_reports_each_fact():
 async def test_step_completion_partial_credit_c2_sc_02():
     # Seed 001 C2-SC-02: 3 communities x 3 dimensions; 7/9 = 78%.
     dims = {"房价": "万/平", "配套": "(?:商场|超市)", "交通": "地铁"}
-    steps = [{"name": f"{c}·{d}", "check": {"count": {"pattern": f"{c}[^。]*{w}", "min": 1}}}
-             for c in ("望京花园小区", "劲松五区", "百子湾家园") for d, w in dims.items()]
-    reply = ("望京花园小区：10万/平，有商场，近地铁。劲松五区：8万/平，有超市，地铁10号线。"
-             "百子湾家园：约7.5万/平，配套和交通数据缺失。")
+    steps = [
+        {"name": f"{c}·{d}", "check": {"count": {"pattern": f"{c}[^。]*{w}", "min": 1}}}
+        for c in ("望京花园小区", "劲松五区", "百子湾家园")
+        for d, w in dims.items()
+    ]
+    reply = (
+        "望京花园小区：10万/平，有商场，近地铁。劲松五区：8万/平，有超市，地铁10号线。"
+        "百子湾家园：约7.5万/平，配套和交通数据缺失。"
+    )
     v = await run({"step_completion": {"steps": steps, "threshold": 0.75}}, [user("…"), bot(reply)])
     assert v.verdict == "pass" and v.score == pytest.approx(7 / 9, abs=1e-4)
     assert v.reason.startswith("7/9 steps (78%)")
@@ -51,14 +68,18 @@ async def test_step_completion_partial_credit_c2_sc_02():
 
 async def test_step_completion_reports_seven_of_nine():
     steps = [{"name": f"s{i}", "check": {"keywords": {"any": [f"k{i}"]}}} for i in range(9)]
-    v = await run({"step_completion": {"steps": steps}}, [user("…"), bot(" ".join(f"k{i}" for i in range(7)))])
+    v = await run(
+        {"step_completion": {"steps": steps}}, [user("…"), bot(" ".join(f"k{i}" for i in range(7)))]
+    )
     assert v.verdict == "pass"
     assert v.reason == "7/9 steps (78%); done: s0, s1, s2, s3, s4, s5, s6; missing: s7, s8; threshold 50%"
 
 
 async def test_constraint_checks_recommended_items(monkeypatch):
-    catalog = [{"name": "ThinkPad X1 Carbon", "weight_kg": 1.12, "brand": "Lenovo", "price": 7999},
-               {"name": "Dell XPS 14", "weight_kg": 1.64, "brand": "Dell", "price": 8999}]
+    catalog = [
+        {"name": "ThinkPad X1 Carbon", "weight_kg": 1.12, "brand": "Lenovo", "price": 7999},
+        {"name": "Dell XPS 14", "weight_kg": 1.64, "brand": "Dell", "price": 8999},
+    ]
 
     def lookup(name, text):
         assert name == "products"
@@ -72,7 +93,9 @@ async def test_constraint_checks_recommended_items(monkeypatch):
     v = await run(spec, [user("推荐几款"), bot("ThinkPad X1 Carbon 和 Dell XPS 14 都不错。")])
     assert v.verdict == "fail" and v.score == 0.5
     assert "violating weight_kg <= 1.5kg: Dell XPS 14 (weight_kg=1.64)" in v.reason
-    brand = {"constraint": {"catalog": "products", "field": "brand", "op": "not_in", "value": ["Apple", "Dell"]}}
+    brand = {
+        "constraint": {"catalog": "products", "field": "brand", "op": "not_in", "value": ["Apple", "Dell"]}
+    }
     assert (await run(brand, [user("…"), bot("Dell XPS 14")])).verdict == "fail"
     v = await run(spec, [user("…"), bot("建议去实体店看看。")])
     assert v.verdict == "inconclusive"
@@ -84,13 +107,18 @@ async def test_state_checks():
     v = await run({"skill_triggered": {"skill": "itinerary-planning"}}, t, skills=[("itinerary-planning", 1)])
     assert v.verdict == "pass" and v.reason == "skill itinerary-planning triggered in turn 1"
     v = await run({"skill_triggered": {"skill": "flight-selection"}}, t, skills=[("itinerary-planning", 1)])
-    assert v.verdict == "fail" and v.reason == "skill flight-selection was never triggered (skills triggered: itinerary-planning)"
+    assert (
+        v.verdict == "fail"
+        and v.reason == "skill flight-selection was never triggered (skills triggered: itinerary-planning)"
+    )
     v = await run({"skill_not_triggered": {}}, t, skills=[("itinerary-planning", 1)])
     assert v.verdict == "fail" and v.reason == "skill itinerary-planning was triggered in turn 1"
     assert (await run({"skill_not_triggered": {"skill": "flight-selection"}}, t)).verdict == "pass"
     v = await run({"stop_reason": {"in": ["goal_met"]}}, t, stop="max_turns")
     assert v.verdict == "fail" and v.reason == "stopped: max_turns; required one of goal_met"
-    assert (await run({"stop_reason": {"in": ["goal_met", "max_turns"]}}, t, stop="max_turns")).verdict == "pass"
+    assert (
+        await run({"stop_reason": {"in": ["goal_met", "max_turns"]}}, t, stop="max_turns")
+    ).verdict == "pass"
     v = await run({"turns": {"max": 0 + 1}}, t + [user("再来"), bot("好")])
     assert v.verdict == "fail" and v.reason == "2 user turns, over the limit of 1"
 
@@ -113,7 +141,9 @@ async def test_constraint_against_the_sandbox_catalog():
 
 
 async def test_constraint_nested_field(monkeypatch):
-    monkeypatch.setattr(constraint_mod, "_lookup", lambda name, text: [{"name": "A", "specs": {"ram": "16GB"}}])
+    monkeypatch.setattr(
+        constraint_mod, "_lookup", lambda name, text: [{"name": "A", "specs": {"ram": "16GB"}}]
+    )
     spec = {"constraint": {"catalog": "products", "field": "specs.ram", "op": ">=", "value": "16"}}
     v = await run(spec, [user("…"), bot("A")])
     assert v.verdict == "pass" and v.reason.endswith("satisfying: A (specs.ram=16GB)")

@@ -10,14 +10,32 @@ def _write_run(tmp_path):
     recs = []
     for i in range(10):
         agree = i < 8
-        recs.append({"id": f"C-{i}|r0", "case_id": f"C-{i}", "status": "passed", "score": 1.0,
-                     "transcript": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
-                     "verdicts": [{"judge": "keywords", "verdict": "pass", "reason": "r", "criterion": "keywords {}"},
-                                  {"judge": "llm_rubric", "verdict": "pass" if agree else "fail", "reason": "l", "criterion": "c"}]})
-    recs[0]["verdicts"].append({"judge": "human", "verdict": "unjudged", "reason": QUEUED, "criterion": "多余反问"})
+        recs.append(
+            {
+                "id": f"C-{i}|r0",
+                "case_id": f"C-{i}",
+                "status": "passed",
+                "score": 1.0,
+                "transcript": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}],
+                "verdicts": [
+                    {"judge": "keywords", "verdict": "pass", "reason": "r", "criterion": "keywords {}"},
+                    {
+                        "judge": "llm_rubric",
+                        "verdict": "pass" if agree else "fail",
+                        "reason": "l",
+                        "criterion": "c",
+                    },
+                ],
+            }
+        )
+    recs[0]["verdicts"].append(
+        {"judge": "human", "verdict": "unjudged", "reason": QUEUED, "criterion": "多余反问"}
+    )
     run = tmp_path / "run"
     run.mkdir()
-    (run / "results.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs), encoding="utf-8")
+    (run / "results.jsonl").write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in recs), encoding="utf-8"
+    )
     return run
 
 
@@ -25,7 +43,9 @@ def test_list_shows_judges_and_check_params():
     res = CliRunner().invoke(judges, ["list", "--json"])
     assert res.exit_code == 0
     data = json.loads(res.output)
-    assert {"rules", "llm_rubric", "milestones", "drift", "human", "task_completion"} <= {j["name"] for j in data["judges"]}
+    assert {"rules", "llm_rubric", "milestones", "drift", "human", "task_completion"} <= {
+        j["name"] for j in data["judges"]
+    }
     tool_called = next(c for c in data["checks"] if c["name"] == "tool_called")
     assert [p["name"] for p in tool_called["params"]] == ["tool", "args", "min_calls"]
 

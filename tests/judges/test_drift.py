@@ -21,29 +21,52 @@ async def run(t, c=None, judge=None):
 
 
 def test_keywords_drop_function_words():
-    assert keywords("帮我搜一下6月中旬从上海飞大阪的机票") == {"6", "月中", "中旬", "上海", "海飞", "飞大", "大阪", "机票"}
+    assert keywords("帮我搜一下6月中旬从上海飞大阪的机票") == {
+        "6",
+        "月中",
+        "中旬",
+        "上海",
+        "海飞",
+        "飞大",
+        "大阪",
+        "机票",
+    }
 
 
 async def test_agent_initiated_drift_curve():
     v = await run(DRIFTING)
     assert [(p["turn"], p["anchoring"], p["kind"]) for p in v.details["curve"]] == [
-        (1, 100, "anchored"), (2, 100, "anchored"), (3, 0, "off_topic"), (4, 0, "off_topic")]
+        (1, 100, "anchored"),
+        (2, 100, "anchored"),
+        (3, 0, "off_topic"),
+        (4, 0, "off_topic"),
+    ]
     assert v.details["overall"] == 0 and v.score == 0.0
-    assert v.reason == "drift score 0 (lexical); per turn: t1=100, t2=100, t3=0, t4=0; agent-initiated drift in turn(s) 3, 4"
+    assert (
+        v.reason
+        == "drift score 0 (lexical); per turn: t1=100, t2=100, t3=0, t4=0; agent-initiated drift in turn(s) 3, 4"
+    )
     assert v.counts_toward_status is False  # informational without a case threshold
     assert v.evidence_turn == 5
 
 
 async def test_pulled_back_scores_70():
-    t = DRIFTING[:6] + [user("回到刚才的销量，浙江呢？"), bot("2024 年浙江电动车销量增长最快，华东区占比第一。")]
+    t = DRIFTING[:6] + [
+        user("回到刚才的销量，浙江呢？"),
+        bot("2024 年浙江电动车销量增长最快，华东区占比第一。"),
+    ]
     v = await run(t)
     assert [p["anchoring"] for p in v.details["curve"]] == [100, 100, 0, 100]
     assert v.details["overall"] == 70 and v.verdict == "pass"
 
 
 async def test_user_driven_switch_is_not_agent_drift():
-    t = DRIFTING[:2] + [user("对了，明天北京天气怎么样"), bot("明天北京晴，气温 12-24℃。"),
-                        user("好的，回到刚才的销量"), bot("2024 年华东区电动车销量中，浙江增长最快。")]
+    t = DRIFTING[:2] + [
+        user("对了，明天北京天气怎么样"),
+        bot("明天北京晴，气温 12-24℃。"),
+        user("好的，回到刚才的销量"),
+        bot("2024 年华东区电动车销量中，浙江增长最快。"),
+    ]
     v = await run(t)
     kinds = [p["kind"] for p in v.details["curve"]]
     assert kinds == ["anchored", "user_switch", "anchored"]
@@ -68,10 +91,18 @@ def test_overall_scale():
 
 
 async def test_llm_drift_with_scripted_model_and_fallback():
-    answers = [json.dumps({"turns": [{"turn": 1, "anchoring": 100, "kind": "anchored"},
-                                     {"turn": 2, "anchoring": 70, "kind": "expansion", "reason": "扩展到补贴"},
-                                     {"turn": 3, "anchoring": 30, "kind": "expansion"},
-                                     {"turn": 4, "anchoring": 30, "kind": "expansion"}]})]
+    answers = [
+        json.dumps(
+            {
+                "turns": [
+                    {"turn": 1, "anchoring": 100, "kind": "anchored"},
+                    {"turn": 2, "anchoring": 70, "kind": "expansion", "reason": "扩展到补贴"},
+                    {"turn": 3, "anchoring": 30, "kind": "expansion"},
+                    {"turn": 4, "anchoring": 30, "kind": "expansion"},
+                ]
+            }
+        )
+    ]
 
     async def complete(messages):
         return answers.pop(0)
@@ -85,7 +116,9 @@ async def test_llm_drift_with_scripted_model_and_fallback():
 
     v = await run(DRIFTING, judge=DriftJudge("openai:j", broken))
     assert v.details["mode"] == "lexical"
-    assert "LLM drift judge failed, lexical fallback: judge model openai:j returned malformed output" in v.reason
+    assert (
+        "LLM drift judge failed, lexical fallback: judge model openai:j returned malformed output" in v.reason
+    )
 
 
 async def test_history_only_case_measures_the_reply_to_the_last_history_message():

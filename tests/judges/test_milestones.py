@@ -5,7 +5,11 @@ ASK = {"asked_clarification": {"min_questions": 1}}
 MILESTONES = [
     {"id": "ask_basics", "check": ASK},
     {"id": "flights", "requires": ["ask_basics"], "check": {"tool_called": {"tool": "search_flights"}}},
-    {"id": "itinerary", "requires": ["ask_basics"], "check": {"keywords": {"scope": "assistant", "any": ["Day 1", "第一天"]}}},
+    {
+        "id": "itinerary",
+        "requires": ["ask_basics"],
+        "check": {"keywords": {"scope": "assistant", "any": ["Day 1", "第一天"]}},
+    },
     {"id": "hotel", "requires": ["flights"], "check": {"tool_called": {"tool": "search_hotels"}}},
 ]
 
@@ -16,18 +20,28 @@ async def judge(transcript, milestones=MILESTONES, minefields=(), **kw):
 
 
 GOOD = [
-    user("我想暑假去日本玩"), bot("请问您想玩几天？预算多少？"),
-    user("7 天，1 万"), bot("", ("search_flights", {"origin": "上海"})), tool("search_flights"), bot("机票如下"),
-    user("行程呢"), bot("Day 1 东京塔 …"),
-    user("酒店呢"), bot("", ("search_hotels", {"location": "东京"})), tool("search_hotels"), bot("酒店如下"),
+    user("我想暑假去日本玩"),
+    bot("请问您想玩几天？预算多少？"),
+    user("7 天，1 万"),
+    bot("", ("search_flights", {"origin": "上海"})),
+    tool("search_flights"),
+    bot("机票如下"),
+    user("行程呢"),
+    bot("Day 1 东京塔 …"),
+    user("酒店呢"),
+    bot("", ("search_hotels", {"location": "东京"})),
+    tool("search_hotels"),
+    bot("酒店如下"),
 ]
 
 
 async def test_all_milestones_in_order():
     v = await judge(GOOD)
     assert v.verdict == "pass" and v.score == 1.0
-    assert v.reason.startswith("4/4 milestones reached in order (100%); reached: ask_basics (msg 1, turn 1), "
-                               "flights (msg 4, turn 2), itinerary (msg 7, turn 3), hotel (msg 10, turn 4)")
+    assert v.reason.startswith(
+        "4/4 milestones reached in order (100%); reached: ask_basics (msg 1, turn 1), "
+        "flights (msg 4, turn 2), itinerary (msg 7, turn 3), hotel (msg 10, turn 4)"
+    )
     assert v.details["reached"] == {"ask_basics": 1, "flights": 4, "itinerary": 7, "hotel": 10}
 
 
@@ -38,8 +52,16 @@ async def test_partial_credit_for_missed_milestones():
 
 
 async def test_out_of_order_milestone_gets_no_credit():
-    t = [user("我想暑假去日本玩"), bot("", ("search_hotels", {"location": "东京"})), tool("search_hotels"), bot("酒店如下"),
-         user("机票呢"), bot("", ("search_flights", {"origin": "上海"})), tool("search_flights"), bot("你想玩几天？")]
+    t = [
+        user("我想暑假去日本玩"),
+        bot("", ("search_hotels", {"location": "东京"})),
+        tool("search_hotels"),
+        bot("酒店如下"),
+        user("机票呢"),
+        bot("", ("search_flights", {"origin": "上海"})),
+        tool("search_flights"),
+        bot("你想玩几天？"),
+    ]
     v = await judge(t)
     assert v.verdict == "fail"
     assert v.details["out_of_order"] == {"flights": 6, "hotel": 2}  # reached when the tool result arrives

@@ -11,30 +11,60 @@ def error_of(spec) -> str:
 
 
 def test_every_vocabulary_check_is_registered():
-    assert check_registry.names() == sorted([
-        "tool_called", "tool_not_called", "tool_order", "asked_clarification", "keywords", "count",
-        "constraint", "memory_recall", "step_completion", "skill_triggered", "skill_not_triggered",
-        "stop_reason", "turns"])
+    assert check_registry.names() == sorted(
+        [
+            "tool_called",
+            "tool_not_called",
+            "tool_order",
+            "asked_clarification",
+            "keywords",
+            "count",
+            "constraint",
+            "memory_recall",
+            "step_completion",
+            "skill_triggered",
+            "skill_not_triggered",
+            "stop_reason",
+            "turns",
+        ]
+    )
 
 
 def test_unknown_check_suggests_the_closest_name():
     msg = error_of({"tool_caled": {"tool": "search_flights"}})
-    assert msg.startswith("Unknown check 'tool_caled'. Did you mean 'tool_called'? Available: asked_clarification")
+    assert msg.startswith(
+        "Unknown check 'tool_caled'. Did you mean 'tool_called'? Available: asked_clarification"
+    )
 
 
 def test_bad_params_name_check_and_field():
-    assert error_of({"tool_called": {"tool": "search_flights", "arg": {}}}) == \
-        "tool_called.arg: unknown field 'arg'. Did you mean 'args'? Fields: args, min_calls, tool"
-    assert error_of({"tool_called": {"tool": "search_flights", "min_calls": 0}}).startswith("tool_called.min_calls: Input should be greater")
-    assert "unknown matcher 'lt'. Did you mean 'lte'?" in error_of({"tool_called": {"tool": "search_flights", "args": {"p": {"lt": 3}}}})
-    assert "write {any_of: [...]}" in error_of({"tool_called": {"tool": "search_flights", "args": {"p": ["a", "b"]}}})
-    assert "is not a date" in error_of({"tool_called": {"tool": "search_flights", "args": {"d": {"date_between": ["上海", "明天"]}}}})
+    assert (
+        error_of({"tool_called": {"tool": "search_flights", "arg": {}}})
+        == "tool_called.arg: unknown field 'arg'. Did you mean 'args'? Fields: args, min_calls, tool"
+    )
+    assert error_of({"tool_called": {"tool": "search_flights", "min_calls": 0}}).startswith(
+        "tool_called.min_calls: Input should be greater"
+    )
+    assert "unknown matcher 'lt'. Did you mean 'lte'?" in error_of(
+        {"tool_called": {"tool": "search_flights", "args": {"p": {"lt": 3}}}}
+    )
+    assert "write {any_of: [...]}" in error_of(
+        {"tool_called": {"tool": "search_flights", "args": {"p": ["a", "b"]}}}
+    )
+    assert "is not a date" in error_of(
+        {"tool_called": {"tool": "search_flights", "args": {"d": {"date_between": ["上海", "明天"]}}}}
+    )
     assert error_of({"stop_reason": {"in": ["goal_mt"]}}).startswith(
-        "stop_reason.in.0: 'goal_mt' is not allowed. Did you mean 'goal_met'?")
+        "stop_reason.in.0: 'goal_mt' is not allowed. Did you mean 'goal_met'?"
+    )
     assert error_of({"count": {"scope": "final"}}) == "count: give min, max or exactly"
     assert "pattern is not a valid regex" in error_of({"count": {"pattern": "(", "min": 1}})
-    assert error_of({"keywords": {"any": ["a"], "scope": "last"}}).startswith("keywords.scope: 'last' is not allowed")
-    assert "op '<=' needs a number" in error_of({"constraint": {"catalog": "products", "field": "price", "op": "<=", "value": "cheap"}})
+    assert error_of({"keywords": {"any": ["a"], "scope": "last"}}).startswith(
+        "keywords.scope: 'last' is not allowed"
+    )
+    assert "op '<=' needs a number" in error_of(
+        {"constraint": {"catalog": "products", "field": "price", "op": "<=", "value": "cheap"}}
+    )
 
 
 def test_nested_step_checks_are_validated():
@@ -44,12 +74,18 @@ def test_nested_step_checks_are_validated():
 
 
 def test_not_a_one_key_mapping():
-    assert error_of({"keywords": {"any": ["a"]}, "turns": {"max": 3}}).startswith("a check is a one-key mapping")
+    assert error_of({"keywords": {"any": ["a"]}, "turns": {"max": 3}}).startswith(
+        "a check is a one-key mapping"
+    )
 
 
 def test_valid_specs_pass():
-    for spec in ({"tool_called": {"tool": "search_flights", "args": {"origin": "上海", "passengers": {"gte": 2}}}},
-                 {"skill_not_triggered": None}, {"turns": {"max": 20}}, {"memory_recall": {"facts": [{"expected": "张三"}]}}):
+    for spec in (
+        {"tool_called": {"tool": "search_flights", "args": {"origin": "上海", "passengers": {"gte": 2}}}},
+        {"skill_not_triggered": None},
+        {"turns": {"max": 20}},
+        {"memory_recall": {"facts": [{"expected": "张三"}]}},
+    ):
         validate_check(spec)
 
 
@@ -70,8 +106,11 @@ def test_misspelt_tool_names_are_rejected_when_the_sandbox_is_present(monkeypatc
     monkeypatch.setattr(tools_mod, "known_tools", lambda: {"search_flights", "web_search", "load_skill"})
     assert error_of({"tool_called": {"tool": "search_flight"}}) == (
         "tool_called.tool: unknown tool 'search_flight'. Did you mean 'search_flights'? "
-        "Tools: load_skill, search_flights, web_search")
-    assert error_of({"tool_order": {"tools": ["web_search", "search_flight"]}}).startswith("tool_order.tools: unknown tool")
+        "Tools: load_skill, search_flights, web_search"
+    )
+    assert error_of({"tool_order": {"tools": ["web_search", "search_flight"]}}).startswith(
+        "tool_order.tools: unknown tool"
+    )
     validate_check({"tool_not_called": {"tool": ["search_flights", "web_search"]}})
     monkeypatch.setattr(tools_mod, "known_tools", set)  # no sandbox in this build: names are not checked
     validate_check({"tool_called": {"tool": "anything"}})

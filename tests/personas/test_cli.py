@@ -24,7 +24,11 @@ def test_new_writes_a_commented_valid_persona_per_domain(tmp_path):
     again = runner.invoke(persona, ["new", "my-food", "--dir", str(tmp_path)])
     assert again.exit_code == 1 and "already exists; pick another id or pass --force" in again.output
     bad = runner.invoke(persona, ["new", "Bad Id", "--dir", str(tmp_path)])
-    assert bad.exit_code == 1 and "String should match pattern" in bad.output and not (tmp_path / "Bad Id.yaml").exists()
+    assert (
+        bad.exit_code == 1
+        and "String should match pattern" in bad.output
+        and not (tmp_path / "Bad Id.yaml").exists()
+    )
 
 
 def test_lint_exit_codes_and_file_line_messages(tmp_path):
@@ -37,7 +41,10 @@ def test_lint_exit_codes_and_file_line_messages(tmp_path):
     path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
     res = runner.invoke(persona, ["lint", str(path)])
     assert res.exit_code == 2
-    assert f"{path}:" in res.output and "events.1.at_turn: event fires at turn 40 but max_turns is 12" in res.output
+    assert (
+        f"{path}:" in res.output
+        and "events.1.at_turn: event fires at turn 40 but max_turns is 12" in res.output
+    )
     assert "1 persona file(s): 1 error(s), 0 warning(s)" in res.output
 
 
@@ -45,17 +52,30 @@ def test_list_and_vary():
     runner = CliRunner()
     rows = json.loads(runner.invoke(persona, ["list", "--json"]).output)
     assert {"japan-first-trip", "vague-laptop-buyer"} <= {r["id"] for r in rows}
-    res = runner.invoke(persona, ["vary", "japan-first-trip", "--n", "4", "--seed", "2", "--axes", "patience,verbosity"])
+    res = runner.invoke(
+        persona, ["vary", "japan-first-trip", "--n", "4", "--seed", "2", "--axes", "patience,verbosity"]
+    )
     lines = [json.loads(line) for line in res.output.splitlines() if line.startswith("{")]
     assert [r["id"] for r in lines] == [f"japan-first-trip~v{k}" for k in range(1, 5)]
     assert set(lines[0]) == {"id", "patience", "verbosity"}
     bad = runner.invoke(persona, ["vary", "japan-first-trp"])
-    assert bad.exit_code == 1 and "Unknown persona 'japan-first-trp'. Did you mean 'japan-first-trip'?" in bad.output
+    assert (
+        bad.exit_code == 1
+        and "Unknown persona 'japan-first-trp'. Did you mean 'japan-first-trip'?" in bad.output
+    )
 
 
 def test_preview_prints_a_conversation_against_an_agent():
     res = CliRunner().invoke(
-        persona, ["preview", "japan-first-trip", "--agent", "python:tests.personas.scripted_agent:respond", "--max-turns", "8"]
+        persona,
+        [
+            "preview",
+            "japan-first-trip",
+            "--agent",
+            "python:tests.personas.scripted_agent:respond",
+            "--max-turns",
+            "8",
+        ],
     )
     assert res.exit_code == 0, res.output
     lines = res.output.splitlines()
@@ -68,8 +88,16 @@ def test_preview_prints_a_conversation_against_an_agent():
 def test_preview_on_a_case_uses_its_opening_and_turn_budget():
     res = CliRunner().invoke(
         persona,
-        ["preview", "japan-first-trip", "--case", "C2-TD-04", "--agent", "python:tests.personas.scripted_agent:respond",
-         "--max-turns", "2"],
+        [
+            "preview",
+            "japan-first-trip",
+            "--case",
+            "C2-TD-04",
+            "--agent",
+            "python:tests.personas.scripted_agent:respond",
+            "--max-turns",
+            "2",
+        ],
     )
     assert res.exit_code == 0, res.output
     assert res.output.splitlines()[0] == "USER   我想暑假去日本玩"

@@ -40,13 +40,19 @@ def test_clean_persona_and_library_have_no_errors(tmp_path):
 def test_schema_error_names_file_line_field_and_suggests(tmp_path):
     path = write(tmp_path, {**BASE, "reveal_polcy": "gradually"})
     [msg] = errors(path)
-    assert msg.startswith(f"{path}:") and "reveal_polcy: unknown field 'reveal_polcy'; did you mean 'reveal_policy'?" in msg
+    assert (
+        msg.startswith(f"{path}:")
+        and "reveal_polcy: unknown field 'reveal_polcy'; did you mean 'reveal_policy'?" in msg
+    )
 
 
 def test_goal_needing_a_fact_the_persona_never_has(tmp_path):
     data = {**BASE, "known_info": BASE["known_info"][1:]}  # no origin
     [msg] = errors(write(tmp_path, data))
-    assert "goal.required.0: 'flights' needs the user's origin (出发地), but known_info has no fact with slot 'origin'" in msg
+    assert (
+        "goal.required.0: 'flights' needs the user's origin (出发地), but known_info has no fact with slot 'origin'"
+        in msg
+    )
     assert "Add `- {slot: origin, value: ...}` to known_info" in msg
     # a change_fact event that supplies the slot later is enough
     ok = {**data, "events": [{"at_turn": 2, "kind": "change_fact", "slot": "origin", "value": "北京"}]}
@@ -86,4 +92,7 @@ def test_unrecognised_slot_is_only_a_warning(tmp_path):
     data = {**BASE, "known_info": BASE["known_info"] + [{"slot": "budgett", "value": "1 万"}]}
     problems = lint_file(write(tmp_path, data))
     assert [p.severity for p in problems] == ["warning"]
-    assert "warning: the rule simulator cannot recognise questions about slot 'budgett'. Did you mean 'budget'?" in str(problems[0])
+    assert (
+        "warning: the rule simulator cannot recognise questions about slot 'budgett'. Did you mean 'budget'?"
+        in str(problems[0])
+    )

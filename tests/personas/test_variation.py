@@ -37,7 +37,9 @@ def test_variants_carry_ids_traits_and_reset_fixed_patience(base):
     variants = vary(base, 3, seed=1, axes=["patience", "reveal_policy"])
     assert [v.id for v in variants] == ["japan-first-trip~v1", "japan-first-trip~v2", "japan-first-trip~v3"]
     for v in variants:
-        assert v.traits.patience == v.variation["patience"] and v.reveal_policy == v.variation["reveal_policy"]
+        assert (
+            v.traits.patience == v.variation["patience"] and v.reveal_policy == v.variation["reveal_policy"]
+        )
         assert v.stop_rules.patience_turns is None  # base has patience_turns: 4; the trait must decide now
         assert v.goal == base.goal and v.known_info == base.known_info
 

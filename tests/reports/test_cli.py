@@ -13,7 +13,9 @@ from .factory import record, transcript_record
 
 def _write_results(run_dir, records):
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "results.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in records), encoding="utf-8")
+    (run_dir / "results.jsonl").write_text(
+        "".join(r.model_dump_json() + "\n" for r in records), encoding="utf-8"
+    )
 
 
 def test_report_rebuilds_summary_and_html(tmp_path):
@@ -25,7 +27,9 @@ def test_report_rebuilds_summary_and_html(tmp_path):
     assert "2 conversations: 0 passed, 1 failed, 0 error, 1 unjudged" in result.output
     summary = json.loads((run / "summary.json").read_text(encoding="utf-8"))
     assert summary["meta"]["run_id"] == "kept-run"  # the previous meta survives the rebuild
-    assert summary["totals"]["failed"] == 1 and summary["unjudged"][0]["reason"] == "no judge model configured"
+    assert (
+        summary["totals"]["failed"] == 1 and summary["unjudged"][0]["reason"] == "no judge model configured"
+    )
     html = (run / "report.html").read_text(encoding="utf-8")
     assert "kept-run" in html and "B1-CL-01" in html
 

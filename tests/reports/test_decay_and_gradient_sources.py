@@ -12,7 +12,8 @@ from .factory import record
 
 
 @pytest.mark.parametrize(
-    "scores", [{"4k": 0.9, "16k": 0.8, "32k": 0.6}, {"4k": 0.0, "32k": 0.5}, {"4k": 0.5}, {"4k": 0.4, "32k": 0.6}]
+    "scores",
+    [{"4k": 0.9, "16k": 0.8, "32k": 0.6}, {"4k": 0.0, "32k": 0.5}, {"4k": 0.5}, {"4k": 0.4, "32k": 0.6}],
 )
 def test_report_and_expander_agree_on_degradation_rate(scores):
     pytest.importorskip("usersim.cases.expand")
@@ -23,7 +24,9 @@ def test_decay_json_from_the_sweep_renders_curves_breakpoints_and_system(tmp_pat
     decay = pytest.importorskip("usersim.cases.decay")
     recs = []
     for n, memory, ref in ((3, 1.0, 1.0), (5, 0.4, 1.0), (8, 0.2, 0.0)):
-        recs.append(record(decay.decay_case_id("memory", n), dimension="MT", score=memory, context_tokens=[100 * n]))
+        recs.append(
+            record(decay.decay_case_id("memory", n), dimension="MT", score=memory, context_tokens=[100 * n])
+        )
         recs.append(record(decay.decay_case_id("reference", n), dimension="MT", score=ref))
     summary = decay.summarize_decay(recs, system={"window_turns": 4, "profile_injection": False})
     (tmp_path / "decay.json").write_text(summary.model_dump_json(indent=2), encoding="utf-8")
@@ -36,4 +39,4 @@ def test_decay_json_from_the_sweep_renders_curves_breakpoints_and_system(tmp_pat
     assert "memory half-life (半衰期)" in html and "reference fail point (失效点)" in html
     assert "Decay: agent context tokens by turns" in html
     assert "window_turns" in html and "System configuration measured" in html
-    assert "<td>memory_half_life</td><td class=\"num\">5</td>" in html
+    assert '<td>memory_half_life</td><td class="num">5</td>' in html

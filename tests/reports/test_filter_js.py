@@ -44,4 +44,11 @@ def test_filter_by_status_dimension_and_text(tmp_path):
     js = tmp_path / "filter.js"
     js.write_text(_HARNESS % {"recs": json.dumps(recs), "script": script}, encoding="utf-8")
     out = json.loads(subprocess.run(["node", str(js)], capture_output=True, text=True, check=True).stdout)
-    assert out == {"all": [0, 1, 2], "count": "3 / 3", "failed": [1, 2], "c5": [2], "text": [2], "textCount": "1 / 3"}
+    assert out == {
+        "all": [0, 1, 2],
+        "count": "3 / 3",
+        "failed": [1, 2],
+        "c5": [2],
+        "text": [2],
+        "textCount": "1 / 3",
+    }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from html import escape
 
-from usersim.judges.verdict import Verdict
+from usersim.core.verdict import Verdict
 from usersim.reports.charts import line_chart
 from usersim.reports.html import render_report, write_report
 from usersim.reports.summary import build_summary
@@ -19,16 +19,35 @@ def _page(records, meta=None, run_dir=None):
 
 def _mixed_records():
     recs = [transcript_record()]
-    recs.append(record("B1-CL-01", status="failed", verdicts=[
-        Verdict(judge="asked_clarification", verdict="fail", reason="asked 1 question, expected at least 3")
-    ]))
+    recs.append(
+        record(
+            "B1-CL-01",
+            status="failed",
+            verdicts=[
+                Verdict(
+                    judge="asked_clarification",
+                    verdict="fail",
+                    reason="asked 1 question, expected at least 3",
+                )
+            ],
+        )
+    )
     for i in range(1, 4):
-        recs += [record(f"B1-CL-{i:02d}", group="A"),
-                 record(f"B1-CL-{i:02d}", group="B", status="failed" if i == 1 else "passed", triggered=True)]
+        recs += [
+            record(f"B1-CL-{i:02d}", group="A"),
+            record(f"B1-CL-{i:02d}", group="B", status="failed" if i == 1 else "passed", triggered=True),
+        ]
     for length in ("4k", "32k"):
         for pos in ("beginning", "middle", "end"):
-            recs.append(record("C5-MI-01", length=length, position=pos, score=0.5 if pos == "middle" else 1.0,
-                               context_tokens=[1000, 3000]))
+            recs.append(
+                record(
+                    "C5-MI-01",
+                    length=length,
+                    position=pos,
+                    score=0.5 if pos == "middle" else 1.0,
+                    context_tokens=[1000, 3000],
+                )
+            )
     return recs
 
 
@@ -97,7 +116,9 @@ def test_no_api_key_reaches_the_page(tmp_path):
 def test_environment_api_key_is_masked_everywhere(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "k-live-0123456789")
     rec = record(transcript=[{"role": "assistant", "content": "my key is k-live-0123456789"}])
-    html = render_report([rec], build_summary([rec], {"run_id": "r", "base_url": "http://x/?t=k-live-0123456789"}))
+    html = render_report(
+        [rec], build_summary([rec], {"run_id": "r", "base_url": "http://x/?t=k-live-0123456789"})
+    )
     assert "k-live-0123456789" not in html and "my key is ***" in html
 
 
@@ -112,12 +133,16 @@ def test_chart_labels_are_escaped():
 
 
 def test_long_replayed_history_is_folded_but_present():
-    from usersim.graphs.record import TranscriptMessage
+    from usersim.core.record import TranscriptMessage
 
-    history = [TranscriptMessage(role="user" if i % 2 == 0 else "assistant", content=f"filler {i}", turn=0)
-               for i in range(10)]
-    live = [TranscriptMessage(role="user", content="我对什么过敏？", turn=1),
-            TranscriptMessage(role="assistant", content="你对海鲜过敏。", turn=1)]
+    history = [
+        TranscriptMessage(role="user" if i % 2 == 0 else "assistant", content=f"filler {i}", turn=0)
+        for i in range(10)
+    ]
+    live = [
+        TranscriptMessage(role="user", content="我对什么过敏？", turn=1),
+        TranscriptMessage(role="assistant", content="你对海鲜过敏。", turn=1),
+    ]
     rec = record("C5-EI-01", length="32k", transcript=history + live, history_len=10)
     html = _page([rec])
     assert '<details class="history"><summary>10 replayed history messages</summary>' in html

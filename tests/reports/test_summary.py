@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from usersim.graphs.state import Usage
-from usersim.judges.verdict import Verdict
+from usersim.core.events import Usage
+from usersim.core.verdict import Verdict
 from usersim.reports.long_context import degradation_rate
 from usersim.reports.summary import build_summary, summarize
 from usersim.reports.summary_models import Summary
@@ -24,7 +24,13 @@ def test_rates_count_error_and_unjudged_beside_the_pass_rate():
         record("C2-TD-04", status="error", difficulty="hard"),
     ]
     s = summarize(recs, {"run_id": "r"})
-    assert (s.totals.records, s.totals.passed, s.totals.failed, s.totals.error, s.totals.unjudged) == (5, 2, 1, 1, 1)
+    assert (s.totals.records, s.totals.passed, s.totals.failed, s.totals.error, s.totals.unjudged) == (
+        5,
+        2,
+        1,
+        1,
+        1,
+    )
     # 2 of 3 decided; the unjudged and error conversations decide nothing
     assert s.totals.pass_rate == pytest.approx(0.6667)
     assert s.totals.mean_score == pytest.approx(0.6667)
@@ -52,7 +58,10 @@ def test_pass_hat_k_and_flip_rate_across_repeats():
 
 
 def test_repeats_of_different_variants_are_not_pooled():
-    recs = [record("C5-EI-01", length="4k", repeat=0), record("C5-EI-01", length="32k", repeat=0, status="failed")]
+    recs = [
+        record("C5-EI-01", length="4k", repeat=0),
+        record("C5-EI-01", length="32k", repeat=0, status="failed"),
+    ]
     assert summarize(recs, {}).repeats.groups == 0
 
 
@@ -131,9 +140,11 @@ def test_degradation_rate_formula():
 
 def test_gradient_per_case_and_overall():
     recs = [
-        record("C5-EI-01", length="4k", score=1.0), record("C5-EI-01", length="16k", score=0.8),
+        record("C5-EI-01", length="4k", score=1.0),
+        record("C5-EI-01", length="16k", score=0.8),
         record("C5-EI-01", length="32k", score=0.6),
-        record("C5-LT-01", length="4k", score=0.5), record("C5-LT-01", length="32k", score=0.5),
+        record("C5-LT-01", length="4k", score=0.5),
+        record("C5-LT-01", length="32k", score=0.5),
         record("C5-LT-01", length="32k", status="unjudged", repeat=1),  # no score: left out
     ]
     lc = summarize(recs, {}).long_context
@@ -163,16 +174,28 @@ def test_lost_in_the_middle_position_means():
 def test_token_growth_usage_stops_and_unjudged_reasons():
     unjudged = [Verdict(judge="llm_rubric", verdict="unjudged", reason="no judge model configured")]
     recs = [
-        record("B1-EI-01", context_tokens=[100, 200, 300], stop_reason="goal_met",
-               usage={"agent": Usage(calls=3, prompt_tokens=600, completion_tokens=30, cost_usd=0.01)}),
-        record("B1-EI-02", context_tokens=[100, 400], stop_reason="max_turns", status="unjudged", verdicts=unjudged,
-               usage={"agent": Usage(calls=2, cached_calls=2), "simulator": Usage(calls=1, prompt_tokens=50)}),
+        record(
+            "B1-EI-01",
+            context_tokens=[100, 200, 300],
+            stop_reason="goal_met",
+            usage={"agent": Usage(calls=3, prompt_tokens=600, completion_tokens=30, cost_usd=0.01)},
+        ),
+        record(
+            "B1-EI-02",
+            context_tokens=[100, 400],
+            stop_reason="max_turns",
+            status="unjudged",
+            verdicts=unjudged,
+            usage={"agent": Usage(calls=2, cached_calls=2), "simulator": Usage(calls=1, prompt_tokens=50)},
+        ),
         record("B1-EI-03", status="unjudged", verdicts=unjudged, stop_reason="goal_met", error=None),
         record("B1-EI-04", status="error", verdicts=[], error="agent raised TimeoutError"),
     ]
     s = summarize(recs, {})
     assert [(t.turn, t.conversations, t.mean_tokens, t.max_tokens) for t in s.token_growth] == [
-        (1, 2, 100.0, 100), (2, 2, 300.0, 400), (3, 1, 300.0, 300)
+        (1, 2, 100.0, 100),
+        (2, 2, 300.0, 400),
+        (3, 1, 300.0, 300),
     ]
     assert s.usage["agent"].calls == 5 and s.usage["agent"].cached_calls == 2
     assert s.usage["total"].prompt_tokens == 650 and s.usage["total"].cost_usd == 0.01
@@ -180,7 +203,12 @@ def test_token_growth_usage_stops_and_unjudged_reasons():
     assert s.stop_reasons == {"goal_met": 2, "max_turns": 1, "none": 1}
     assert len(s.unjudged) == 1
     u = s.unjudged[0]
-    assert (u.judge, u.reason, u.verdicts, len(u.records)) == ("llm_rubric", "no judge model configured", 2, 2)
+    assert (u.judge, u.reason, u.verdicts, len(u.records)) == (
+        "llm_rubric",
+        "no judge model configured",
+        2,
+        2,
+    )
     assert [(e.judge, e.reason) for e in s.errors] == [("harness", "agent raised TimeoutError")]
 
 
@@ -200,8 +228,13 @@ def test_decay_json_included_when_present_and_tolerated_when_absent_or_broken(tm
 
 
 def test_summary_is_json_round_trippable_and_redacts_secrets():
-    meta = {"run_id": "r1", "agent": "openai:gpt", "args": {"api_key": "sk-abc", "repeats": 3},
-            "headers": ["Bearer xyz"], "max_tokens": 10}
+    meta = {
+        "run_id": "r1",
+        "agent": "openai:gpt",
+        "args": {"api_key": "sk-abc", "repeats": 3},
+        "headers": ["Bearer xyz"],
+        "max_tokens": 10,
+    }
     out = build_summary([record()], meta)
     text = json.dumps(out, ensure_ascii=False)
     assert "sk-abc" not in text and "Bearer xyz" not in text
@@ -213,8 +246,11 @@ def test_summary_is_json_round_trippable_and_redacts_secrets():
 def test_variants_with_an_unjudged_repeat_are_left_out_of_pass_hat_k():
     recs = [record("B1-EI-01", repeat=i) for i in range(2)]
     recs += [record("B1-EI-02", repeat=0), record("B1-EI-02", repeat=1, status="unjudged")]
-    recs += [record("B1-EI-03", repeat=0, status="failed"), record("B1-EI-03", repeat=1, status="unjudged"),
-             record("B1-EI-03", repeat=2)]
+    recs += [
+        record("B1-EI-03", repeat=0, status="failed"),
+        record("B1-EI-03", repeat=1, status="unjudged"),
+        record("B1-EI-03", repeat=2),
+    ]
     rep = summarize(recs, {}).repeats
     assert (rep.groups, rep.undecided, rep.pass_hat_k, rep.flip_rate) == (1, 2, 1.0, 0.0)
     assert [g.case_id for g in rep.flips] == ["B1-EI-03"]  # a flip is a flip even beside an unjudged repeat

@@ -9,15 +9,18 @@ from typing import Any
 import pytest
 
 from usersim.cases.schema import Case
-from usersim.graphs.state import ToolEvent
+from usersim.core.events import ToolEvent
 from usersim.sandbox.base import Sandbox, open_sandbox
 
 
 def make_case(**fields: Any) -> Case:
     """A minimal valid static case; `fields` override/extend it."""
     data: dict[str, Any] = {
-        "id": "T-SANDBOX", "dimension": "C2", "title": "sandbox test",
-        "input": {"message": "测试"}, "judging": {"scoring": {"methods": ["auto"]}},
+        "id": "T-SANDBOX",
+        "dimension": "C2",
+        "title": "sandbox test",
+        "input": {"message": "测试"},
+        "judging": {"scoring": {"methods": ["auto"]}},
     }
     data.update(fields)
     return Case.model_validate(data)

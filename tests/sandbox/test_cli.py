@@ -19,29 +19,54 @@ def test_tools_list_json_has_every_tool_schema():
     res = _run("tools", "list", "--json")
     assert res.exit_code == 0
     names = {t["function"]["name"] for t in json.loads(res.output)}
-    assert {"search_flights", "search_hotels", "maps_weather", "compute_google_maps_routes", "load_skill",
-            "beike_search_community_detail", "taobao_search_products", "zhihu_get_article_detail"} <= names
+    assert {
+        "search_flights",
+        "search_hotels",
+        "maps_weather",
+        "compute_google_maps_routes",
+        "load_skill",
+        "beike_search_community_detail",
+        "taobao_search_products",
+        "zhihu_get_article_detail",
+    } <= names
 
 
 def test_tools_list_text_shows_optional_arguments():
     res = _run("tools", "list")
-    assert "search_flights(origin, destination, departure_date, return_date?, passengers?, cabin_class?)" in res.output
+    assert (
+        "search_flights(origin, destination, departure_date, return_date?, passengers?, cabin_class?)"
+        in res.output
+    )
 
 
 def _case_file(tmp_path, intercept: str) -> str:
     path = tmp_path / "case.yaml"
-    path.write_text(yaml.safe_dump({
-        "id": "CLI-EP-01", "dimension": "C2", "title": "cli", "input": {"message": "x"},
-        "judging": {"scoring": {"methods": ["auto"]}}, "tool_intercepts": [json.loads(intercept)],
-    }, allow_unicode=True), encoding="utf-8")
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "id": "CLI-EP-01",
+                "dimension": "C2",
+                "title": "cli",
+                "input": {"message": "x"},
+                "judging": {"scoring": {"methods": ["auto"]}},
+                "tool_intercepts": [json.loads(intercept)],
+            },
+            allow_unicode=True,
+        ),
+        encoding="utf-8",
+    )
     return str(path)
 
 
 def test_call_answers_as_the_nth_call_of_the_case(tmp_path):
     case = _case_file(tmp_path, SEED["C2-EP-01"])
-    args = json.dumps({"origin": "上海", "destination": "新加坡", "departure_date": "2026-05-10"}, ensure_ascii=False)
+    args = json.dumps(
+        {"origin": "上海", "destination": "新加坡", "departure_date": "2026-05-10"}, ensure_ascii=False
+    )
     first = json.loads(_run("tools", "call", "search_flights", "--args", args, "--case", case).output)
-    second = json.loads(_run("tools", "call", "search_flights", "--args", args, "--case", case, "--call-number", "2").output)
+    second = json.loads(
+        _run("tools", "call", "search_flights", "--args", args, "--case", case, "--call-number", "2").output
+    )
     assert first["intercepted"] and first["is_error"] and "HTTP 429" in first["result"]
     assert not second["intercepted"] and not second["is_error"] and json.loads(second["result"])["outbound"]
     assert set(first) >= {"name", "arguments", "result", "is_error", "intercepted"}
@@ -72,7 +97,11 @@ def test_call_finds_a_bundled_case_by_id():
         import pytest
 
         pytest.skip("bundled case C2-SR-01 not present in this build")
-    out = json.loads(_run("tools", "call", "maps_weather", "--args", '{"city": "故宫"}', "--case", "C2-SR-01").output)
+    out = json.loads(
+        _run("tools", "call", "maps_weather", "--args", '{"city": "故宫"}', "--case", "C2-SR-01").output
+    )
     assert out["intercepted"] and out["is_error"] and out["case"] == "C2-SR-01"
-    fixed = json.loads(_run("tools", "call", "maps_weather", "--args", '{"city": "北京"}', "--case", "C2-SR-01").output)
+    fixed = json.loads(
+        _run("tools", "call", "maps_weather", "--args", '{"city": "北京"}', "--case", "C2-SR-01").output
+    )
     assert not fixed["intercepted"] and not fixed["is_error"]

@@ -18,10 +18,17 @@ def _injected(case_id: str) -> dict:
 def test_c2_sc_01_search_hotels_fails_on_every_call_other_tools_untouched():
     sb = open_sandbox(intercept_case(SEED["C2-SC-01"]))
     for n in (1, 2):
-        ev = call(sb, "search_hotels", {"location": "马尔代夫", "check_in": "2026-05-10", "check_out": "2026-05-17"})
+        ev = call(
+            sb, "search_hotels", {"location": "马尔代夫", "check_in": "2026-05-10", "check_out": "2026-05-17"}
+        )
         assert (ev.intercepted, ev.is_error, ev.call_number) == (True, True, n)
-        assert ev.result == "Error: Hotel search service temporarily unavailable (HTTP 503). Please try again later."
-    flights = call(sb, "search_flights", {"origin": "上海", "destination": "马尔代夫", "departure_date": "2026-05-11"})
+        assert (
+            ev.result
+            == "Error: Hotel search service temporarily unavailable (HTTP 503). Please try again later."
+        )
+    flights = call(
+        sb, "search_flights", {"origin": "上海", "destination": "马尔代夫", "departure_date": "2026-05-11"}
+    )
     assert not flights.intercepted and not flights.is_error
     assert result_json(flights)["outbound"], "the flight step must still work (partial credit case)"
 
@@ -43,7 +50,12 @@ def test_c2_sc_02_condition_fires_only_for_baiziwan():
 
 def test_c2_ep_01_first_search_flights_call_only():
     sb = open_sandbox(intercept_case(SEED["C2-EP-01"]))
-    args = {"origin": "上海", "destination": "新加坡", "departure_date": "2026-05-10", "return_date": "2026-05-13"}
+    args = {
+        "origin": "上海",
+        "destination": "新加坡",
+        "departure_date": "2026-05-10",
+        "return_date": "2026-05-13",
+    }
     first, second = call(sb, "search_flights", args), call(sb, "search_flights", args)
     assert first.intercepted and first.is_error and "HTTP 429" in first.result
     assert not second.intercepted and not second.is_error and second.call_number == 2
@@ -66,7 +78,11 @@ def test_c2_ep_03_search_flights_always_500_weather_and_hotels_work():
     weather = call(sb, "maps_weather", {"city": "北京", "date": "2026-04-08"})
     f1 = call(sb, "search_flights", {"origin": "北京", "destination": "上海", "departure_date": "2026-04-08"})
     f2 = call(sb, "search_flights", {"origin": "PEK", "destination": "SHA", "departure_date": "2026-04-08"})
-    hotels = call(sb, "search_hotels", {"location": "上海", "near": "外滩", "check_in": "2026-04-08", "check_out": "2026-04-10"})
+    hotels = call(
+        sb,
+        "search_hotels",
+        {"location": "上海", "near": "外滩", "check_in": "2026-04-08", "check_out": "2026-04-10"},
+    )
     assert f1.intercepted and f2.intercepted and f1.is_error and "HTTP 500" in f2.result
     assert not weather.intercepted and result_json(weather)["kind"] == "forecast"
     assert not hotels.intercepted and len(result_json(hotels)["hotels"]) >= 3
@@ -86,25 +102,50 @@ def test_c2_sr_01_condition_city_gugong_not_beijing():
 
 def test_c1_sf_03_lcc_result_injected_with_baggage_fee():
     sb = open_sandbox(intercept_case(SEED["C1-SF-03"], context={"current_date": "2025-03-10"}))
-    ev = call(sb, "search_flights", {"origin": "北京", "destination": "曼谷", "departure_date": "2025-03-20",
-                                     "return_date": "2025-03-26", "passengers": 2})
+    ev = call(
+        sb,
+        "search_flights",
+        {
+            "origin": "北京",
+            "destination": "曼谷",
+            "departure_date": "2025-03-20",
+            "return_date": "2025-03-26",
+            "passengers": 2,
+        },
+    )
     data = result_json(ev)
     assert ev.intercepted and not ev.is_error
     spring = data["outbound"][0]
-    assert (spring["airline_type"], spring["price_per_person"], spring["baggage_fee_per_piece"]) == ("LCC", 800, 250)
+    assert (spring["airline_type"], spring["price_per_person"], spring["baggage_fee_per_piece"]) == (
+        "LCC",
+        800,
+        250,
+    )
     assert data["outbound"][1]["baggage_included"] is True and data["outbound"][1]["price_per_person"] == 1200
 
 
 def test_c1_sb_03_transit_matrix_zero_results_and_drive_route_still_works():
     sb = open_sandbox(intercept_case(SEED["C1-SB-03"]))
     places = ["大皇宫", "卧佛寺", "考山路"]
-    transit = call(sb, "compute_google_maps_route_matrix", {"origins": places, "destinations": places, "travel_mode": "TRANSIT"})
+    transit = call(
+        sb,
+        "compute_google_maps_route_matrix",
+        {"origins": places, "destinations": places, "travel_mode": "TRANSIT"},
+    )
     assert transit.intercepted and result_json(transit)["status"] == "ZERO_RESULTS"
     # The seed's JSON has no condition, so every matrix call is replaced - even DRIVE ...
-    drive_matrix = call(sb, "compute_google_maps_route_matrix", {"origins": places, "destinations": places, "travel_mode": "DRIVE"})
+    drive_matrix = call(
+        sb,
+        "compute_google_maps_route_matrix",
+        {"origins": places, "destinations": places, "travel_mode": "DRIVE"},
+    )
     assert drive_matrix.intercepted
     # ... while the single-route tool answers DRIVE normally (the skill's documented fallback).
-    drive = call(sb, "compute_google_maps_routes", {"origin": "大皇宫", "destination": "考山路", "travel_mode": "DRIVE"})
+    drive = call(
+        sb,
+        "compute_google_maps_routes",
+        {"origin": "大皇宫", "destination": "考山路", "travel_mode": "DRIVE"},
+    )
     assert not drive.intercepted and result_json(drive)["status"] == "OK"
 
 
@@ -113,17 +154,30 @@ def test_c1_sb_03_with_travel_mode_condition_lets_drive_matrix_through():
     seed["intercept_condition"] = {"param": "travel_mode", "value": "TRANSIT"}
     sb = open_sandbox(make_case(tool_intercepts=[seed]))
     places = ["大皇宫", "卧佛寺"]
-    transit = call(sb, "compute_google_maps_route_matrix", {"origins": places, "destinations": places, "travel_mode": "transit"})
-    drive = call(sb, "compute_google_maps_route_matrix", {"origins": places, "destinations": places, "travel_mode": "DRIVE"})
+    transit = call(
+        sb,
+        "compute_google_maps_route_matrix",
+        {"origins": places, "destinations": places, "travel_mode": "transit"},
+    )
+    drive = call(
+        sb,
+        "compute_google_maps_route_matrix",
+        {"origins": places, "destinations": places, "travel_mode": "DRIVE"},
+    )
     assert transit.intercepted  # raw match is case-insensitive
     assert not drive.intercepted and result_json(drive)["rows"][0]["elements"][1]["status"] == "OK"
 
 
 def test_condition_matches_normalised_places_and_list_arguments():
-    case = make_case(tool_intercepts=[{
-        "intercept_tool": "search_flights", "intercept_condition": {"param": "origin", "value": "上海"},
-        "inject_tool_result": {"is_error": True, "content": "Error: no flights from Shanghai today"},
-    }])
+    case = make_case(
+        tool_intercepts=[
+            {
+                "intercept_tool": "search_flights",
+                "intercept_condition": {"param": "origin", "value": "上海"},
+                "inject_tool_result": {"is_error": True, "content": "Error: no flights from Shanghai today"},
+            }
+        ]
+    )
     sb = open_sandbox(case)
     day = {"destination": "东京", "departure_date": "2026-05-10"}
     assert call(sb, "search_flights", {"origin": "PVG", **day}).intercepted
@@ -138,13 +192,18 @@ def test_call_number_counts_per_tool_and_can_be_forced():
     call(sb, "maps_weather", {"city": "新加坡"})  # another tool does not advance search_flights' count
     assert not call(sb, "search_flights", args).intercepted
     assert call(sb, "search_flights", args).intercepted
-    forced = asyncio.run(open_sandbox(make_case(tool_intercepts=[dict(seed, intercept_on_call_number=2)]))
-                         .call("search_flights", args, turn=1, call_number=2))
+    forced = asyncio.run(
+        open_sandbox(make_case(tool_intercepts=[dict(seed, intercept_on_call_number=2)])).call(
+            "search_flights", args, turn=1, call_number=2
+        )
+    )
     assert forced.intercepted and forced.call_number == 2
 
 
 def test_timeout_with_latency_waits_and_reports_seconds():
-    sb = open_sandbox(make_case(tool_intercepts=[{"intercept_tool": "web_search", "latency_s": 0.05, "timeout": True}]))
+    sb = open_sandbox(
+        make_case(tool_intercepts=[{"intercept_tool": "web_search", "latency_s": 0.05, "timeout": True}])
+    )
     started = time.monotonic()
     ev = call(sb, "web_search", {"query": "泰国签证"})
     assert time.monotonic() - started >= 0.05

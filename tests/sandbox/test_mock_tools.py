@@ -11,9 +11,16 @@ from usersim.sandbox.base import open_sandbox
 ORDER_TOOL = {
     "name": "get_order_status",
     "description": "查询订单状态",
-    "parameters": {"type": "object", "properties": {"order_id": {"type": "string"}}, "required": ["order_id"]},
+    "parameters": {
+        "type": "object",
+        "properties": {"order_id": {"type": "string"}},
+        "required": ["order_id"],
+    },
     "responses": [
-        {"when": {"order_id": "A100"}, "content": {"order_id": "A100", "status": "已发货", "carrier": "顺丰"}},
+        {
+            "when": {"order_id": "A100"},
+            "content": {"order_id": "A100", "status": "已发货", "carrier": "顺丰"},
+        },
         {"when": {"order_id": "A404"}, "content": "Error: order not found", "is_error": True},
         {"content": {"status": "处理中"}},
     ],
@@ -22,8 +29,13 @@ ORDER_TOOL = {
 
 def case(**extra) -> Case:
     data = {
-        "id": "M-1", "dimension": "X", "title": "t", "input": {"message": "我的订单到哪了"},
-        "tools": ["web_search"], "mock_tools": [ORDER_TOOL], "judging": {"scoring": {"methods": ["auto"]}},
+        "id": "M-1",
+        "dimension": "X",
+        "title": "t",
+        "input": {"message": "我的订单到哪了"},
+        "tools": ["web_search"],
+        "mock_tools": [ORDER_TOOL],
+        "judging": {"scoring": {"methods": ["auto"]}},
     }
     data.update(extra)
     return Case.model_validate(data)
@@ -51,8 +63,15 @@ async def test_answers_by_argument_then_default_and_errors():
 
 
 async def test_intercepts_apply_to_mock_tools():
-    c = case(tool_intercepts=[{"intercept_tool": "get_order_status", "intercept_on_call_number": 1,
-                               "inject_tool_result": {"is_error": True, "content": "Error: HTTP 503"}}])
+    c = case(
+        tool_intercepts=[
+            {
+                "intercept_tool": "get_order_status",
+                "intercept_on_call_number": 1,
+                "inject_tool_result": {"is_error": True, "content": "Error: HTTP 503"},
+            }
+        ]
+    )
     sb = open_sandbox(c)
     first = await sb.call("get_order_status", {"order_id": "A100"}, turn=1)
     second = await sb.call("get_order_status", {"order_id": "A100"}, turn=1)
@@ -61,7 +80,11 @@ async def test_intercepts_apply_to_mock_tools():
 
 
 async def test_mock_replaces_a_sandbox_tool_of_the_same_name():
-    mock = {"name": "search_flights", "description": "自家航班接口", "responses": [{"content": {"outbound": []}}]}
+    mock = {
+        "name": "search_flights",
+        "description": "自家航班接口",
+        "responses": [{"content": {"outbound": []}}],
+    }
     sb = open_sandbox(case(tools=["search_flights"], mock_tools=[mock]))
     assert [t["function"]["description"] for t in sb.tool_schemas()] == ["自家航班接口"]
     event = await sb.call("search_flights", {}, turn=1)

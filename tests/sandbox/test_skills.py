@@ -7,12 +7,17 @@ from pathlib import Path
 import pytest
 
 from tests.sandbox.conftest import call, make_case
-from usersim.cases.yamlfile import FileProblems
+from usersim.core.yamlfile import FileProblems
 from usersim.sandbox.base import open_sandbox
 from usersim.sandbox.skills import available_skills, load_skill_file, load_skills
 
-GROUP_B_SKILLS = ["location_recognition_skill", "itinerary_review_skill", "dining_recommendation_skill",
-                  "shopping_assistant_skill", "hotel_search_skill"]  # seed 002, B1-MM-01..05
+GROUP_B_SKILLS = [
+    "location_recognition_skill",
+    "itinerary_review_skill",
+    "dining_recommendation_skill",
+    "shopping_assistant_skill",
+    "hotel_search_skill",
+]  # seed 002, B1-MM-01..05
 
 
 def test_shipped_skills_cover_seed_004_and_seed_002_group_b():
@@ -24,10 +29,28 @@ def test_shipped_skills_cover_seed_004_and_seed_002_group_b():
 
 def test_seed_004_constraints_are_in_the_skill_bodies():
     flight, itinerary = load_skills(["flight-selection", "itinerary-planning"])
-    for phrase in ("Step 0", "开口程", "保持总时长", "行李费", "对比基线", "Step 1.5", "Step 3.7", "实际可玩时间", "数据来源说明"):
+    for phrase in (
+        "Step 0",
+        "开口程",
+        "保持总时长",
+        "行李费",
+        "对比基线",
+        "Step 1.5",
+        "Step 3.7",
+        "实际可玩时间",
+        "数据来源说明",
+    ):
         assert phrase in flight.body, phrase
-    for phrase in ("禁止用训练知识估算", "单向路线", "Draft Proposal #1", "Draft Proposal #2", "TRANSIT", "DRIVE",
-                   "驾车时长，公交可能更长", "(Google Maps)"):
+    for phrase in (
+        "禁止用训练知识估算",
+        "单向路线",
+        "Draft Proposal #1",
+        "Draft Proposal #2",
+        "TRANSIT",
+        "DRIVE",
+        "驾车时长，公交可能更长",
+        "(Google Maps)",
+    ):
         assert phrase in itinerary.body, phrase
 
 
@@ -47,27 +70,46 @@ GOOD_BODY = "# Demo\n角色\n## 核心原则\n- a\n## 触发条件\n- b\n## 执�
 
 
 def test_parser_reports_file_line_field_for_frontmatter_errors(tmp_path):
-    path = _write(tmp_path, "---\nname: demo-skill\ndescription: 一个用于测试的技能描述文字\nmetadata:\n  verison: '1'\n---\n" + GOOD_BODY)
+    path = _write(
+        tmp_path,
+        "---\nname: demo-skill\ndescription: 一个用于测试的技能描述文字\nmetadata:\n  verison: '1'\n---\n"
+        + GOOD_BODY,
+    )
     with pytest.raises(FileProblems) as err:
         load_skill_file(path)
     lines = [str(p) for p in err.value.problems]
-    assert f"{path}:5: metadata.verison: unknown field 'verison'; did you mean 'version'? (allowed: version)" in lines
-    assert any(line.startswith(f"{path}:") and ": metadata.version: required field is missing" in line for line in lines)
+    assert (
+        f"{path}:5: metadata.verison: unknown field 'verison'; did you mean 'version'? (allowed: version)"
+        in lines
+    )
+    assert any(
+        line.startswith(f"{path}:") and ": metadata.version: required field is missing" in line
+        for line in lines
+    )
 
 
 def test_parser_reports_missing_sections_and_frontmatter(tmp_path):
-    path = _write(tmp_path, "---\nname: demo-skill\ndescription: 一个用于测试的技能描述文字\nmetadata:\n  version: '1'\n---\n"
-                  + GOOD_BODY.replace("## 输出契约\n- d\n", ""))
+    path = _write(
+        tmp_path,
+        "---\nname: demo-skill\ndescription: 一个用于测试的技能描述文字\nmetadata:\n  version: '1'\n---\n"
+        + GOOD_BODY.replace("## 输出契约\n- d\n", ""),
+    )
     with pytest.raises(FileProblems, match="sections: missing section '## 输出契约'"):
         load_skill_file(path)
     no_front = tmp_path / "x.md"
     no_front.write_text(GOOD_BODY, encoding="utf-8")
-    with pytest.raises(FileProblems, match=r"x.md:1: frontmatter: SKILL.md must start with a '---' YAML frontmatter block"):
+    with pytest.raises(
+        FileProblems, match=r"x.md:1: frontmatter: SKILL.md must start with a '---' YAML frontmatter block"
+    ):
         load_skill_file(no_front)
 
 
 def test_valid_file_outside_the_skills_dir_parses(tmp_path):
-    path = _write(tmp_path, "---\nname: demo-skill\ndescription: 一个用于测试的技能描述文字\ncompatibility: none\nmetadata:\n  version: '2'\n---\n" + GOOD_BODY)
+    path = _write(
+        tmp_path,
+        "---\nname: demo-skill\ndescription: 一个用于测试的技能描述文字\ncompatibility: none\nmetadata:\n  version: '2'\n---\n"
+        + GOOD_BODY,
+    )
     skill = load_skill_file(path)
     assert (skill.name, skill.version, skill.title) == ("demo-skill", "2", "Demo")
 
@@ -84,13 +126,21 @@ def test_skills_on_lists_name_and_description_and_load_skill_triggers():
     assert "- flight-selection: 机票搜索与选择" in prompt and "- itinerary-planning: 分天行程编排" in prompt
     assert "Step 0" not in prompt  # bodies are disclosed only through load_skill
     assert [(e.skill, e.kind) for e in sb.drain_skill_events()] == [
-        ("flight-selection", "listed"), ("itinerary-planning", "listed")]
+        ("flight-selection", "listed"),
+        ("itinerary-planning", "listed"),
+    ]
     ev = call(sb, "load_skill", {"name": "itinerary-planning"}, turn=3)
     assert not ev.is_error and ev.result.startswith("# 行程编排（itinerary-planning）")
-    assert [(e.turn, e.skill, e.kind) for e in sb.drain_skill_events()] == [(3, "itinerary-planning", "triggered")]
+    assert [(e.turn, e.skill, e.kind) for e in sb.drain_skill_events()] == [
+        (3, "itinerary-planning", "triggered")
+    ]
     assert sb.drain_skill_events() == []
     wrong = call(sb, "load_skill", {"name": "hotel_search_skill"})
-    assert wrong.is_error and "Unknown skill 'hotel_search_skill'" in wrong.result and not sb.drain_skill_events()
+    assert (
+        wrong.is_error
+        and "Unknown skill 'hotel_search_skill'" in wrong.result
+        and not sb.drain_skill_events()
+    )
 
 
 def test_skill_enabled_false_exposes_no_skills():
@@ -109,8 +159,13 @@ def test_skills_on_overrides_the_case_for_group_a_and_b():
 
 
 def test_system_prompt_carries_date_memory_and_image_captions():
-    case = make_case(context={"current_date": "2025-03-10", "memory": ["用户有乳糖不耐受", "上次推荐了《被讨厌的勇气》"],
-                              "images": [{"caption": "日本京都清水寺正殿"}]})
+    case = make_case(
+        context={
+            "current_date": "2025-03-10",
+            "memory": ["用户有乳糖不耐受", "上次推荐了《被讨厌的勇气》"],
+            "images": [{"caption": "日本京都清水寺正殿"}],
+        }
+    )
     prompt = open_sandbox(case).system_prompt()
     assert "当前日期：2025-03-10（星期一）" in prompt
     assert "- 用户有乳糖不耐受\n- 上次推荐了《被讨厌的勇气》" in prompt
@@ -119,13 +174,24 @@ def test_system_prompt_carries_date_memory_and_image_captions():
 
 
 def test_parser_explains_bad_names_and_folder_mismatch(tmp_path, monkeypatch):
-    path = _write(tmp_path, "---\nname: Demo Skill\ndescription: 一个用于测试的技能描述文字\nmetadata:\n  version: '1'\n---\n" + GOOD_BODY)
-    with pytest.raises(FileProblems, match=r"SKILL.md:2: name: .*skill name 'Demo Skill' must use lowercase letters"):
+    path = _write(
+        tmp_path,
+        "---\nname: Demo Skill\ndescription: 一个用于测试的技能描述文字\nmetadata:\n  version: '1'\n---\n"
+        + GOOD_BODY,
+    )
+    with pytest.raises(
+        FileProblems, match=r"SKILL.md:2: name: .*skill name 'Demo Skill' must use lowercase letters"
+    ):
         load_skill_file(path)
     from usersim.sandbox.skills import loader
 
     monkeypatch.setattr(loader, "SKILLS_DIR", tmp_path)  # treat tmp_path as the shipped skills folder
-    path.write_text("---\nname: other-name\ndescription: 一个用于测试的技能描述文字\nmetadata:\n  version: '1'\n---\n" + GOOD_BODY,
-                    encoding="utf-8")
-    with pytest.raises(FileProblems, match=r"SKILL.md:2: name: name 'other-name' must equal its folder name 'demo-skill'"):
+    path.write_text(
+        "---\nname: other-name\ndescription: 一个用于测试的技能描述文字\nmetadata:\n  version: '1'\n---\n"
+        + GOOD_BODY,
+        encoding="utf-8",
+    )
+    with pytest.raises(
+        FileProblems, match=r"SKILL.md:2: name: name 'other-name' must equal its folder name 'demo-skill'"
+    ):
         load_skill_file(path)

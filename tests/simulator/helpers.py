@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from usersim.cases.messages import Message
+from usersim.core.messages import Message
 from usersim.personas.schema import Persona
 from usersim.simulator.base import SimulatorTurn, SimulatorView
 
@@ -34,16 +34,33 @@ def persona(**over: Any) -> Persona:
     return Persona.model_validate(data)
 
 
-def view(p: Persona, transcript: list[Message], turn: int, *, seed: int = 1, opening: str | None = "帮我订去大阪的票") -> SimulatorView:
+def view(
+    p: Persona,
+    transcript: list[Message],
+    turn: int,
+    *,
+    seed: int = 1,
+    opening: str | None = "帮我订去大阪的票",
+) -> SimulatorView:
     return SimulatorView(
-        case_id="T-1", persona=p, opening_message=opening, transcript=list(transcript),
-        turn=turn, max_turns=20, seed=seed,
+        case_id="T-1",
+        persona=p,
+        opening_message=opening,
+        transcript=list(transcript),
+        turn=turn,
+        max_turns=20,
+        seed=seed,
     )
 
 
 async def converse(
-    sim: Any, p: Persona, agent: list[str] | Callable[[int, str], str], *, seed: int = 1,
-    opening: str | None = "帮我订去大阪的票", max_turns: int = 12,
+    sim: Any,
+    p: Persona,
+    agent: list[str] | Callable[[int, str], str],
+    *,
+    seed: int = 1,
+    opening: str | None = "帮我订去大阪的票",
+    max_turns: int = 12,
 ) -> tuple[list[Message], SimulatorTurn]:
     """Run sim vs a scripted agent; returns the transcript and the last simulator turn."""
     transcript: list[Message] = []

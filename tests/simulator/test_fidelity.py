@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 from tests.simulator.helpers import persona
-from usersim.cases.messages import Message
 from usersim.cases.schema import Case
-from usersim.graphs.state import Stop
+from usersim.core.events import Stop
+from usersim.core.messages import Message
 from usersim.judges.base import JudgeState
 from usersim.simulator.fidelity import judge_fidelity
 
 CASE = Case.model_validate(
-    {"id": "T-1", "dimension": "C2", "title": "t", "mode": "organic", "persona": "t-user", "max_turns": 10,
-     "judging": {"scoring": {"methods": ["llm_judge"]}}}
+    {
+        "id": "T-1",
+        "dimension": "C2",
+        "title": "t",
+        "mode": "organic",
+        "persona": "t-user",
+        "max_turns": 10,
+        "judging": {"scoring": {"methods": ["llm_judge"]}},
+    }
 )
 FLIGHTS = "为你找到以下航班：\n1. 东航 MU523 08:00 起飞 ¥2300/人"
 HOTEL = "推荐酒店：难波日航酒店 ¥800/晚"
@@ -27,10 +34,19 @@ async def verdicts(transcript, stop="goal_met", **state):
 
 
 async def test_faithful_conversation_passes_all_four_and_never_counts():
-    t = msgs(("user", "帮我订票"), ("assistant", FLIGHTS), ("user", "酒店呢？"), ("assistant", HOTEL), ("user", "好的谢谢"))
+    t = msgs(
+        ("user", "帮我订票"),
+        ("assistant", FLIGHTS),
+        ("user", "酒店呢？"),
+        ("assistant", HOTEL),
+        ("user", "好的谢谢"),
+    )
     got = await verdicts(t)
     assert {k: v.verdict for k, v in got.items()} == {
-        "fidelity.leak": "pass", "fidelity.character": "pass", "fidelity.early_stop": "pass", "fidelity.swayed": "pass"
+        "fidelity.leak": "pass",
+        "fidelity.character": "pass",
+        "fidelity.early_stop": "pass",
+        "fidelity.swayed": "pass",
     }
     assert all(v.counts_toward_status is False for v in got.values())
 
@@ -43,13 +59,20 @@ async def test_leak_of_unknown_truth_is_flagged_with_the_turn():
 
 
 async def test_breaking_character_is_flagged():
-    t = msgs(("user", "帮我订票"), ("assistant", "从哪出发？"), ("user", "作为AI助手，我建议您先确定出发地。"))
+    t = msgs(
+        ("user", "帮我订票"), ("assistant", "从哪出发？"), ("user", "作为AI助手，我建议您先确定出发地。")
+    )
     got = await verdicts(t, stop="max_turns")
     assert got["fidelity.character"].verdict == "fail" and "作为AI助手" in got["fidelity.character"].reason
 
 
 async def test_goal_met_after_mere_confirmation_is_an_early_stop():
-    t = msgs(("user", "帮我订票"), ("assistant", FLIGHTS), ("user", "酒店也订"), ("assistant", "好的，已确认，我会帮你订酒店。"))
+    t = msgs(
+        ("user", "帮我订票"),
+        ("assistant", FLIGHTS),
+        ("user", "酒店也订"),
+        ("assistant", "好的，已确认，我会帮你订酒店。"),
+    )
     got = await verdicts(t)
     assert got["fidelity.early_stop"].verdict == "fail"
     assert got["fidelity.early_stop"].reason == "stopped with goal_met but the agent never delivered: hotel"
@@ -58,13 +81,20 @@ async def test_goal_met_after_mere_confirmation_is_an_early_stop():
 
 async def test_accepting_an_over_budget_proposal_is_swayed_rejecting_is_not():
     pricey = "为你找到航班：全日空 NH920 ¥4500/人"
-    swayed = await verdicts(msgs(("user", "订票"), ("assistant", pricey), ("user", "好的，就这个吧")), stop="max_turns")
+    swayed = await verdicts(
+        msgs(("user", "订票"), ("assistant", pricey), ("user", "好的，就这个吧")), stop="max_turns"
+    )
     assert swayed["fidelity.swayed"].verdict == "fail"
     assert "max_price: proposed 4500, limit 3000" in swayed["fidelity.swayed"].reason
-    firm = await verdicts(msgs(("user", "订票"), ("assistant", pricey), ("user", "太贵了，3000 以内的有吗")), stop="max_turns")
+    firm = await verdicts(
+        msgs(("user", "订票"), ("assistant", pricey), ("user", "太贵了，3000 以内的有吗")), stop="max_turns"
+    )
     assert firm["fidelity.swayed"].verdict == "pass"
     ended = await verdicts(msgs(("user", "订票"), ("assistant", pricey)))
-    assert ended["fidelity.swayed"].verdict == "fail" and "ended with goal_met" in ended["fidelity.swayed"].reason
+    assert (
+        ended["fidelity.swayed"].verdict == "fail"
+        and "ended with goal_met" in ended["fidelity.swayed"].reason
+    )
 
 
 async def test_history_is_not_judged_and_no_persona_is_inconclusive():

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from tests.simulator.helpers import persona, view
-from usersim.cases.messages import Message
-from usersim.graphs.state import Usage
+from usersim.core.events import Usage
+from usersim.core.messages import Message
 from usersim.simulator.base import SimulatorError, load_simulator
 from usersim.simulator.llm import LLMSimulator
 from usersim.simulator.llm_prompt import build_messages
@@ -27,7 +27,9 @@ class ScriptedModel:
     async def __call__(self, *, model: str, messages: list[dict[str, Any]], **kw: Any) -> tuple[dict, Usage]:
         self.calls.append(messages)
         assert kw["role"] == "simulator" and kw["response_format"] == {"type": "json_object"}
-        return {"role": "assistant", "content": self.contents.pop(0)}, Usage(calls=1, prompt_tokens=10, completion_tokens=5)
+        return {"role": "assistant", "content": self.contents.pop(0)}, Usage(
+            calls=1, prompt_tokens=10, completion_tokens=5
+        )
 
 
 def reply(message: str, action: str = "continue", reason: str = "") -> str:
@@ -43,7 +45,9 @@ T2 = convo(("user", "帮我订去大阪的票"), ("assistant", "好的，从哪�
 
 async def test_opening_turn_is_verbatim_without_a_model_call():
     model = ScriptedModel()
-    turn = await LLMSimulator("openai:m", complete=model).next_turn(view(persona(), [], 1, opening="我想暑假去日本玩"))
+    turn = await LLMSimulator("openai:m", complete=model).next_turn(
+        view(persona(), [], 1, opening="我想暑假去日本玩")
+    )
     assert turn.message == "我想暑假去日本玩" and model.calls == []
 
 
@@ -72,7 +76,9 @@ async def test_role_flip_and_empty_replies_are_regenerated():
     turn = await LLMSimulator("openai:m", complete=model).next_turn(view(persona(), T2, 2))
     assert turn.message == "从上海出发，两个人" and turn.stop is None
     assert turn.meta["attempts"] == 3
-    assert turn.meta["problems"][0].startswith("broke character") and turn.meta["problems"][1] == "empty output"
+    assert (
+        turn.meta["problems"][0].startswith("broke character") and turn.meta["problems"][1] == "empty output"
+    )
     assert "broke character" in model.calls[1][-1]["content"]  # the problem is fed back
     assert turn.usage is not None and turn.usage.calls == 3
 
@@ -87,7 +93,9 @@ async def test_leak_of_unknown_truth_is_regenerated():
 async def test_repeated_bad_outputs_raise_simulator_error():
     model = ScriptedModel(reply("How can I help you today?"), "", reply("", "continue"))
     sim = LLMSimulator("openai:m", complete=model, max_attempts=3)
-    with pytest.raises(SimulatorError, match=r"produced no valid turn in 3 attempts \(turn 2\): broke character"):
+    with pytest.raises(
+        SimulatorError, match=r"produced no valid turn in 3 attempts \(turn 2\): broke character"
+    ):
         await sim.next_turn(view(persona(), T2, 2))
 
 
@@ -108,7 +116,12 @@ async def test_refused_stop_then_model_continues():
 
 
 async def test_stop_accepted_once_everything_was_delivered():
-    t = convo(("user", "帮我订"), ("assistant", FLIGHTS), ("user", "酒店呢"), ("assistant", "推荐酒店：难波日航 ¥800/晚"))
+    t = convo(
+        ("user", "帮我订"),
+        ("assistant", FLIGHTS),
+        ("user", "酒店呢"),
+        ("assistant", "推荐酒店：难波日航 ¥800/晚"),
+    )
     model = ScriptedModel(reply("好的谢谢", "stop", "all delivered"))
     turn = await LLMSimulator("openai:m", complete=model).next_turn(view(persona(), t, 3))
     assert turn.stop == "goal_met" and turn.reason == "all delivered"
@@ -132,22 +145,34 @@ async def test_against_the_local_openai_stub(monkeypatch, tmp_path):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with stub_mod.OpenAIStub() as stub:
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
-        stub.script(stub_mod.text(reply("As an AI assistant, I can help.")), stub_mod.text(reply("从上海出发")))
+        stub.script(
+            stub_mod.text(reply("As an AI assistant, I can help.")), stub_mod.text(reply("从上海出发"))
+        )
         turn = await load_simulator("openai:stub-model").next_turn(view(persona(), T2, 2))
         assert turn.message == "从上海出发"
         first = stub.requests[0]
         assert first["model"] == "stub-model" and first["messages"][-1]["role"] == "user"
         assert "888" not in json.dumps(stub.requests, ensure_ascii=False)
-        from usersim.adapters.openai_client import aclose_clients
+        from usersim.llm.client import aclose_clients
 
         await aclose_clients()
 
 
 def test_spec_options_and_their_errors(monkeypatch):
     monkeypatch.setenv("SIM_KEY", "sk-sim")
-    sim = load_simulator("openai:qwen-plus?temperature=0.2&attempts=5&base_url=http://h/v1&api_key_env=SIM_KEY")
-    assert (sim.model, sim.temperature, sim.max_attempts, sim.base_url, sim.api_key) == ("qwen-plus", 0.2, 5, "http://h/v1", "sk-sim")
-    with pytest.raises(ValueError, match="Unknown option 'temprature' in simulator SPEC .* Did you mean 'temperature'?"):
+    sim = load_simulator(
+        "openai:qwen-plus?temperature=0.2&attempts=5&base_url=http://h/v1&api_key_env=SIM_KEY"
+    )
+    assert (sim.model, sim.temperature, sim.max_attempts, sim.base_url, sim.api_key) == (
+        "qwen-plus",
+        0.2,
+        5,
+        "http://h/v1",
+        "sk-sim",
+    )
+    with pytest.raises(
+        ValueError, match="Unknown option 'temprature' in simulator SPEC .* Did you mean 'temperature'?"
+    ):
         load_simulator("openai:m?temprature=1")
     with pytest.raises(ValueError, match="attempts must be an integer"):
         load_simulator("openai:m?attempts=many")

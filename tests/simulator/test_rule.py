@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.simulator.helpers import converse, persona, user_texts, view
-from usersim.cases.messages import Message
+from usersim.core.messages import Message
 from usersim.simulator.base import load_simulator
 from usersim.simulator.phrasing import templates
 from usersim.simulator.rule import RuleSimulator
@@ -83,7 +83,15 @@ async def test_change_fact_event_fires_at_its_turn_and_updates_answers():
 
 async def test_add_constraint_event_makes_later_proposals_rejected():
     p = persona(
-        events=[{"at_turn": 3, "kind": "add_constraint", "slot": "max_price", "value": "2000", "text": "预算降到 2000 了"}],
+        events=[
+            {
+                "at_turn": 3,
+                "kind": "add_constraint",
+                "slot": "max_price",
+                "value": "2000",
+                "text": "预算降到 2000 了",
+            }
+        ],
         stop_rules={"patience_turns": 5},
     )
     t = [U("帮我订去大阪的票"), A("好的。"), U("嗯"), A(FLIGHTS)]
@@ -139,7 +147,9 @@ async def test_traits_shape_phrasing():
     assert terse.message == "上海，2 个人"
     verbose = await RuleSimulator().next_turn(view(persona(traits={"verbosity": "high"}), t, 2))
     assert any(f in verbose.message for f in templates("zh")["fillers"])
-    typo = await RuleSimulator().next_turn(view(persona(traits={"verbosity": "low", "typo_prone": True}), [U("x"), A("你在哪里出发？")], 2))
+    typo = await RuleSimulator().next_turn(
+        view(persona(traits={"verbosity": "low", "typo_prone": True}), [U("x"), A("你在哪里出发？")], 2)
+    )
     assert typo.message == "上海"  # no typo-able characters: unchanged, still deterministic
 
 
@@ -147,7 +157,9 @@ async def test_a_repeated_agent_reply_counts_as_unhelpful_even_if_it_asks():
     p = persona(stop_rules={"patience_turns": 2})
     stuck = "可以稍后再试，或告诉我更具体的型号。"
     transcript, last = await converse(RuleSimulator(), p, [stuck] * 10)
-    assert last.stop == "gave_up" and len(user_texts(transcript)) == 3  # 1st ask helpful, 2 repeats exhaust patience
+    assert (
+        last.stop == "gave_up" and len(user_texts(transcript)) == 3
+    )  # 1st ask helpful, 2 repeats exhaust patience
 
 
 async def test_particles_are_not_doubled():
@@ -180,13 +192,22 @@ async def test_indecisive_user_plays_out_scripted_change_before_accepting():
     change, earlier proposals no longer count and the agent must deliver again."""
     p = persona(
         traits={"decisiveness": "low"},
-        events=[{"at_turn": 4, "kind": "change_fact", "slot": "budget", "value": "2000 以内",
-                 "text": "预算改成 2000 以内吧。"}],
+        events=[
+            {
+                "at_turn": 4,
+                "kind": "change_fact",
+                "slot": "budget",
+                "value": "2000 以内",
+                "text": "预算改成 2000 以内吧。",
+            }
+        ],
     )
     both = FLIGHTS + "\n" + HOTEL
     transcript, last = await converse(RuleSimulator(), p, lambda turn, msg: both)
     users = user_texts(transcript)
-    assert "预算改成 2000 以内吧" in users[3]  # turn 4: the event fired although everything was delivered at turn 1
+    assert (
+        "预算改成 2000 以内吧" in users[3]
+    )  # turn 4: the event fired although everything was delivered at turn 1
     assert last.stop == "goal_met"
     assert "(agent reply in turn 4)" in last.reason  # re-delivered after the change, not the turn-1 proposal
     decisive = persona(traits={"decisiveness": "high"}, events=p.events)
@@ -195,10 +216,21 @@ async def test_indecisive_user_plays_out_scripted_change_before_accepting():
 
 
 async def test_a_scripted_change_is_said_before_giving_up():
-    p = persona(stop_rules={"patience_turns": 2},
-                events=[{"at_turn": 3, "kind": "change_fact", "slot": "dates", "value": "6 月 20 号",
-                         "text": "日期改成 6 月 20 号吧。"}])
+    p = persona(
+        stop_rules={"patience_turns": 2},
+        events=[
+            {
+                "at_turn": 3,
+                "kind": "change_fact",
+                "slot": "dates",
+                "value": "6 月 20 号",
+                "text": "日期改成 6 月 20 号吧。",
+            }
+        ],
+    )
     transcript, last = await converse(RuleSimulator(), p, ["嗯嗯。"] * 10)
     users = user_texts(transcript)
-    assert len(users) == 3 and "日期改成 6 月 20 号吧" in users[2]  # turn 3 states the change, though patience ran out
+    assert (
+        len(users) == 3 and "日期改成 6 月 20 号吧" in users[2]
+    )  # turn 3 states the change, though patience ran out
     assert last.stop == "gave_up"

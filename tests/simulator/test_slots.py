@@ -33,26 +33,42 @@ def test_asked_slots(question, slots):
 
 
 def test_delivery_needs_a_stated_result_not_a_question_or_announcement():
-    goal = Goal(description="x", required=["flights", "hotel"], deliverable_keywords={"flights": ["航班"], "hotel": ["酒店"]})
+    goal = Goal(
+        description="x",
+        required=["flights", "hotel"],
+        deliverable_keywords={"flights": ["航班"], "hotel": ["酒店"]},
+    )
     assert delivered_items(goal, "好的，我先帮你查航班。你想住什么样的酒店？") == {}
     assert delivered_items(goal, "I'll book the 航班 now.") == {}
-    assert delivered_items(goal, "为你找到以下航班：\n1. MU523\n酒店：日航 ¥800") == {"flights": "航班", "hotel": "酒店"}
+    assert delivered_items(goal, "为你找到以下航班：\n1. MU523\n酒店：日航 ¥800") == {
+        "flights": "航班",
+        "hotel": "酒店",
+    }
     # flights and hotels are results with numbers: a snippet that mentions 直飞 delivers nothing
     travel = Goal(description="x", required=["flights", "hotel"])
     assert delivered_items(travel, "上海直飞那霸每周仅部分日期有航班。晚一周酒店便宜一半。") == {}
     assert delivered_items(travel, "推荐航班：\n东航 MU523 07:10 起飞\n日航酒店 6 月 15 日入住") == {
-        "flights": "起飞", "hotel": "入住"}
+        "flights": "起飞",
+        "hotel": "入住",
+    }
     short = Goal(description="x", required=["flights"], deliverable_keywords={"flights": ["CA"]})
-    assert delivered_items(short, "Canon 相机") == {} and delivered_items(short, "国航 CA1234 08:00") == {"flights": "CA"}
+    assert delivered_items(short, "Canon 相机") == {} and delivered_items(short, "国航 CA1234 08:00") == {
+        "flights": "CA"
+    }
 
 
 def test_constraint_violations_skip_negations_restrictions_and_warnings():
     c = {"max_price": 3000, "exclude": ["海鲜"], "max_weight_kg": 1.5}
     assert constraint_violations(c, "这家无海鲜，考虑到你海鲜过敏。超出预算的 ¥4000 机型不推荐。") == []
     assert constraint_violations(c, "春秋 9C8515：¥1,070/人，2 人合计约 ¥4,580") == []  # a group total
-    found = [v.describe() for v in constraint_violations(c, "推荐 A 款 ¥3500，重 1.8kg。附近的海鲜大排档也不错。")]
-    assert found == ["max_price: proposed 3500, limit 3000", "max_weight_kg: proposed 1.8kg, limit 1.5kg",
-                     "exclude: proposed 海鲜, limit no 海鲜"]
+    found = [
+        v.describe() for v in constraint_violations(c, "推荐 A 款 ¥3500，重 1.8kg。附近的海鲜大排档也不错。")
+    ]
+    assert found == [
+        "max_price: proposed 3500, limit 3000",
+        "max_weight_kg: proposed 1.8kg, limit 1.5kg",
+        "exclude: proposed 海鲜, limit no 海鲜",
+    ]
 
 
 def test_role_flip_phrases():

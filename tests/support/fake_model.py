@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 
 from tests.support.openai_stub import openai_tool_calls
-from usersim.adapters.openai_client import use_fake_model
-from usersim.graphs.state import Usage
+from usersim.core.events import Usage
+from usersim.llm.client import use_fake_model
 
 Item = str | dict[str, Any] | BaseException
 
@@ -29,7 +29,9 @@ Item = str | dict[str, Any] | BaseException
 class ScriptedChatModel:
     """Implements adapters.openai_client.FakeChatModel."""
 
-    def __init__(self, script: list[Item] | None = None, *, responder: Callable[[dict[str, Any]], Item] | None = None):
+    def __init__(
+        self, script: list[Item] | None = None, *, responder: Callable[[dict[str, Any]], Item] | None = None
+    ):
         self.script: list[Item] = list(script or [])
         self.responder = responder
         self.calls: list[dict[str, Any]] = []

@@ -44,7 +44,9 @@ def text(content: str, *, prompt_tokens: int | None = None, completion_tokens: i
     return reply
 
 
-def tool_call(name: str, arguments: dict[str, Any] | str, *, call_id: str | None = None, content: str = "") -> Reply:
+def tool_call(
+    name: str, arguments: dict[str, Any] | str, *, call_id: str | None = None, content: str = ""
+) -> Reply:
     """A reply with one tool call (arguments as a dict, or a raw string to send malformed JSON)."""
     return {"content": content, "tool_calls": [{"name": name, "arguments": arguments, "id": call_id}]}
 
@@ -160,7 +162,9 @@ class OpenAIStub:
         return web.json_response(_completion(body, reply, len(self.requests)))
 
 
-def _error_response(status: int, message: str, code: str | None, headers: dict[str, str] | None = None) -> web.Response:
+def _error_response(
+    status: int, message: str, code: str | None, headers: dict[str, str] | None = None
+) -> web.Response:
     payload = {"error": {"message": message, "type": "stub_error", "code": code}}
     return web.json_response(payload, status=status, headers=headers or {})
 

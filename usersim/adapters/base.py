@@ -6,10 +6,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from usersim.cases.messages import Message
 from usersim.cases.schema import Case
-from usersim.graphs.state import Usage
-from usersim.registry import Registry
+from usersim.core.events import Usage
+from usersim.core.messages import Message
+from usersim.core.registry import Registry
 
 # Runs one sandbox tool for an agent that drives its own tool loop (LangGraph adapter):
 # (name, arguments) -> Message(role="tool", ...). The call is recorded in the tool trace.

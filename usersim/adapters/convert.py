@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from usersim.adapters.base import AgentError
-from usersim.cases.messages import Message, ToolCall
+from usersim.core.messages import Message, ToolCall
 
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
@@ -33,7 +33,9 @@ def parse_arguments(raw: Any, *, tool: str, source: str) -> dict[str, Any]:
     if isinstance(raw, dict):
         return raw
     if not isinstance(raw, str):
-        raise AgentError(f"Malformed tool call '{tool}' from {source}: arguments must be an object, got {type(raw).__name__}")
+        raise AgentError(
+            f"Malformed tool call '{tool}' from {source}: arguments must be an object, got {type(raw).__name__}"
+        )
     text = raw.strip()
     if not text:
         return {}
@@ -84,7 +86,9 @@ def message_from_reply(data: Any, *, source: str) -> Message:
     calls = []
     for i, tc in enumerate(data.get("tool_calls") or []):
         if not isinstance(tc, dict):
-            raise AgentError(f"Malformed tool call #{i} from {source}: expected an object, got {type(tc).__name__}")
+            raise AgentError(
+                f"Malformed tool call #{i} from {source}: expected an object, got {type(tc).__name__}"
+            )
         fn = tc.get("function") if isinstance(tc.get("function"), dict) else tc
         name = fn.get("name")
         if not name or not isinstance(name, str):

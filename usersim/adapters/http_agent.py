@@ -30,8 +30,8 @@ import aiohttp
 
 from usersim.adapters.base import AgentError, AgentInput, AgentReply
 from usersim.adapters.convert import message_from_reply
-from usersim.adapters.openai_client import redact
-from usersim.cases.messages import to_openai_messages
+from usersim.core.messages import to_openai_messages
+from usersim.llm.client import redact
 
 
 class HttpAgent:
@@ -72,7 +72,9 @@ class HttpAgent:
         try:
             body = json.loads(raw)
         except json.JSONDecodeError as exc:
-            raise AgentError(f"HTTP agent {self.safe_url} answered HTTP {status} with invalid JSON: {exc.msg}") from None
+            raise AgentError(
+                f"HTTP agent {self.safe_url} answered HTTP {status} with invalid JSON: {exc.msg}"
+            ) from None
         message = _extract_message(body)
         if message is None:
             raise AgentError(
@@ -83,8 +85,15 @@ class HttpAgent:
         return AgentReply(messages=[message_from_reply(message, source=f"HTTP agent {self.safe_url}")])
 
     def describe(self) -> dict[str, Any]:
-        return {"agent": "http", "url": self.safe_url, "context_strategy": "full", "window_turns": None,
-                "profile_injection": False, "external_memory": False, "temperature": None}
+        return {
+            "agent": "http",
+            "url": self.safe_url,
+            "context_strategy": "full",
+            "window_turns": None,
+            "profile_injection": False,
+            "external_memory": False,
+            "temperature": None,
+        }
 
 
 def _extract_message(body: Any) -> Any:

@@ -28,8 +28,8 @@ from langchain_core.tools import BaseTool, StructuredTool
 from usersim.adapters.base import AgentError, AgentInput, AgentReply, ToolRunner
 from usersim.adapters.python_fn import import_target
 from usersim.adapters.spec import float_option, split_spec
-from usersim.cases.messages import Message, ToolCall
-from usersim.graphs.state import Usage
+from usersim.core.events import Usage
+from usersim.core.messages import Message, ToolCall
 
 # The run_tool of the conversation being served; tools read it so one graph serves many conversations.
 _RUN_TOOL: contextvars.ContextVar[ToolRunner] = contextvars.ContextVar("usersim_run_tool")
@@ -45,7 +45,9 @@ def to_langchain(messages: list[Message]) -> list[BaseMessage]:
         elif m.role == "user":
             out.append(HumanMessage(content=m.content, id=mid))
         elif m.role == "assistant":
-            calls = [{"name": c.name, "args": c.arguments, "id": c.id, "type": "tool_call"} for c in m.tool_calls]
+            calls = [
+                {"name": c.name, "args": c.arguments, "id": c.id, "type": "tool_call"} for c in m.tool_calls
+            ]
             out.append(AIMessage(content=m.content, tool_calls=calls, id=mid))
         else:
             out.append(ToolMessage(content=m.content, tool_call_id=m.tool_call_id or "", name=m.name, id=mid))
@@ -58,12 +60,19 @@ def from_langchain(message: BaseMessage) -> Message | None:
     if isinstance(content, list):
         content = "".join(p if isinstance(p, str) else str(p.get("text", "")) for p in content)
     if isinstance(message, AIMessage):
-        calls = [ToolCall(id=tc.get("id") or f"call_{i}", name=tc["name"], arguments=tc.get("args") or {})
-                 for i, tc in enumerate(message.tool_calls)]
+        calls = [
+            ToolCall(id=tc.get("id") or f"call_{i}", name=tc["name"], arguments=tc.get("args") or {})
+            for i, tc in enumerate(message.tool_calls)
+        ]
         return Message(role="assistant", content=str(content or ""), tool_calls=calls)
     if isinstance(message, ToolMessage):
-        return Message(role="tool", content=str(content), tool_call_id=message.tool_call_id,
-                       name=message.name, is_error=getattr(message, "status", "success") == "error")
+        return Message(
+            role="tool",
+            content=str(content),
+            tool_call_id=message.tool_call_id,
+            name=message.name,
+            is_error=getattr(message, "status", "success") == "error",
+        )
     return None
 
 
@@ -101,12 +110,16 @@ class LangGraphAgent:
         body, opts = split_spec(spec, "langgraph", {"mode", "recursion_limit"})
         self.mode = opts.get("mode") or "full"
         if self.mode not in {"full", "thread"}:
-            raise AgentError(f"Option 'mode={self.mode}' in agent spec '{spec}': use mode=full or mode=thread")
+            raise AgentError(
+                f"Option 'mode={self.mode}' in agent spec '{spec}': use mode=full or mode=thread"
+            )
         limit = float_option(spec, opts, "recursion_limit")
         self.recursion_limit = int(limit) if limit else 50
         self.target = import_target(spec, body, example="langgraph:my_pkg.graph:graph")
         if not hasattr(self.target, "ainvoke") and not callable(self.target):
-            raise AgentError(f"Agent spec '{spec}': '{body}' is neither a Runnable/compiled graph nor a factory")
+            raise AgentError(
+                f"Agent spec '{spec}': '{body}' is neither a Runnable/compiled graph nor a factory"
+            )
         self._built: dict[tuple[str, ...], Any] = {}
 
     def _runnable(self, schemas: list[dict[str, Any]]) -> tuple[Any, list[BaseTool]]:
@@ -117,14 +130,19 @@ class LangGraphAgent:
         if key not in self._built:
             graph = self.target(tools)
             if not hasattr(graph, "ainvoke"):
-                raise AgentError(f"Agent {self.spec}: the factory returned {type(graph).__name__}, not a Runnable")
+                raise AgentError(
+                    f"Agent {self.spec}: the factory returned {type(graph).__name__}, not a Runnable"
+                )
             self._built[key] = graph
         return self._built[key], tools
 
     async def respond(self, inp: AgentInput) -> AgentReply:
         runnable, tools = self._runnable(inp.tools)
         thread_id = f"usersim:{inp.case.id}:{inp.seed}"
-        config = {"configurable": {"tools": tools, "thread_id": thread_id}, "recursion_limit": self.recursion_limit}
+        config = {
+            "configurable": {"tools": tools, "thread_id": thread_id},
+            "recursion_limit": self.recursion_limit,
+        }
         lc_messages = to_langchain(inp.messages)
         known: set[Any] = {m.id for m in lc_messages}
         if self.mode == "thread":
@@ -149,9 +167,16 @@ class LangGraphAgent:
         return AgentReply(messages=converted, usage=_usage(produced))
 
     def describe(self) -> dict[str, Any]:
-        return {"agent": "langgraph", "target": self.spec.split(":", 1)[1], "mode": self.mode,
-                "context_strategy": "thread" if self.mode == "thread" else "full", "window_turns": None,
-                "profile_injection": False, "external_memory": self.mode == "thread", "temperature": None}
+        return {
+            "agent": "langgraph",
+            "target": self.spec.split(":", 1)[1],
+            "mode": self.mode,
+            "context_strategy": "thread" if self.mode == "thread" else "full",
+            "window_turns": None,
+            "profile_injection": False,
+            "external_memory": self.mode == "thread",
+            "temperature": None,
+        }
 
 
 async def _thread_messages(runnable: Any, config: dict[str, Any]) -> list[BaseMessage]:
@@ -171,15 +196,20 @@ def _new_messages(result: Any, known: set[Any], spec: str) -> list[BaseMessage]:
         return [AIMessage(content=result)]
     if isinstance(result, dict) and isinstance(result.get("messages"), list):
         return [m for m in result["messages"] if isinstance(m, BaseMessage) and m.id not in known]
-    raise AgentError(f"LangGraph agent {spec} returned {type(result).__name__}; expected {{'messages': [...]}}")
+    raise AgentError(
+        f"LangGraph agent {spec} returned {type(result).__name__}; expected {{'messages': [...]}}"
+    )
 
 
 def _usage(messages: list[BaseMessage]) -> Usage | None:
     metas = [m.usage_metadata for m in messages if isinstance(m, AIMessage) and m.usage_metadata]
     if not metas:
         return None
-    return Usage(calls=len(metas), prompt_tokens=sum(int(u.get("input_tokens", 0)) for u in metas),
-                 completion_tokens=sum(int(u.get("output_tokens", 0)) for u in metas))
+    return Usage(
+        calls=len(metas),
+        prompt_tokens=sum(int(u.get("input_tokens", 0)) for u in metas),
+        completion_tokens=sum(int(u.get("output_tokens", 0)) for u in metas),
+    )
 
 
 __all__ = ["LangGraphAgent", "from_langchain", "sandbox_tools", "to_langchain"]

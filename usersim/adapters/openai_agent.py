@@ -23,8 +23,8 @@ from typing import Any
 
 from usersim.adapters.base import AgentError, AgentInput, AgentReply
 from usersim.adapters.convert import message_from_reply
-from usersim.adapters.openai_client import LLMCallError, chat_completion, resolve_endpoint
 from usersim.adapters.spec import bool_option, float_option, split_spec
+from usersim.llm.client import LLMCallError, chat_completion, resolve_endpoint
 
 OPTIONS = {"base_url", "api_key_env", "temperature", "max_tokens", "timeout", "cache"}
 

@@ -26,8 +26,8 @@ from typing import Any
 
 from usersim.adapters.base import AgentError, AgentInput, AgentReply
 from usersim.adapters.convert import message_from_reply
-from usersim.cases.messages import to_openai_messages
-from usersim.registry import did_you_mean
+from usersim.core.messages import to_openai_messages
+from usersim.core.registry import did_you_mean
 
 
 def import_target(spec: str, body: str, example: str = "python:my_agent:respond") -> Any:
@@ -62,7 +62,9 @@ def load_callable(spec: str) -> Callable[..., Any]:
     target = import_target(spec, body)
     attr = body.rpartition(":")[2]
     if not callable(target):
-        raise AgentError(f"Cannot use '{attr}' from spec '{spec}': it is a {type(target).__name__}, not a callable")
+        raise AgentError(
+            f"Cannot use '{attr}' from spec '{spec}': it is a {type(target).__name__}, not a callable"
+        )
     return target
 
 
@@ -92,5 +94,12 @@ class PythonFunctionAgent:
         return AgentReply(messages=[message_from_reply(result, source=self.spec)])
 
     def describe(self) -> dict[str, Any]:
-        return {"agent": "python", "callable": self.spec[len("python:"):], "context_strategy": "full",
-                "window_turns": None, "profile_injection": False, "external_memory": False, "temperature": None}
+        return {
+            "agent": "python",
+            "callable": self.spec[len("python:") :],
+            "context_strategy": "full",
+            "window_turns": None,
+            "profile_injection": False,
+            "external_memory": False,
+            "temperature": None,
+        }

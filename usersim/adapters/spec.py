@@ -5,7 +5,7 @@ from __future__ import annotations
 from urllib.parse import parse_qsl
 
 from usersim.adapters.base import AgentError
-from usersim.registry import did_you_mean
+from usersim.core.registry import did_you_mean
 
 
 def split_spec(spec: str, scheme: str, allowed: set[str]) -> tuple[str, dict[str, str]]:
@@ -13,7 +13,7 @@ def split_spec(spec: str, scheme: str, allowed: set[str]) -> tuple[str, dict[str
     prefix = scheme + ":"
     if not spec.startswith(prefix) or len(spec) == len(prefix):
         raise AgentError(f"Agent spec '{spec}' needs a name after '{prefix}', e.g. '{prefix}NAME'")
-    body, _, query = spec[len(prefix):].partition("?")
+    body, _, query = spec[len(prefix) :].partition("?")
     options = dict(parse_qsl(query, keep_blank_values=True)) if query else {}
     for key in options:
         if key not in allowed:

@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from usersim.cases.loader import case_files, load_case, load_cases_or_exit
-from usersim.cases.yamlfile import FileProblems, Problem, read_yaml
+from usersim.core.yamlfile import FileProblems, Problem, read_yaml
 
 if importlib.util.find_spec("usersim.cases.cli_longctx") is not None:
     from usersim.cases.cli_longctx import decay, expand  # noqa: F401  (registered by usersim.cli)
@@ -122,7 +122,7 @@ def schema(kind: str) -> None:
     elif kind == "persona":
         from usersim.personas.schema import Persona as model
     elif kind == "record":
-        from usersim.graphs.record import RunRecord as model
+        from usersim.core.record import RunRecord as model
     else:
         from usersim.sandbox.skills.loader import SkillFrontmatter as model
     click.echo(json.dumps(model.model_json_schema(), ensure_ascii=False, indent=1))

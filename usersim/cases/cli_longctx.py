@@ -14,7 +14,9 @@ def _int_list(value: str) -> list[int]:
     try:
         out = [int(x) for x in value.split(",") if x.strip()]
     except ValueError:
-        raise click.BadParameter(f"'{value}' is not a comma-separated list of turn counts, e.g. 3,5,8") from None
+        raise click.BadParameter(
+            f"'{value}' is not a comma-separated list of turn counts, e.g. 3,5,8"
+        ) from None
     if not out or min(out) < 3:
         raise click.BadParameter(f"turn counts must be at least 3 (probe, small talk, check), got '{value}'")
     return out
@@ -22,15 +24,23 @@ def _int_list(value: str) -> list[int]:
 
 @click.command()
 @click.argument("case_id")
-@click.option("--length", "length", type=click.Choice(list(LENGTH_TOKENS)), required=True, help="Target length.")
 @click.option(
-    "--position", type=click.Choice(["beginning", "middle", "end"]), default=None,
+    "--length", "length", type=click.Choice(list(LENGTH_TOKENS)), required=True, help="Target length."
+)
+@click.option(
+    "--position",
+    type=click.Choice(["beginning", "middle", "end"]),
+    default=None,
     help="Where the key information goes (default: the seed's own placement).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the filler choice.")
-@click.option("--cases", "paths", multiple=True, help="Case files/directories to search (default: bundled cases).")
+@click.option(
+    "--cases", "paths", multiple=True, help="Case files/directories to search (default: bundled cases)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the expansion as JSON.")
-def expand(case_id: str, length: str, position: str | None, seed: int, paths: tuple[str, ...], as_json: bool) -> None:
+def expand(
+    case_id: str, length: str, position: str | None, seed: int, paths: tuple[str, ...], as_json: bool
+) -> None:
     """Expand a long-context case's history to 4k/16k/32k tokens with filler, key information
     placed per seed 000's position table."""
     from usersim.cases.expand import ExpansionError, expand_case
@@ -43,47 +53,76 @@ def expand(case_id: str, length: str, position: str | None, seed: int, paths: tu
         raise click.ClickException(str(exc)) from None
     if as_json:
         out = {
-            "case_id": exp.case_id, "length": exp.length, "position": exp.position, "seed": exp.seed,
-            "tokens": exp.tokens, "target_tokens": exp.target_tokens,
+            "case_id": exp.case_id,
+            "length": exp.length,
+            "position": exp.position,
+            "seed": exp.seed,
+            "tokens": exp.tokens,
+            "target_tokens": exp.target_tokens,
             "messages": [{"role": m.role, "content": m.content} for m in exp.messages],
-            "rounds": exp.rounds, "key_turns": exp.key_turns, "key_rounds": exp.key_rounds,
-            "key_round_bands": [list(b) for b in exp.key_round_bands], "key_offsets": exp.key_offsets,
-            "key_bands": [list(b) for b in exp.key_bands], "filler_turns": exp.filler_turns,
+            "rounds": exp.rounds,
+            "key_turns": exp.key_turns,
+            "key_rounds": exp.key_rounds,
+            "key_round_bands": [list(b) for b in exp.key_round_bands],
+            "key_offsets": exp.key_offsets,
+            "key_bands": [list(b) for b in exp.key_bands],
+            "filler_turns": exp.filler_turns,
         }
         click.echo(json.dumps(out, ensure_ascii=False, indent=2))
         return
-    click.echo(f"{exp.case_id} {exp.length} position={exp.position or 'seed'}: {exp.tokens}/{exp.target_tokens} tokens, "
-               f"{exp.rounds} rounds, {len(exp.messages)} messages ({len(exp.filler_turns)} filler)")
-    for idx, rnd, (ra, rb), off, (lo, hi) in zip(exp.key_turns, exp.key_rounds, exp.key_round_bands, exp.key_offsets,
-                                                 exp.key_bands):
-        click.echo(f"  key turn {idx} in round {rnd} (band {ra}-{rb}) at token {off} (band {lo}-{hi}): "
-                   f"{exp.messages[idx].content[:40]}")
+    click.echo(
+        f"{exp.case_id} {exp.length} position={exp.position or 'seed'}: {exp.tokens}/{exp.target_tokens} tokens, "
+        f"{exp.rounds} rounds, {len(exp.messages)} messages ({len(exp.filler_turns)} filler)"
+    )
+    for idx, rnd, (ra, rb), off, (lo, hi) in zip(
+        exp.key_turns, exp.key_rounds, exp.key_round_bands, exp.key_offsets, exp.key_bands
+    ):
+        click.echo(
+            f"  key turn {idx} in round {rnd} (band {ra}-{rb}) at token {off} (band {lo}-{hi}): "
+            f"{exp.messages[idx].content[:40]}"
+        )
 
 
 @click.command()
 @click.option("--agent", required=True, help="Agent SPEC, e.g. reference, reference:window-10, openai:MODEL.")
 @click.option("--turns", default="3,5,7,8,10,12,15,20", show_default=True, help="Turn counts to test.")
-@click.option("--repeats", type=int, default=3, show_default=True, help="Runs per turn count (seed 003: at least 3).")
+@click.option(
+    "--repeats", type=int, default=3, show_default=True, help="Runs per turn count (seed 003: at least 3)."
+)
 @click.option("--tests", default="memory,reference,switch,conflict", show_default=True, help="Tests to run.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Run seed.")
 @click.option("--concurrency", type=int, default=4, show_default=True, help="Conversations at once.")
 @click.option("--resume", is_flag=True, help="Continue an interrupted sweep in the same --out directory.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Output directory.")
-def decay(agent: str, turns: str, repeats: int, tests: str, seed: int, concurrency: int, resume: bool,
-          out_dir: str) -> None:
+def decay(
+    agent: str, turns: str, repeats: int, tests: str, seed: int, concurrency: int, resume: bool, out_dir: str
+) -> None:
     """Decay sweep (seed 003): memory / reference / switch / conflict at each turn count; writes
     DIR/decay.json with the curves, memory half-life, reference fail point and stable intervals."""
     from usersim.cases.decay import DECAY_TESTS, run_decay
-    from usersim.registry import did_you_mean
+    from usersim.core.registry import did_you_mean
 
     names = [t.strip() for t in tests.split(",") if t.strip()]
     for t in names:
         if t not in DECAY_TESTS:
-            raise click.BadParameter(f"Unknown decay test '{t}'.{did_you_mean(t, set(DECAY_TESTS))} "
-                                     f"Available: {', '.join(DECAY_TESTS)}", param_hint="--tests")
+            raise click.BadParameter(
+                f"Unknown decay test '{t}'.{did_you_mean(t, set(DECAY_TESTS))} "
+                f"Available: {', '.join(DECAY_TESTS)}",
+                param_hint="--tests",
+            )
     try:
-        summary = asyncio.run(run_decay(agent=agent, out_dir=out_dir, turns=_int_list(turns), tests=names,
-                                        repeats=repeats, seed=seed, concurrency=concurrency, resume=resume))
+        summary = asyncio.run(
+            run_decay(
+                agent=agent,
+                out_dir=out_dir,
+                turns=_int_list(turns),
+                tests=names,
+                repeats=repeats,
+                seed=seed,
+                concurrency=concurrency,
+                resume=resume,
+            )
+        )
     except (KeyError, ValueError) as exc:  # unknown agent SPEC, occupied --out directory ...
         raise click.ClickException(str(exc)) from None
     sys_cfg = ", ".join(f"{k}={v}" for k, v in summary.system.items())

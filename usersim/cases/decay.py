@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from usersim.cases.schema import Case
-from usersim.registry import UnknownNameError, did_you_mean
+from usersim.core.registry import UnknownNameError, did_you_mean
 
 SEED_FILE = "003_a968a190fd70a84b.txt"
 DEFAULT_TURNS = [3, 5, 7, 8, 10, 12, 15, 20]
@@ -33,11 +33,28 @@ HALF = 0.5  # the seed's "降到 50% 以下"
 
 # The seed's filler topics (test_memory), then more of the same kind so 20 turns never repeat one.
 FILLER_TOPICS = [
-    "今天天气怎么样？", "给我讲个笑话。", "计算 1+1 等于几？", "Python 是什么语言？", "帮我写一首诗。",
-    "什么是人工智能？", "推荐一本好书。", "怎么做番茄炒蛋？", "地球为什么是圆的？", "什么是区块链？",
-    "如何学习编程？", "什么是机器学习？", "推荐一部好看的电影。", "怎么泡一杯好喝的绿茶？",
-    "周末适合做什么运动？", "绿萝怎么养才长得好？", "彩虹是怎么形成的？", "怎么缓解眼睛疲劳？",
-    "推荐几首适合放松的音乐。", "猫为什么喜欢钻纸箱？", "怎么做一杯手冲咖啡？", "早睡早起有什么好处？",
+    "今天天气怎么样？",
+    "给我讲个笑话。",
+    "计算 1+1 等于几？",
+    "Python 是什么语言？",
+    "帮我写一首诗。",
+    "什么是人工智能？",
+    "推荐一本好书。",
+    "怎么做番茄炒蛋？",
+    "地球为什么是圆的？",
+    "什么是区块链？",
+    "如何学习编程？",
+    "什么是机器学习？",
+    "推荐一部好看的电影。",
+    "怎么泡一杯好喝的绿茶？",
+    "周末适合做什么运动？",
+    "绿萝怎么养才长得好？",
+    "彩虹是怎么形成的？",
+    "怎么缓解眼睛疲劳？",
+    "推荐几首适合放松的音乐。",
+    "猫为什么喜欢钻纸箱？",
+    "怎么做一杯手冲咖啡？",
+    "早睡早起有什么好处？",
 ]
 # Arithmetic small talk would blur tests whose probe is itself a calculation.
 _NO_ARITHMETIC = {"switch", "conflict"}
@@ -49,9 +66,21 @@ _EXPECTED_RECALL = [(3, 0.9), (6, 0.7), (10, 0.5)]
 
 _CONFLICTS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "instruction": ("帮我计算 2+3。", "不对，改成计算 5*6。", {"keywords": {"any": ["30"]}}),
-    "goal": ("帮我分析华东区销售额。", "不对，改成分析全国。", {"keywords": {"any": ["全国", "整体"], "none": ["华东"]}}),
-    "constraint": ("按销售额排序，展示全部数据。", "只要 Q1 的数据。", {"keywords": {"any": ["Q1", "一季度"]}}),
-    "implicit": ("假设 2024 年销售额增长了 20%。", "不对，其实是下降了 10%。", {"keywords": {"any": ["下降", "-10", "-0.1"]}}),
+    "goal": (
+        "帮我分析华东区销售额。",
+        "不对，改成分析全国。",
+        {"keywords": {"any": ["全国", "整体"], "none": ["华东"]}},
+    ),
+    "constraint": (
+        "按销售额排序，展示全部数据。",
+        "只要 Q1 的数据。",
+        {"keywords": {"any": ["Q1", "一季度"]}},
+    ),
+    "implicit": (
+        "假设 2024 年销售额增长了 20%。",
+        "不对，其实是下降了 10%。",
+        {"keywords": {"any": ["下降", "-10", "-0.1"]}},
+    ),
 }
 
 _ID = re.compile(r"^DECAY-(memory|reference|switch|conflict)(?:-([a-z]+))?-(\d+)$")
@@ -85,19 +114,42 @@ def _probe(name: str, level: str, n_turns: int) -> tuple[str, list[str], str, di
     the seed's test_memory / test_reference / test_switch / test_conflict texts."""
     if name == "memory":
         f = _MEMORY_FACTS
-        check = {"memory_recall": {"facts": [{"expected": v} for v in f.values()], "threshold": expected_recall(n_turns)}}
+        check = {
+            "memory_recall": {
+                "facts": [{"expected": v} for v in f.values()],
+                "threshold": expected_recall(n_turns),
+            }
+        }
         # The seed's code asks 「你叫什么名字？…」, which literally asks the agent's own name (its
         # article then counts "我是通义千问" as forgetting); 「你还记得我叫…」 asks what it means.
-        return (f"我叫{f['name']}，在{f['location']}工作，做{f['job']}的。", [], RECALL_QUESTION,
-                check, "信息记忆（注入→干扰→回忆）", "信息记忆")
+        return (
+            f"我叫{f['name']}，在{f['location']}工作，做{f['job']}的。",
+            [],
+            RECALL_QUESTION,
+            check,
+            "信息记忆（注入→干扰→回忆）",
+            "信息记忆",
+        )
     if name == "reference":
         # The seed also accepts 数据/分析, but the question itself says 分析: only 销售 shows the
         # pronoun was resolved to the sales data.
-        return ("我有一份销售数据，包含 2024 年全年的销售额。", [], "能分析一下它吗？", {"keywords": {"any": ["销售"]}},
-                "指代消解（第 n 轮用代词指代第 1 轮的实体）", "指代消解")
+        return (
+            "我有一份销售数据，包含 2024 年全年的销售额。",
+            [],
+            "能分析一下它吗？",
+            {"keywords": {"any": ["销售"]}},
+            "指代消解（第 n 轮用代词指代第 1 轮的实体）",
+            "指代消解",
+        )
     if name == "switch":
-        return ("帮我计算 25*4 等于多少。", ["给我写一首关于春天的诗。"], "刚才计算的结果是多少？",
-                {"keywords": {"any": ["100"]}}, "话题切换（切到别的话题后第 n 轮切回）", "话题切换")
+        return (
+            "帮我计算 25*4 等于多少。",
+            ["给我写一首关于春天的诗。"],
+            "刚才计算的结果是多少？",
+            {"keywords": {"any": ["100"]}},
+            "话题切换（切到别的话题后第 n 轮切回）",
+            "话题切换",
+        )
     probe, ask, check = _CONFLICTS[level]
     return probe, [], ask, check, f"冲突处理·{level}（第 n 轮改指令）", "冲突处理"
 
@@ -107,13 +159,17 @@ def build_decay_case(test: str, n_turns: int, seed: int = 0) -> Case:
     scripted case of `n_turns` user turns. Plain `conflict` picks level CONFLICT_LEVELS[seed % 4]."""
     name, _, level = test.partition(":")
     if name not in DECAY_TESTS:
-        raise UnknownNameError(f"Unknown decay test '{name}'.{did_you_mean(name, set(DECAY_TESTS))} "
-                               f"Available: {', '.join(DECAY_TESTS)}")
+        raise UnknownNameError(
+            f"Unknown decay test '{name}'.{did_you_mean(name, set(DECAY_TESTS))} "
+            f"Available: {', '.join(DECAY_TESTS)}"
+        )
     if name == "conflict":
         level = level or CONFLICT_LEVELS[seed % len(CONFLICT_LEVELS)]
         if level not in CONFLICT_LEVELS:
-            raise UnknownNameError(f"Unknown conflict level '{level}'.{did_you_mean(level, set(CONFLICT_LEVELS))} "
-                                   f"Available: {', '.join(CONFLICT_LEVELS)}")
+            raise UnknownNameError(
+                f"Unknown conflict level '{level}'.{did_you_mean(level, set(CONFLICT_LEVELS))} "
+                f"Available: {', '.join(CONFLICT_LEVELS)}"
+            )
     elif level:
         raise ValueError(f"only conflict has levels ('conflict:goal'); got '{test}'")
     if n_turns < 3:
@@ -121,18 +177,25 @@ def build_decay_case(test: str, n_turns: int, seed: int = 0) -> Case:
     probe, first_extra, ask, check, title, cat_name = _probe(name, level, n_turns)
     middle = first_extra + _fillers(name, n_turns, seed, n_turns - 2 - len(first_extra))
     script = middle + [ask]
-    return Case.model_validate({
-        "id": decay_case_id(name, n_turns, level or None),
-        "dimension": "MT", "category": "DECAY", "category_name": cat_name,
-        "title": f"{title}：{n_turns} 轮", "mode": "static", "context_type": "synthetic", "source": SEED_FILE,
-        "tags": ["decay", name, f"turns-{n_turns}"] + ([f"conflict-{level}"] if level else []),
-        "input": {"message": probe, "script": script},
-        "judging": {
-            "expected_behavior": [f"第 {n_turns} 轮仍能正确处理第 1 轮的信息：{ask}"],
-            "scoring": {"methods": ["auto"], "note": "自动（衰减曲线，seed 003）"},
-            "checks": [check],
-        },
-    })
+    return Case.model_validate(
+        {
+            "id": decay_case_id(name, n_turns, level or None),
+            "dimension": "MT",
+            "category": "DECAY",
+            "category_name": cat_name,
+            "title": f"{title}：{n_turns} 轮",
+            "mode": "static",
+            "context_type": "synthetic",
+            "source": SEED_FILE,
+            "tags": ["decay", name, f"turns-{n_turns}"] + ([f"conflict-{level}"] if level else []),
+            "input": {"message": probe, "script": script},
+            "judging": {
+                "expected_behavior": [f"第 {n_turns} 轮仍能正确处理第 1 轮的信息：{ask}"],
+                "scoring": {"methods": ["auto"], "note": "自动（衰减曲线，seed 003）"},
+                "checks": [check],
+            },
+        }
+    )
 
 
 def build_decay_cases(tests: list[str], turns: list[int], seed: int = 0) -> list[Case]:
@@ -153,13 +216,17 @@ class DecayPoint(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     turns: int = Field(description="User turns in the conversation.")
-    score: float | None = Field(description="Mean score over repeats (and conflict levels); null if nothing scored.")
+    score: float | None = Field(
+        description="Mean score over repeats (and conflict levels); null if nothing scored."
+    )
     runs: int = Field(description="Conversations that scored.")
     scores: list[float] = Field(default_factory=list, description="Each conversation's score.")
     mean_context_tokens: float | None = Field(
         default=None, description="Mean peak prompt tokens the agent saw (token cost grows with turns)."
     )
-    expected_min: float | None = Field(default=None, description="Seed 003's expected recall at this length (memory).")
+    expected_min: float | None = Field(
+        default=None, description="Seed 003's expected recall at this length (memory)."
+    )
     meets_expectation: bool | None = Field(default=None, description="score >= expected_min (memory).")
 
 
@@ -169,9 +236,13 @@ class DecayCurve(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     test: str = Field(description="memory / reference / switch / conflict.")
-    measure: Literal["half_life", "fail_point", "stable_lower"] = Field(description="The seed's term for this decay.")
+    measure: Literal["half_life", "fail_point", "stable_lower"] = Field(
+        description="The seed's term for this decay."
+    )
     breakpoint: int | None = Field(description="First turn count whose score is below 0.5; null if none.")
-    system: dict[str, Any] = Field(description="Agent configuration: window, profile injection, memory, temperature.")
+    system: dict[str, Any] = Field(
+        description="Agent configuration: window, profile injection, memory, temperature."
+    )
     points: list[DecayPoint] = Field(description="Ascending turn counts.")
 
 
@@ -190,7 +261,12 @@ class DecaySummary(BaseModel):
     conflict_stable_lower: int | None = Field(default=None, description="冲突处理稳定区间下限 (turns).")
 
 
-_MEASURE = {"memory": "half_life", "reference": "fail_point", "switch": "stable_lower", "conflict": "stable_lower"}
+_MEASURE = {
+    "memory": "half_life",
+    "reference": "fail_point",
+    "switch": "stable_lower",
+    "conflict": "stable_lower",
+}
 
 
 def _get(rec: Any, key: str, default: Any = None) -> Any:
@@ -204,7 +280,9 @@ def _record_score(rec: Any) -> float | None:
     return {"passed": 1.0, "failed": 0.0}.get(_get(rec, "status"))
 
 
-def summarize_decay(records: list[Any], *, system: dict[str, Any] | None = None, agent: str | None = None) -> DecaySummary:
+def summarize_decay(
+    records: list[Any], *, system: dict[str, Any] | None = None, agent: str | None = None
+) -> DecaySummary:
     """Curves and breakpoints from run records (RunRecord or dicts with case_id, score, status)."""
     grouped: dict[str, dict[int, list[tuple[float, Any]]]] = {}
     for rec in records:
@@ -224,17 +302,29 @@ def summarize_decay(records: list[Any], *, system: dict[str, Any] | None = None,
             peaks = [max(c) for _, r in grouped[test][n] if (c := _get(r, "context_tokens"))]
             mean = round(sum(vals) / len(vals), 4)
             exp = expected_recall(n) if test == "memory" else None
-            points.append(DecayPoint(
-                turns=n, score=mean, runs=len(vals), scores=vals,
-                mean_context_tokens=round(sum(peaks) / len(peaks), 1) if peaks else None,
-                expected_min=exp, meets_expectation=None if exp is None else mean >= exp,
-            ))
+            points.append(
+                DecayPoint(
+                    turns=n,
+                    score=mean,
+                    runs=len(vals),
+                    scores=vals,
+                    mean_context_tokens=round(sum(peaks) / len(peaks), 1) if peaks else None,
+                    expected_min=exp,
+                    meets_expectation=None if exp is None else mean >= exp,
+                )
+            )
         brk = next((p.turns for p in points if p.score is not None and p.score < HALF), None)
-        curves[test] = DecayCurve(test=test, measure=_MEASURE[test], breakpoint=brk, system=system, points=points)  # type: ignore[arg-type]
+        curves[test] = DecayCurve(
+            test=test, measure=_MEASURE[test], breakpoint=brk, system=system, points=points
+        )  # type: ignore[arg-type]
     brk_of = {t: c.breakpoint for t, c in curves.items()}
     return DecaySummary(
-        agent=agent, system=system, curves=curves, memory_half_life=brk_of.get("memory"),
-        reference_fail_point=brk_of.get("reference"), switch_stable_lower=brk_of.get("switch"),
+        agent=agent,
+        system=system,
+        curves=curves,
+        memory_half_life=brk_of.get("memory"),
+        reference_fail_point=brk_of.get("reference"),
+        switch_stable_lower=brk_of.get("switch"),
         conflict_stable_lower=brk_of.get("conflict"),
     )
 
@@ -243,8 +333,16 @@ Runner = Callable[..., Awaitable[list[Any]]]
 
 
 async def run_decay(
-    *, agent: str, out_dir: str, turns: list[int] | None = None, tests: list[str] | None = None,
-    repeats: int = 3, seed: int = 0, concurrency: int = 4, resume: bool = False, runner: Runner | None = None,
+    *,
+    agent: str,
+    out_dir: str,
+    turns: list[int] | None = None,
+    tests: list[str] | None = None,
+    repeats: int = 3,
+    seed: int = 0,
+    concurrency: int = 4,
+    resume: bool = False,
+    runner: Runner | None = None,
 ) -> DecaySummary:
     """Build the sweep, run it (graphs.runner.run_cases unless `runner` is given) and summarise.
     The seed asks for at least 3 repeats per turn count: sampling noise hides the real decay."""
@@ -257,7 +355,13 @@ async def run_decay(
     if runner is None:
         from usersim.graphs.runner import run_cases as runner
     records = await runner(
-        cases, agent=agent, out_dir=out_dir, repeats=repeats, seed=seed, concurrency=concurrency, resume=resume
+        cases,
+        agent=agent,
+        out_dir=out_dir,
+        repeats=repeats,
+        seed=seed,
+        concurrency=concurrency,
+        resume=resume,
     )
     # the configuration recorded with the runs is authoritative; describe() covers runs that recorded none
     summary = summarize_decay(records, agent=agent)

@@ -25,10 +25,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from usersim.cases.filler import load_filler
 from usersim.cases.filler.plan import Block, Plan, plan_rounds
 from usersim.cases.filler.rounds import FillerRound, RoundStream
-from usersim.cases.messages import Message
 from usersim.cases.schema import LENGTH_TOKENS, Case
 from usersim.cases.tokens import count_tokens
-from usersim.registry import UnknownNameError, did_you_mean
+from usersim.core.messages import Message
+from usersim.core.registry import UnknownNameError, did_you_mean
 
 POSITIONS = ("beginning", "middle", "end")
 TOLERANCE = 0.02  # the history may be up to 2% short of the target, never over it
@@ -62,11 +62,19 @@ class Expansion(BaseModel):
     target_tokens: int = Field(description="4096 / 16384 / 32768.")
     rounds: int = Field(description="User turns in the expanded history (seed 000: 8 / 20 / 28).")
     messages: list[Message] = Field(description="The expanded history.")
-    key_turns: list[int] = Field(description="Indexes into messages of the messages carrying key information.")
+    key_turns: list[int] = Field(
+        description="Indexes into messages of the messages carrying key information."
+    )
     key_rounds: list[int] = Field(description="Round (1-based user turn) of each key turn (same order).")
-    key_round_bands: list[tuple[int, int]] = Field(description="Round band each key turn had to be in (same order).")
-    key_offsets: list[int] = Field(description="Token offset where each key turn's round starts (same order).")
-    key_bands: list[tuple[int, int]] = Field(description="Token band each key turn had to start in (same order).")
+    key_round_bands: list[tuple[int, int]] = Field(
+        description="Round band each key turn had to be in (same order)."
+    )
+    key_offsets: list[int] = Field(
+        description="Token offset where each key turn's round starts (same order)."
+    )
+    key_bands: list[tuple[int, int]] = Field(
+        description="Token band each key turn had to start in (same order)."
+    )
     filler_turns: list[int] = Field(description="Indexes into messages of filler messages.")
     case: Case = Field(description="A copy of the case whose input.history is the expanded history.")
 
@@ -128,11 +136,15 @@ def _blocks(case: Case, length: str, position: str | None, key_units: dict[int, 
             )
         use_range = grad.turn_range if (grad and grad.position == pos and not fact.position) else None
         by_band.setdefault((pos, round_band(length, pos, use_range)), []).append(unit)
-    return [Block(units=us, position=pos, rounds=band, tokens=key_band(length, pos, band))
-            for (pos, band), us in by_band.items()]
+    return [
+        Block(units=us, position=pos, rounds=band, tokens=key_band(length, pos, band))
+        for (pos, band), us in by_band.items()
+    ]
 
 
-def _build(plan: Plan, sizes: list[int], stream: RoundStream, target: int, lower: int) -> list[int | FillerRound]:
+def _build(
+    plan: Plan, sizes: list[int], stream: RoundStream, target: int, lower: int
+) -> list[int | FillerRound]:
     """Seed rounds (unit indexes) and filler rounds in plan order, landing within [lower, target]."""
     last_filler = max((i for i, u in enumerate(plan.slots) if u is None), default=-1)
     block_at = {b.start - 1: b for b in plan.blocks}
@@ -149,7 +161,7 @@ def _build(plan: Plan, sizes: list[int], stream: RoundStream, target: int, lower
         rest = sum(sizes[plan.slots[k]] for k in later if plan.slots[k] is not None)  # type: ignore[index]
         m = 1 + sum(1 for k in later if plan.slots[k] is None)
         if i == last_filler:
-            after = sum(sizes[v] for v in plan.slots[i + 1:] if v is not None)
+            after = sum(sizes[v] for v in plan.slots[i + 1 :] if v is not None)
             lo, hi = lower - cur - after, target - cur - after
         else:
             aim = ((s.end_tokens if s.end_tokens is not None else cur) - cur - rest) / m
@@ -182,7 +194,9 @@ def expand_case(case: Case, length: str, position: str | None = None, seed: int 
         _check_choice("position", position, POSITIONS)
     spec = case.long_context
     if spec is None:
-        raise ExpansionError(f"{case.id}: no long_context section; only long-context (C5) cases can be expanded")
+        raise ExpansionError(
+            f"{case.id}: no long_context section; only long-context (C5) cases can be expanded"
+        )
     history = case.input.history
     target, rounds = LENGTH_TOKENS[length], SEED_ROUNDS[length]
     lower = math.ceil(target * (1 - TOLERANCE))
@@ -227,8 +241,10 @@ def expand_case(case: Case, length: str, position: str | None = None, seed: int 
         offsets.append(offsets[-1] + count_tokens([m]))
     total = offsets[-1]
     if not lower <= total <= target:
-        raise ExpansionError(f"{case.id}: the {length} history has {total} tokens, outside {lower}-{target}; "
-                             "the filler pool has no unit small enough to land it")
+        raise ExpansionError(
+            f"{case.id}: the {length} history has {total} tokens, outside {lower}-{target}; "
+            "the filler pool has no unit small enough to land it"
+        )
 
     keys: dict[int, tuple[int, int, tuple[int, int], tuple[int, int]]] = {}  # msg -> (offset, round, bands)
     for b in plan.blocks:
@@ -244,14 +260,26 @@ def expand_case(case: Case, length: str, position: str | None = None, seed: int 
                 )
             for n in facts:
                 keys[new_index[spec.key_info[n].turn]] = (start, rnd, rband, (lo, hi))
-    expanded = case.model_copy(update={"input": case.input.model_copy(update={"history": messages})}, deep=True)
+    expanded = case.model_copy(
+        update={"input": case.input.model_copy(update={"history": messages})}, deep=True
+    )
     order = sorted(keys)
     return Expansion(
-        case_id=case.id, length=length, position=position, seed=seed,  # type: ignore[arg-type]
-        tokens=total, target_tokens=target, rounds=sum(1 for m in messages if m.role == "user"),
-        messages=messages, key_turns=order, key_rounds=[keys[i][1] for i in order],
-        key_round_bands=[keys[i][2] for i in order], key_offsets=[keys[i][0] for i in order],
-        key_bands=[keys[i][3] for i in order], filler_turns=filler_idx, case=expanded,
+        case_id=case.id,
+        length=length,
+        position=position,
+        seed=seed,  # type: ignore[arg-type]
+        tokens=total,
+        target_tokens=target,
+        rounds=sum(1 for m in messages if m.role == "user"),
+        messages=messages,
+        key_turns=order,
+        key_rounds=[keys[i][1] for i in order],
+        key_round_bands=[keys[i][2] for i in order],
+        key_offsets=[keys[i][0] for i in order],
+        key_bands=[keys[i][3] for i in order],
+        filler_turns=filler_idx,
+        case=expanded,
     )
 
 
@@ -269,4 +297,9 @@ def degradation_rate(scores_by_length: dict[str, float | list[float] | None]) ->
 
     short, medium, long = (acc(scores_by_length.get(k)) for k in ("4k", "16k", "32k"))
     rate = None if not short or long is None else round((short - long) / short, 4)
-    return {"short_accuracy": short, "medium_accuracy": medium, "long_accuracy": long, "degradation_rate": rate}
+    return {
+        "short_accuracy": short,
+        "medium_accuracy": medium,
+        "long_accuracy": long,
+        "degradation_rate": rate,
+    }

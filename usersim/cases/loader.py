@@ -10,8 +10,8 @@ from typing import Any
 from pydantic import ValidationError
 
 from usersim.cases.schema import Case
-from usersim.cases.yamlfile import FileProblems, LineIndex, Problem, read_yaml, validation_problems
-from usersim.registry import UnknownNameError, did_you_mean
+from usersim.core.registry import UnknownNameError, did_you_mean
+from usersim.core.yamlfile import FileProblems, LineIndex, Problem, read_yaml, validation_problems
 
 CASES_DIR = Path(__file__).resolve().parent
 # Folders that hold support data (filler library, persona scaffolds, templates), not case or persona files.
@@ -55,7 +55,9 @@ def _semantic_problems(case: Case, path: Path, lines: LineIndex) -> list[Problem
         groups: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
         groups += [(("judging", "checks", i), c) for i, c in enumerate(case.judging.checks)]
         groups += [(("judging", "minefields", i), c) for i, c in enumerate(case.judging.minefields)]
-        groups += [(("judging", "milestones", i, "check"), m.check) for i, m in enumerate(case.judging.milestones)]
+        groups += [
+            (("judging", "milestones", i, "check"), m.check) for i, m in enumerate(case.judging.milestones)
+        ]
         for loc, spec in groups:
             try:
                 validate_check(spec, case_tools=[t.name for t in case.mock_tools])
@@ -67,12 +69,20 @@ def _semantic_problems(case: Case, path: Path, lines: LineIndex) -> list[Problem
 
         known = set(tool_registry.names()) | {t.name for t in case.mock_tools}
         named = [(("tools", i), t) for i, t in enumerate(case.tools or [])]
-        named += [(("tool_intercepts", i, "intercept_tool"), t.intercept_tool) for i, t in enumerate(case.tool_intercepts)]
+        named += [
+            (("tool_intercepts", i, "intercept_tool"), t.intercept_tool)
+            for i, t in enumerate(case.tool_intercepts)
+        ]
         for loc, name in named:
             if name not in known:
                 field = ".".join(str(p) for p in loc)
                 problems.append(
-                    Problem(str(path), lines.line(loc), field, f"unknown tool '{name}'.{did_you_mean(name, known)}")
+                    Problem(
+                        str(path),
+                        lines.line(loc),
+                        field,
+                        f"unknown tool '{name}'.{did_you_mean(name, known)}",
+                    )
                 )
     ids = [m.id for m in case.judging.milestones]
     for i, m in enumerate(case.judging.milestones):
@@ -146,7 +156,9 @@ def load_cases(paths: list[str | Path] | None = None) -> list[Case]:
             problems.extend(exc.problems)
             continue
         if case.id in where:
-            problems.append(Problem(str(path), 1, "id", f"duplicate case id '{case.id}' (also in {where[case.id]})"))
+            problems.append(
+                Problem(str(path), 1, "id", f"duplicate case id '{case.id}' (also in {where[case.id]})")
+            )
             continue
         where[case.id] = path
         cases.append(case)

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from usersim.cases.messages import Message
+from usersim.core.messages import Message
 
 CASE_SCHEMA_VERSION = 1
 
@@ -42,8 +42,12 @@ class CaseContext(Strict):
 
     current_date: str | None = Field(default=None, description="Sandbox clock date, YYYY-MM-DD.")
     memory: list[str] = Field(default_factory=list, description="Agent memory entries about the user.")
-    images: list[ImageRef] = Field(default_factory=list, description="Images attached to the current message.")
-    notes: str | None = Field(default=None, description="Free-text context from the seed (e.g. '无历史对话').")
+    images: list[ImageRef] = Field(
+        default_factory=list, description="Images attached to the current message."
+    )
+    notes: str | None = Field(
+        default=None, description="Free-text context from the seed (e.g. '无历史对话')."
+    )
 
 
 class CaseInput(Strict):
@@ -130,7 +134,9 @@ class ScoringSpec(Strict):
     """How the seed scores the case (评分方式)."""
 
     methods: list[ScoringMethod] = Field(description="auto / llm_judge / human, in the seed's order.")
-    note: str | None = Field(default=None, description="The seed's own wording, e.g. 自动（检查工具调用类型）.")
+    note: str | None = Field(
+        default=None, description="The seed's own wording, e.g. 自动（检查工具调用类型）."
+    )
 
     @field_validator("methods", mode="before")
     @classmethod
@@ -149,7 +155,9 @@ class Milestone(Strict):
 
     id: str = Field(description="Milestone id, unique in the case.")
     description: str = Field(default="", description="What reaching it means.")
-    check: dict[str, Any] = Field(description="A rule check (same form as `judging.checks`) that marks it reached.")
+    check: dict[str, Any] = Field(
+        description="A rule check (same form as `judging.checks`) that marks it reached."
+    )
     requires: list[str] = Field(default_factory=list, description="Milestones that must be reached before.")
 
 
@@ -167,13 +175,17 @@ class Judging(Strict):
     rubric: list[str] = Field(
         default_factory=list, description="Criteria for the LLM judge (defaults to pass/fail criteria)."
     )
-    milestones: list[Milestone] = Field(default_factory=list, description="Milestone DAG with partial credit.")
+    milestones: list[Milestone] = Field(
+        default_factory=list, description="Milestone DAG with partial credit."
+    )
     minefields: list[dict[str, Any]] = Field(
         default_factory=list, description="Rule checks that must never pass (any hit voids the score)."
     )
     human_review: list[str] = Field(default_factory=list, description="Criteria left to human review (人工).")
     drift_threshold: int | None = Field(
-        default=None, ge=0, le=100,
+        default=None,
+        ge=0,
+        le=100,
         description="Minimum anchoring score (seed 003 scale 100/70/30/0) every assistant turn must keep; enables the drift judge.",
     )
 
@@ -182,7 +194,9 @@ class Judging(Strict):
     def _one_key(cls, v: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for i, item in enumerate(v):
             if len(item) != 1:
-                raise ValueError(f"item {i} must be a one-key mapping {{check_type: params}}, got {sorted(item)}")
+                raise ValueError(
+                    f"item {i} must be a one-key mapping {{check_type: params}}, got {sorted(item)}"
+                )
         return v
 
 
@@ -190,7 +204,9 @@ class KeyInfo(Strict):
     """A piece of key information in a long-context case (seed 000)."""
 
     fact: str = Field(description="The key fact, e.g. 对海鲜过敏.")
-    keywords: list[str] = Field(default_factory=list, description="Words that identify the fact (for filler checks).")
+    keywords: list[str] = Field(
+        default_factory=list, description="Words that identify the fact (for filler checks)."
+    )
     turn: int = Field(description="Index into input.history of the message that carries it.")
     position: Position | None = Field(
         default=None,
@@ -203,7 +219,9 @@ class GradientSpec(Strict):
     """Where the key information sits at one target length (seed 000's position table)."""
 
     position: Position = Field(description="beginning / middle / end.")
-    turn_range: tuple[int, int] | None = Field(default=None, description="The seed's user-turn band, inclusive.")
+    turn_range: tuple[int, int] | None = Field(
+        default=None, description="The seed's user-turn band, inclusive."
+    )
 
 
 class LongContextSpec(Strict):
@@ -214,7 +232,9 @@ class LongContextSpec(Strict):
     lengths: dict[LengthName, GradientSpec] = Field(
         default_factory=dict, description="Per target length: where key information goes."
     )
-    key_info: list[KeyInfo] = Field(default_factory=list, description="Key facts and the history turns carrying them.")
+    key_info: list[KeyInfo] = Field(
+        default_factory=list, description="Key facts and the history turns carrying them."
+    )
 
 
 class PromotedFrom(Strict):
@@ -255,7 +275,8 @@ class Case(Strict):
     tools: list[str] | None = Field(default=None, description="Tools available; null = the default tool set.")
     tool_intercepts: list[ToolIntercept] = Field(default_factory=list, description="Fault injection.")
     mock_tools: list[MockTool] = Field(
-        default_factory=list, description="Tools defined by this case (always available in it, intercepts apply)."
+        default_factory=list,
+        description="Tools defined by this case (always available in it, intercepts apply).",
     )
     long_context: LongContextSpec | None = Field(default=None, description="Long-context expansion (C5).")
 

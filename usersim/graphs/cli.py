@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from usersim.cases.loader import load_cases_or_exit
-from usersim.graphs.record import RunRecord
+from usersim.core.record import RunRecord
 from usersim.graphs.runner import RunConfig, run_meta, run_trials
 from usersim.graphs.trials import plan_trials
 
@@ -27,7 +27,7 @@ def _select(paths: tuple[str, ...], ids: tuple[str, ...]):
         by_id = {c.id: c for c in found}
         missing = [i for i in ids if i not in by_id]
         if missing:
-            from usersim.registry import did_you_mean
+            from usersim.core.registry import did_you_mean
 
             hints = "; ".join(f"'{m}'.{did_you_mean(m, set(by_id))}" for m in missing)
             raise click.BadParameter(f"unknown case id(s): {hints}", param_hint="--id")
@@ -63,8 +63,8 @@ def print_outcome(records: list[RunRecord], out_dir: Path) -> None:
 def check_specs(cases, cfg: RunConfig) -> None:
     """Fail fast on a bad agent or simulator SPEC instead of recording one error per conversation."""
     from usersim.adapters.base import AgentError, load_agent
-    from usersim.registry import UnknownNameError
-    from usersim.secrets import redact
+    from usersim.core.registry import UnknownNameError
+    from usersim.core.secrets import redact
     from usersim.simulator.base import load_simulator
 
     try:
@@ -82,7 +82,9 @@ def check_specs(cases, cfg: RunConfig) -> None:
 
 def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
     check_specs(cases, cfg)
-    trials = plan_trials(cases, repeats=cfg.repeats, lengths=cfg.lengths, positions=cfg.positions, seed=cfg.seed)
+    trials = plan_trials(
+        cases, repeats=cfg.repeats, lengths=cfg.lengths, positions=cfg.positions, seed=cfg.seed
+    )
     meta = run_meta(cfg, out, [c.id for c in cases])
     try:
         return asyncio.run(run_trials(trials, cfg, out, meta))
@@ -92,38 +94,114 @@ def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
 
 @click.command()
 @click.argument("paths", nargs=-1)
-@click.option("--id", "ids", multiple=True, help="Case id to run (repeatable). Default: all cases under PATHS.")
-@click.option("--agent", default="reference", show_default=True, help="Agent SPEC: reference, reference:window-N, openai:MODEL, python:mod:fn, http://...")
-@click.option("--simulator", default="rule", show_default=True, help="User simulator SPEC for organic cases: rule, openai:MODEL.")
-@click.option("--judge-model", default=None, help="LLM judge SPEC (openai:MODEL); without it LLM-judged criteria are unjudged.")
-@click.option("--repeats", default=1, show_default=True, type=click.IntRange(1), help="Runs per case variant (pass^k, flip rate).")
+@click.option(
+    "--id", "ids", multiple=True, help="Case id to run (repeatable). Default: all cases under PATHS."
+)
+@click.option(
+    "--agent",
+    default="reference",
+    show_default=True,
+    help="Agent SPEC: reference, reference:window-N, openai:MODEL, python:mod:fn, http://...",
+)
+@click.option(
+    "--simulator",
+    default="rule",
+    show_default=True,
+    help="User simulator SPEC for organic cases: rule, openai:MODEL.",
+)
+@click.option(
+    "--judge-model",
+    default=None,
+    help="LLM judge SPEC (openai:MODEL); without it LLM-judged criteria are unjudged.",
+)
+@click.option(
+    "--repeats",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Runs per case variant (pass^k, flip rate).",
+)
 @click.option("--length", "length", default=None, help="Long-context lengths, e.g. 4k,16k,32k (C5 cases).")
-@click.option("--position", "position", default=None, help="Key-info positions: beginning,middle,end (C5 cases).")
-@click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1), help="Conversations at once.")
-@click.option("--seed", default=0, show_default=True, type=int, help="Run seed; per-conversation seeds derive from it.")
-@click.option("--resume", is_flag=True, help="Continue a run in --out, skipping conversations already stored.")
-@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Run directory.")
+@click.option(
+    "--position", "position", default=None, help="Key-info positions: beginning,middle,end (C5 cases)."
+)
+@click.option(
+    "--concurrency", default=4, show_default=True, type=click.IntRange(1), help="Conversations at once."
+)
+@click.option(
+    "--seed", default=0, show_default=True, type=int, help="Run seed; per-conversation seeds derive from it."
+)
+@click.option(
+    "--resume", is_flag=True, help="Continue a run in --out, skipping conversations already stored."
+)
+@click.option(
+    "--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Run directory."
+)
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
-@click.option("--ray", "ray_address", default=None, help="Run conversations as Ray tasks: local, auto or a cluster address.")
-@click.option("--judge", "extra_judges", multiple=True, help="Extra judge to run on every case, e.g. drift (repeatable).")
-def run(paths, ids, agent, simulator, judge_model, repeats, length, position, concurrency, seed, resume, out, no_progress,
-        ray_address, extra_judges):
+@click.option(
+    "--ray",
+    "ray_address",
+    default=None,
+    help="Run conversations as Ray tasks: local, auto or a cluster address.",
+)
+@click.option(
+    "--judge",
+    "extra_judges",
+    multiple=True,
+    help="Extra judge to run on every case, e.g. drift (repeatable).",
+)
+def run(
+    paths,
+    ids,
+    agent,
+    simulator,
+    judge_model,
+    repeats,
+    length,
+    position,
+    concurrency,
+    seed,
+    resume,
+    out,
+    no_progress,
+    ray_address,
+    extra_judges,
+):
     """Run cases against an agent; writes OUT/results.jsonl, summary.json, report.html."""
-    for name, values, allowed in (("--length", _csv(length), {"4k", "16k", "32k"}),
-                                  ("--position", _csv(position), {"beginning", "middle", "end"})):
+    for name, values, allowed in (
+        ("--length", _csv(length), {"4k", "16k", "32k"}),
+        ("--position", _csv(position), {"beginning", "middle", "end"}),
+    ):
         bad = [v for v in values or [] if v not in allowed]
         if bad:
             raise click.BadParameter(f"{bad} not in {sorted(allowed)}", param_hint=name)
     cases = _select(paths, ids)
-    cfg = RunConfig(agent=agent, simulator=simulator, judge_model=judge_model, repeats=repeats,
-                    lengths=_csv(length), positions=_csv(position), concurrency=concurrency, resume=resume,
-                    seed=seed, progress=not no_progress, ray=ray_address, extra_judges=list(extra_judges))
+    cfg = RunConfig(
+        agent=agent,
+        simulator=simulator,
+        judge_model=judge_model,
+        repeats=repeats,
+        lengths=_csv(length),
+        positions=_csv(position),
+        concurrency=concurrency,
+        resume=resume,
+        seed=seed,
+        progress=not no_progress,
+        ray=ray_address,
+        extra_judges=list(extra_judges),
+    )
     records = _run(cases, cfg, out)
     print_outcome(records, out)
 
 
 @click.command()
-@click.option("--out", "out", default=Path("runs/demo"), show_default=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--out",
+    "out",
+    default=Path("runs/demo"),
+    show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+)
 @click.option("--agent", default="reference", show_default=True, help="Agent SPEC.")
 def demo(out: Path, agent: str) -> None:
     """The offline demo: seed cases against the reference agent and a flawed variant (OUT/flawed/),
@@ -143,7 +221,13 @@ def demo(out: Path, agent: str) -> None:
 @click.command()
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--judge-model", default=None, help="LLM judge SPEC for LLM-judged criteria.")
-@click.option("--out", "out", default=None, type=click.Path(file_okay=False, path_type=Path), help="Write here instead of in place.")
+@click.option(
+    "--out",
+    "out",
+    default=None,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Write here instead of in place.",
+)
 def rescore(run_dir: Path, judge_model: str | None, out: Path | None) -> None:
     """Re-judge the stored transcripts of RUN_DIR without re-running any conversation."""
     from usersim.graphs.rescore import rescore_run
@@ -162,10 +246,16 @@ def rescore(run_dir: Path, judge_model: str | None, out: Path | None) -> None:
 @click.option("--agent", default="reference", show_default=True, help="Agent SPEC.")
 @click.option("--simulator", default="rule", show_default=True, help="User simulator SPEC.")
 @click.option("--judge-model", default=None, help="LLM judge SPEC.")
-@click.option("--n", "n", default=8, show_default=True, type=click.IntRange(1), help="Persona variants per case.")
+@click.option(
+    "--n", "n", default=8, show_default=True, type=click.IntRange(1), help="Persona variants per case."
+)
 @click.option("--seed", default=0, show_default=True, type=int, help="Exploration seed.")
-@click.option("--branch-at", default=None, type=click.IntRange(1), help="Branch each conversation at this user turn.")
-@click.option("--branches", default=0, show_default=True, type=click.IntRange(0), help="Continuations per branch point.")
+@click.option(
+    "--branch-at", default=None, type=click.IntRange(1), help="Branch each conversation at this user turn."
+)
+@click.option(
+    "--branches", default=0, show_default=True, type=click.IntRange(0), help="Continuations per branch point."
+)
 @click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1))
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path))
 def explore(paths, ids, agent, simulator, judge_model, n, seed, branch_at, branches, concurrency, out):
@@ -173,10 +263,14 @@ def explore(paths, ids, agent, simulator, judge_model, n, seed, branch_at, branc
     from usersim.graphs.explore import explore as run_explore
 
     cases = [c for c in _select(paths, ids) if c.mode == "organic"]
-    cfg = RunConfig(agent=agent, simulator=simulator, judge_model=judge_model, concurrency=concurrency, seed=seed)
+    cfg = RunConfig(
+        agent=agent, simulator=simulator, judge_model=judge_model, concurrency=concurrency, seed=seed
+    )
     check_specs(cases, cfg)
     try:
-        records, clusters = asyncio.run(run_explore(cases, cfg, out, n=n, branch_at=branch_at, branches=branches))
+        records, clusters = asyncio.run(
+            run_explore(cases, cfg, out, n=n, branch_at=branch_at, branches=branches)
+        )
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     print_outcome(records, out)
@@ -187,7 +281,13 @@ def explore(paths, ids, agent, simulator, judge_model, n, seed, branch_at, branc
 @click.command()
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.argument("record_id")
-@click.option("--to", "to", required=True, type=click.Path(file_okay=False, path_type=Path), help="Folder for the new case file.")
+@click.option(
+    "--to",
+    "to",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for the new case file.",
+)
 def promote(run_dir: Path, record_id: str, to: Path) -> None:
     """Turn RECORD_ID of RUN_DIR into a static regression case that replays its user turns."""
     from usersim.graphs.promote import promote as do_promote

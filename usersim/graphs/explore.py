@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from usersim.cases.schema import Case
-from usersim.graphs.record import RunRecord, Variant
+from usersim.core.record import RunRecord, Variant
 from usersim.graphs.replay import state_at_turn
 from usersim.graphs.runner import RunConfig, run_meta, run_trials
 from usersim.graphs.trials import Trial, derive_seed
@@ -27,11 +27,22 @@ def persona_trials(cases: list[Case], n: int, seed: int) -> list[Trial]:
         for persona in vary(resolve_persona(case), n, seed):
             variant = Variant(persona=persona.id)
             tid = f"{case.id}|{variant.key()}"
-            trials.append(Trial(id=tid, case=case, variant=variant, seed=derive_seed(seed, tid), skills_on=None, persona=persona))
+            trials.append(
+                Trial(
+                    id=tid,
+                    case=case,
+                    variant=variant,
+                    seed=derive_seed(seed, tid),
+                    skills_on=None,
+                    persona=persona,
+                )
+            )
     return trials
 
 
-def branch_trials(base: list[Trial], records: list[RunRecord], at_turn: int, branches: int, seed: int) -> list[Trial]:
+def branch_trials(
+    base: list[Trial], records: list[RunRecord], at_turn: int, branches: int, seed: int
+) -> list[Trial]:
     """For every base conversation that got past turn k: `branches` continuations from its turn-k
     checkpoint, each with its own simulator seed (a tree rooted at the shared prefix)."""
     by_id = {r.id: r for r in records}
@@ -69,7 +80,9 @@ def cluster_failures(records: list[RunRecord]) -> list[dict[str, Any]]:
         if r.status not in ("failed", "error"):
             continue
         bad = [v for v in r.verdicts if v.counts_toward_status and v.verdict in ("fail", "error")]
-        keys = [(v.judge, _signature(v.reason)) for v in bad] or [("harness", _signature(r.error or r.stop_detail))]
+        keys = [(v.judge, _signature(v.reason)) for v in bad] or [
+            ("harness", _signature(r.error or r.stop_detail))
+        ]
         for v, key in zip(bad or [None], keys):
             groups[key].append(r)
             examples.setdefault(key, v.reason if v else (r.error or r.stop_detail))
@@ -88,17 +101,27 @@ def cluster_failures(records: list[RunRecord]) -> list[dict[str, Any]]:
 
 
 async def explore(
-    cases: list[Case], cfg: RunConfig, out_dir: Path, *, n: int, branch_at: int | None = None, branches: int = 0
+    cases: list[Case],
+    cfg: RunConfig,
+    out_dir: Path,
+    *,
+    n: int,
+    branch_at: int | None = None,
+    branches: int = 0,
 ) -> tuple[list[RunRecord], list[dict[str, Any]]]:
     organic = [c for c in cases if c.mode == "organic"]
     if not organic:
         raise ValueError("explore needs organic cases (mode: organic); none were selected")
     base = persona_trials(organic, n, cfg.seed)
-    meta = run_meta(cfg, out_dir, [c.id for c in organic]) | {"explore": {"n": n, "branch_at": branch_at, "branches": branches}}
+    meta = run_meta(cfg, out_dir, [c.id for c in organic]) | {
+        "explore": {"n": n, "branch_at": branch_at, "branches": branches}
+    }
     records = await run_trials(base, cfg, out_dir, meta)
     if branch_at and branches:
         more = branch_trials(base, records, branch_at, branches, cfg.seed)
         records = await run_trials(base + more, replace(cfg, resume=True), out_dir, meta)
     clusters = cluster_failures(records)
-    (out_dir / "clusters.json").write_text(json.dumps(clusters, ensure_ascii=False, indent=2), encoding="utf-8")
+    (out_dir / "clusters.json").write_text(
+        json.dumps(clusters, ensure_ascii=False, indent=2), encoding="utf-8"
+    )
     return records, clusters

@@ -8,11 +8,12 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 
 from usersim.adapters.base import AgentError, AgentInput
-from usersim.cases.messages import Message
+from usersim.core.events import Stop, Usage
+from usersim.core.messages import Message
+from usersim.core.verdict import Verdict
 from usersim.graphs.context import RunContext
-from usersim.graphs.state import ConversationState, Stop, Usage
+from usersim.graphs.state import ConversationState
 from usersim.judges.base import JudgeState
-from usersim.judges.verdict import Verdict
 from usersim.simulator.base import SimulatorError, SimulatorView
 
 log = logging.getLogger(__name__)
@@ -80,7 +81,10 @@ async def _simulated_turn(ctx: RunContext, turn: int, messages: list[Message]) -
     if move.stop is not None:
         return {"stop": Stop(reason=move.stop, detail=move.reason), "usage": usage}
     if not (move.message or "").strip():
-        return {"stop": Stop(reason="simulator_error", detail="simulator returned an empty message"), "usage": usage}
+        return {
+            "stop": Stop(reason="simulator_error", detail="simulator returned an empty message"),
+            "usage": usage,
+        }
     return {
         "messages": [_user(move.message or "")],
         "turn": turn + 1,
@@ -129,7 +133,9 @@ async def agent_turn(state: ConversationState, runtime: Runtime[RunContext]) -> 
             reply = await ctx.agent.respond(inp)
         except AgentError as exc:
             return _agent_stop(new, trace, usage, seen_tokens, ctx, str(exc))
-        except Exception as exc:  # adapters should raise AgentError; anything else is still the agent's failure
+        except (
+            Exception
+        ) as exc:  # adapters should raise AgentError; anything else is still the agent's failure
             log.exception("agent %s crashed", ctx.agent.spec)
             return _agent_stop(new, trace, usage, seen_tokens, ctx, f"{type(exc).__name__}: {exc}")
         usage = usage.add(reply.usage)
@@ -141,7 +147,11 @@ async def agent_turn(state: ConversationState, runtime: Runtime[RunContext]) -> 
             break
         if step == ctx.max_tool_rounds:
             return _agent_stop(
-                new, trace, usage, seen_tokens, ctx,
+                new,
+                trace,
+                usage,
+                seen_tokens,
+                ctx,
                 f"agent kept calling tools after {ctx.max_tool_rounds} rounds in one turn",
             )
         for call in calls:
@@ -150,14 +160,20 @@ async def agent_turn(state: ConversationState, runtime: Runtime[RunContext]) -> 
             trace.append(event)
             new.append(
                 Message(
-                    role="tool", content=event.result, tool_call_id=call.id, name=call.name, is_error=event.is_error
+                    role="tool",
+                    content=event.result,
+                    tool_call_id=call.id,
+                    name=call.name,
+                    is_error=event.is_error,
                 )
             )
     return _agent_update(new, trace, usage, seen_tokens, ctx)
 
 
 def _agent_stop(new, trace, usage, seen_tokens, ctx: RunContext, detail: str) -> dict[str, Any]:
-    return _agent_update(new, trace, usage, seen_tokens, ctx) | {"stop": Stop(reason="agent_error", detail=detail)}
+    return _agent_update(new, trace, usage, seen_tokens, ctx) | {
+        "stop": Stop(reason="agent_error", detail=detail)
+    }
 
 
 def _agent_update(new, trace, usage, seen_tokens, ctx: RunContext) -> dict[str, Any]:
@@ -197,7 +213,9 @@ async def judge(state: ConversationState, runtime: Runtime[RunContext]) -> dict[
             verdicts.extend(await j(transcript=transcript, case=ctx.case, state=jstate))
         except Exception as exc:
             log.exception("judge %s failed", name)
-            verdicts.append(Verdict(judge=name, verdict="error", reason=f"judge crashed: {type(exc).__name__}: {exc}"))
+            verdicts.append(
+                Verdict(judge=name, verdict="error", reason=f"judge crashed: {type(exc).__name__}: {exc}")
+            )
         spent = getattr(j, "usage", None)  # LLM judges count their tokens
         if isinstance(spent, Usage):
             usage = usage.add(spent)

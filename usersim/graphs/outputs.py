@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from usersim.graphs.record import RunRecord
+from usersim.core.record import RunRecord
 
 
 def write_outputs(out_dir: Path, records: list[RunRecord], meta: dict[str, Any]) -> None:
@@ -31,8 +31,12 @@ class Progress:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             self._bar = Progress(
-                TextColumn("[bold]conversations"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("{task.fields[last]}"), TimeElapsedColumn(), transient=True,
+                TextColumn("[bold]conversations"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[last]}"),
+                TimeElapsedColumn(),
+                transient=True,
             )
             self._bar.start()
             self._task = self._bar.add_task("run", total=total, last="")

@@ -9,10 +9,10 @@ import yaml
 
 from usersim.cases.loader import find_case, load_case
 from usersim.cases.schema import Case, CaseInput, PromotedFrom
-from usersim.graphs.record import RunRecord
+from usersim.core.record import RunRecord
+from usersim.core.registry import UnknownNameError, did_you_mean
 from usersim.graphs.replay import messages_of
 from usersim.graphs.store import RunStore
-from usersim.registry import UnknownNameError, did_you_mean
 
 
 def find_record(run_dir: Path, record_id: str) -> tuple[RunRecord, dict]:
@@ -28,7 +28,9 @@ def find_record(run_dir: Path, record_id: str) -> tuple[RunRecord, dict]:
     if len(matches) == 1:
         return matches[0], meta
     hint = did_you_mean(record_id, set(by_id))
-    raise UnknownNameError(f"No record '{record_id}' in {run_dir}.{hint} Records: {', '.join(sorted(by_id)[:10])}")
+    raise UnknownNameError(
+        f"No record '{record_id}' in {run_dir}.{hint} Records: {', '.join(sorted(by_id)[:10])}"
+    )
 
 
 def promoted_case(record: RunRecord, case: Case, meta: dict) -> Case:

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from usersim.cases.messages import Message, ToolCall
-from usersim.graphs.record import RunRecord, TranscriptMessage
-from usersim.graphs.state import Stop
+from usersim.core.events import Stop
+from usersim.core.messages import Message, ToolCall
+from usersim.core.record import RunRecord, TranscriptMessage
 
 
 def to_message(m: TranscriptMessage) -> Message:
     return Message(
         role=m.role,  # type: ignore[arg-type]
         content=m.content,
-        tool_calls=[ToolCall(id=c.get("id", ""), name=c["name"], arguments=c.get("arguments") or {}) for c in m.tool_calls or []],
+        tool_calls=[
+            ToolCall(id=c.get("id", ""), name=c["name"], arguments=c.get("arguments") or {})
+            for c in m.tool_calls or []
+        ],
         tool_call_id=m.tool_call_id,
         name=m.name,
         is_error=bool(m.is_error),

@@ -5,15 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from usersim.cases.loader import find_case
-from usersim.graphs.record import RunRecord
+from usersim.core.record import RunRecord
+from usersim.core.secrets import redact
+from usersim.core.verdict import Verdict, combine_score, combine_status
 from usersim.graphs.replay import messages_of, stop_of, turn_starts_of
 from usersim.graphs.store import RunStore
 from usersim.judges.base import JudgeConfig, JudgeState
-from usersim.judges.verdict import Verdict, combine_score, combine_status
-from usersim.secrets import redact
 
 
-async def rescore_record(record: RunRecord, config: JudgeConfig, cases_paths: list[str] | None = None) -> RunRecord:
+async def rescore_record(
+    record: RunRecord, config: JudgeConfig, cases_paths: list[str] | None = None
+) -> RunRecord:
     """The record with fresh verdicts, status and score; transcript and trace untouched."""
     from usersim.judges.select import select_judges
 
@@ -39,7 +41,11 @@ async def rescore_record(record: RunRecord, config: JudgeConfig, cases_paths: li
         try:
             verdicts.extend(await judge(transcript=transcript, case=case, state=state))
         except Exception as exc:
-            verdicts.append(Verdict(judge=judge.name, verdict="error", reason=f"judge crashed: {type(exc).__name__}: {exc}"))
+            verdicts.append(
+                Verdict(
+                    judge=judge.name, verdict="error", reason=f"judge crashed: {type(exc).__name__}: {exc}"
+                )
+            )
     verdicts = _keep_human_labels(record, verdicts)
     for v in verdicts:
         v.reason = redact(v.reason)

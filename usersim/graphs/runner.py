@@ -13,15 +13,15 @@ from typing import Any
 
 from usersim.adapters.base import load_agent
 from usersim.cases.schema import Case
+from usersim.core.record import RunRecord, TranscriptMessage
+from usersim.core.secrets import redact
+from usersim.core.verdict import combine_score, combine_status
 from usersim.graphs.context import RunContext
 from usersim.graphs.conversation import graph
 from usersim.graphs.outputs import Progress, write_outputs
-from usersim.graphs.record import RunRecord, TranscriptMessage
 from usersim.graphs.store import RunStore
 from usersim.graphs.trials import Trial, plan_trials
 from usersim.judges.base import JudgeConfig
-from usersim.judges.verdict import combine_score, combine_status
-from usersim.secrets import redact
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,8 @@ def _transcript(messages: list[Any], turn_starts: list[int], history_len: int) -
             TranscriptMessage(
                 role=m.role,
                 content=redact(m.content),
-                tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in m.tool_calls] or None,
+                tool_calls=[{"id": c.id, "name": c.name, "arguments": c.arguments} for c in m.tool_calls]
+                or None,
                 tool_call_id=m.tool_call_id,
                 name=m.name,
                 is_error=m.is_error if m.role == "tool" else None,
@@ -114,7 +115,9 @@ async def run_trial(trial: Trial, cfg: RunConfig, run_id: str) -> RunRecord:
             case=case,
             agent=agent,
             sandbox=sandbox,
-            judges=select_judges(case, JudgeConfig(judge_model=cfg.judge_model, extra_judges=cfg.extra_judges)),
+            judges=select_judges(
+                case, JudgeConfig(judge_model=cfg.judge_model, extra_judges=cfg.extra_judges)
+            ),
             simulator=simulator,
             persona=persona,
             seed=trial.seed,
@@ -123,7 +126,9 @@ async def run_trial(trial: Trial, cfg: RunConfig, run_id: str) -> RunRecord:
             count_tokens=_count_tokens_fn(),
         )
         max_turns = case.max_turns or len(case.input.script) + 1
-        final = await graph.ainvoke(dict(trial.initial_state or {}), context=ctx, config={"recursion_limit": 4 * max_turns + 20})
+        final = await graph.ainvoke(
+            dict(trial.initial_state or {}), context=ctx, config={"recursion_limit": 4 * max_turns + 20}
+        )
     except Exception as exc:  # the harness itself failed for this trial: keep going with the others
         log.exception("trial %s failed", trial.id)
         return RunRecord(
@@ -180,7 +185,9 @@ def _check_resume(store: RunStore, meta: dict[str, Any]) -> None:
             )
 
 
-async def run_trials(trials: list[Trial], cfg: RunConfig, out_dir: Path, meta: dict[str, Any]) -> list[RunRecord]:
+async def run_trials(
+    trials: list[Trial], cfg: RunConfig, out_dir: Path, meta: dict[str, Any]
+) -> list[RunRecord]:
     """Run trials with bounded concurrency; each finished record is committed to SQLite and appended
     to results.jsonl at once. With resume, trials already stored are skipped."""
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -224,7 +231,7 @@ async def run_trials(trials: list[Trial], cfg: RunConfig, out_dir: Path, meta: d
         finally:
             jsonl.close()
             progress.close()
-            from usersim.adapters.openai_client import aclose_clients
+            from usersim.llm.client import aclose_clients
 
             await aclose_clients()
         records = store.records()
@@ -266,8 +273,16 @@ async def run_cases(
 ) -> list[RunRecord]:
     """Library entry point: plan, run and store; returns every record of the run directory."""
     cfg = RunConfig(
-        agent=agent, simulator=simulator, judge_model=judge_model, repeats=repeats, lengths=lengths,
-        positions=positions, concurrency=concurrency, resume=resume, seed=seed, progress=progress,
+        agent=agent,
+        simulator=simulator,
+        judge_model=judge_model,
+        repeats=repeats,
+        lengths=lengths,
+        positions=positions,
+        concurrency=concurrency,
+        resume=resume,
+        seed=seed,
+        progress=progress,
     )
     out = Path(out_dir)
     trials = plan_trials(cases, repeats=repeats, lengths=lengths, positions=positions, seed=seed)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from usersim.cases.schema import LENGTH_TOKENS, Case
-from usersim.graphs.record import Variant
+from usersim.core.record import Variant
 
 
 @dataclass
@@ -55,7 +55,9 @@ def plan_trials(
                             case, length, position, seed=derive_seed(seed, f"{case.id}|{length}|{position}")
                         ).case
                     skills_on = None if group is None else group == "B"
-                    trials.append(Trial(id=tid, case=run_case, variant=variant, seed=tseed, skills_on=skills_on))
+                    trials.append(
+                        Trial(id=tid, case=run_case, variant=variant, seed=tseed, skills_on=skills_on)
+                    )
     return trials
 
 

@@ -6,11 +6,11 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from usersim.cases.messages import Message
 from usersim.cases.schema import Case
-from usersim.graphs.state import SkillEvent, Stop, ToolEvent
-from usersim.judges.verdict import Verdict
-from usersim.registry import Registry
+from usersim.core.events import SkillEvent, Stop, ToolEvent
+from usersim.core.messages import Message
+from usersim.core.registry import Registry
+from usersim.core.verdict import Verdict
 
 
 class JudgeState(BaseModel):
@@ -20,7 +20,9 @@ class JudgeState(BaseModel):
 
     tool_trace: list[ToolEvent] = Field(default_factory=list, description="Every tool call with its turn.")
     skill_events: list[SkillEvent] = Field(default_factory=list, description="Skills listed / triggered.")
-    turn_starts: list[int] = Field(default_factory=list, description="Transcript index where each user turn starts.")
+    turn_starts: list[int] = Field(
+        default_factory=list, description="Transcript index where each user turn starts."
+    )
     history_len: int = Field(default=0, description="Messages replayed from the case history (static).")
     stop: Stop | None = Field(default=None, description="Why the conversation ended.")
     turns: int = Field(default=0, description="User turns taken.")
@@ -33,7 +35,9 @@ class Judge(Protocol):
 
     name: str
 
-    async def __call__(self, *, transcript: list[Message], case: Case, state: JudgeState) -> list[Verdict]: ...
+    async def __call__(
+        self, *, transcript: list[Message], case: Case, state: JudgeState
+    ) -> list[Verdict]: ...
 
 
 # Judge factories take the JudgeConfig below and return a Judge.

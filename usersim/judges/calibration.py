@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from usersim.core.verdict import Verdict, combine_status
 from usersim.judges.llm import Complete, JudgeModelError, ask_structured, prompt
-from usersim.judges.verdict import Verdict, combine_status
 
 MAX_RULE_LLM_DEVIATION = 0.10  # seed 003: 偏差超过 10% 需要检查规则是否过于粗放
 HUMAN_AGREEMENT_TARGET = 0.85  # seed 004: judge 与人工评分的一致率目标 ≥ 85%
@@ -65,14 +65,28 @@ class AgreementReport(BaseModel):
     note: str = Field(default="", description="What the flag means / what to do.")
 
 
-def _report(name: str, ids: list[str], a: list[str], b: list[str], target: float, note: str) -> AgreementReport:
+def _report(
+    name: str, ids: list[str], a: list[str], b: list[str], target: float, note: str
+) -> AgreementReport:
     if not ids:
-        return AgreementReport(name=name, items=0, agreement=None, kappa=None, target=target, flagged=False,
-                               note="no items decided by both raters")
+        return AgreementReport(
+            name=name,
+            items=0,
+            agreement=None,
+            kappa=None,
+            target=target,
+            flagged=False,
+            note="no items decided by both raters",
+        )
     agr = agreement(a, b)
     return AgreementReport(
-        name=name, items=len(ids), agreement=round(agr, 4), kappa=round(cohen_kappa(a, b), 4), target=target,
-        flagged=agr < target, disagreements=[i for i, x, y in zip(ids, a, b) if x != y],
+        name=name,
+        items=len(ids),
+        agreement=round(agr, 4),
+        kappa=round(cohen_kappa(a, b), 4),
+        target=target,
+        flagged=agr < target,
+        disagreements=[i for i, x, y in zip(ids, a, b) if x != y],
         note=note if agr < target else "",
     )
 
@@ -97,15 +111,23 @@ def rule_vs_llm(records: list[dict[str, Any]]) -> AgreementReport:
             rule.append(d_rule)
             llm.append(d_llm)
     return _report(
-        "rules vs llm_rubric", ids, rule, llm, 1 - MAX_RULE_LLM_DEVIATION,
+        "rules vs llm_rubric",
+        ids,
+        rule,
+        llm,
+        1 - MAX_RULE_LLM_DEVIATION,
         "rule/LLM deviation above 10% (seed 003): check whether the rules are too coarse",
     )
 
 
 def judge_human(records: list[dict[str, Any]], labels: list[Any]) -> AgreementReport:
     """LLM-judge verdicts vs human labels (Label objects or dicts) on the same criteria."""
-    index = {(r["id"], v.get("criterion") or v.get("judge")): v.get("verdict")
-             for r in records for v in r.get("verdicts", []) if v.get("judge") == "llm_rubric"}
+    index = {
+        (r["id"], v.get("criterion") or v.get("judge")): v.get("verdict")
+        for r in records
+        for v in r.get("verdicts", [])
+        if v.get("judge") == "llm_rubric"
+    }
     ids, judge, human = [], [], []
     for lab in labels:
         lab = lab if isinstance(lab, dict) else lab.model_dump()
@@ -115,7 +137,11 @@ def judge_human(records: list[dict[str, Any]], labels: list[Any]) -> AgreementRe
             judge.append(got)
             human.append(lab["label"])
     return _report(
-        "llm_rubric vs human", ids, judge, human, HUMAN_AGREEMENT_TARGET,
+        "llm_rubric vs human",
+        ids,
+        judge,
+        human,
+        HUMAN_AGREEMENT_TARGET,
         "judge-human agreement below 85% (seed 004): check the judge prompt's reading of the skill / criteria",
     )
 
@@ -148,7 +174,9 @@ async def compare_with_swap(
     for a, b in ((x, y), (y, x)):
         msg = prompt("pairwise", criterion=criterion, question=question, a=a, b=b)
         try:
-            out = await ask_structured(complete, [{"role": "user", "content": msg}], PairwiseOutput, judge_model=judge_model)
+            out = await ask_structured(
+                complete, [{"role": "user", "content": msg}], PairwiseOutput, judge_model=judge_model
+            )
         except JudgeModelError as exc:
             return {"winner": "error", "consistent": False, "reason": str(exc)}
         answers.append(out.winner)

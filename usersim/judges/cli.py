@@ -21,8 +21,15 @@ def _params(model: Any) -> list[dict[str, Any]]:
     out = []
     for name, f in model.model_fields.items():
         default = None if f.is_required() else f.get_default(call_default_factory=True)
-        out.append({"name": f.alias or name, "type": _type_name(f.annotation),
-                    "required": f.is_required(), "default": default, "description": f.description or ""})
+        out.append(
+            {
+                "name": f.alias or name,
+                "type": _type_name(f.annotation),
+                "required": f.is_required(),
+                "default": default,
+                "description": f.description or "",
+            }
+        )
     return out
 
 
@@ -48,10 +55,18 @@ def list_cmd(as_json: bool) -> None:
     import usersim.judges.select  # noqa: F401
 
     data = {
-        "judges": [{"name": n, "description": _judge_doc(n),
-                    "available": n != "fidelity" or fidelity_available()} for n in judge_registry.names()],
-        "checks": [{"name": c, "description": check_registry.get(c).doc, "params": _params(check_registry.get(c).params)}
-                   for c in check_registry.names()],
+        "judges": [
+            {"name": n, "description": _judge_doc(n), "available": n != "fidelity" or fidelity_available()}
+            for n in judge_registry.names()
+        ],
+        "checks": [
+            {
+                "name": c,
+                "description": check_registry.get(c).doc,
+                "params": _params(check_registry.get(c).params),
+            }
+            for c in check_registry.names()
+        ],
     }
     if as_json:
         click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
@@ -73,8 +88,10 @@ def _print_report(rep: Any) -> None:
         click.echo(f"{rep.name}: {rep.note}")
         return
     flag = "FLAG" if rep.flagged else "ok"
-    click.echo(f"{rep.name}: {rep.items} items, agreement {rep.agreement:.1%}, kappa {rep.kappa:.3f}, "
-               f"target >= {rep.target:.0%} [{flag}]")
+    click.echo(
+        f"{rep.name}: {rep.items} items, agreement {rep.agreement:.1%}, kappa {rep.kappa:.3f}, "
+        f"target >= {rep.target:.0%} [{flag}]"
+    )
     if rep.flagged:
         click.echo(f"  {rep.note}")
         click.echo(f"  disagreements: {', '.join(rep.disagreements[:20])}")
@@ -82,7 +99,9 @@ def _print_report(rep: Any) -> None:
 
 @judges.command()
 @click.argument("results", type=click.Path(exists=True, path_type=Path))
-@click.option("--human", "human_labels", type=click.Path(exists=True, path_type=Path), help="Human labels (JSONL/CSV).")
+@click.option(
+    "--human", "human_labels", type=click.Path(exists=True, path_type=Path), help="Human labels (JSONL/CSV)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 def calibrate(results: Path, human_labels: Path | None, as_json: bool) -> None:
     """Rule-vs-LLM agreement (Cohen's kappa, >10% deviation flagged) and judge-human agreement."""
@@ -102,8 +121,12 @@ def calibrate(results: Path, human_labels: Path | None, as_json: bool) -> None:
 
 @judges.command(name="review-export")
 @click.argument("run_dir", type=click.Path(exists=True, path_type=Path))
-@click.option("--to", "dest", required=True, type=click.Path(path_type=Path), help="Output file: .csv or .jsonl.")
-@click.option("--rate", default=REVIEW_SAMPLE_RATE, show_default=True, help="Share of LLM-judged records sampled.")
+@click.option(
+    "--to", "dest", required=True, type=click.Path(path_type=Path), help="Output file: .csv or .jsonl."
+)
+@click.option(
+    "--rate", default=REVIEW_SAMPLE_RATE, show_default=True, help="Share of LLM-judged records sampled."
+)
 def review_export(run_dir: Path, dest: Path, rate: float) -> None:
     """Export queued 人工 criteria plus a deterministic calibration sample for human labelling."""
     try:
@@ -112,8 +135,10 @@ def review_export(run_dir: Path, dest: Path, rate: float) -> None:
         raise click.ClickException(str(exc)) from None
     path = write_items(items, dest)
     queued = sum(i.source == "queued" for i in items)
-    click.echo(f"wrote {len(items)} review items to {path} ({queued} queued, {len(items) - queued} calibration sample); "
-               f"fill the `label` column with pass / fail / inconclusive")
+    click.echo(
+        f"wrote {len(items)} review items to {path} ({queued} queued, {len(items) - queued} calibration sample); "
+        f"fill the `label` column with pass / fail / inconclusive"
+    )
 
 
 @judges.command(name="review-import")
@@ -130,14 +155,16 @@ def review_import(run_dir: Path, labels: Path) -> None:
     shutil.copyfile(path, path.with_name(path.name + ".bak"))
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     _sync_run_dir(path.parent, records)
-    click.echo(f"applied {counts['applied']} human verdict(s) and {counts['calibration']} calibration label(s) "
-               f"to {path}; status and score re-combined")
+    click.echo(
+        f"applied {counts['applied']} human verdict(s) and {counts['calibration']} calibration label(s) "
+        f"to {path}; status and score re-combined"
+    )
 
 
 def _sync_run_dir(run_dir: Path, records: list[dict]) -> None:
     """Keep the run's SQLite store, summary.json and report.html in step with the labelled records."""
+    from usersim.core.record import RunRecord
     from usersim.graphs.outputs import write_outputs
-    from usersim.graphs.record import RunRecord
     from usersim.graphs.store import RunStore
 
     if not (run_dir / "results.sqlite").is_file():

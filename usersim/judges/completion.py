@@ -3,10 +3,10 @@ deliverables, each shown by one of its deliverable keywords in an assistant repl
 
 from __future__ import annotations
 
-from usersim.cases.messages import Message
 from usersim.cases.schema import Case
+from usersim.core.messages import Message
+from usersim.core.verdict import Verdict
 from usersim.judges.base import JudgeConfig, JudgeState, judge_registry
-from usersim.judges.verdict import Verdict
 from usersim.personas.schema import Persona
 
 
@@ -28,21 +28,34 @@ class TaskCompletionJudge:
     async def __call__(self, *, transcript: list[Message], case: Case, state: JudgeState) -> list[Verdict]:
         stop = state.stop.reason if state.stop else None
         stop_ok = stop == "goal_met"
-        stop_text = f"stopped: {stop or 'no stop recorded'}" + (f" ({state.stop.detail})" if state.stop and state.stop.detail else "")
+        stop_text = f"stopped: {stop or 'no stop recorded'}" + (
+            f" ({state.stop.detail})" if state.stop and state.stop.detail else ""
+        )
         persona = _persona(state)
         goal = persona.goal if persona else None
         criterion = (goal.description if goal else case.goal) or "task goal reached"
         if goal is None or not goal.required:
-            return [Verdict(judge=self.name, verdict="pass" if stop_ok else "fail", criterion=criterion,
-                            reason=f"{stop_text}; no required deliverables listed in the persona goal")]
-        replies = [(i, m.content) for i, m in enumerate(transcript)
-                   if i >= state.history_len and m.role == "assistant" and m.content]
+            return [
+                Verdict(
+                    judge=self.name,
+                    verdict="pass" if stop_ok else "fail",
+                    criterion=criterion,
+                    reason=f"{stop_text}; no required deliverables listed in the persona goal",
+                )
+            ]
+        replies = [
+            (i, m.content)
+            for i, m in enumerate(transcript)
+            if i >= state.history_len and m.role == "assistant" and m.content
+        ]
         delivered: list[str] = []
         missing: list[str] = []
         last_at: int | None = None
         for item in goal.required:
             words = goal.deliverable_keywords.get(item) or [item]
-            hit = next(((i, w) for i, text in replies for w in words if w.casefold() in text.casefold()), None)
+            hit = next(
+                ((i, w) for i, text in replies for w in words if w.casefold() in text.casefold()), None
+            )
             if hit is None:
                 missing.append(f"{item} (none of {', '.join(words[:4])})")
             else:
@@ -56,8 +69,16 @@ class TaskCompletionJudge:
         if missing:
             reason += "; missing: " + ", ".join(missing)
         ok = stop_ok and not missing
-        return [Verdict(judge=self.name, verdict="pass" if ok else "fail", reason=reason, criterion=criterion,
-                        score=round(share, 4), evidence_turn=last_at)]
+        return [
+            Verdict(
+                judge=self.name,
+                verdict="pass" if ok else "fail",
+                reason=reason,
+                criterion=criterion,
+                score=round(share, 4),
+                evidence_turn=last_at,
+            )
+        ]
 
 
 @judge_registry.register("task_completion")

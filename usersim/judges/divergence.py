@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import difflib
 
-from usersim.cases.messages import Message
 from usersim.cases.schema import Case
+from usersim.core.messages import Message
+from usersim.core.verdict import Verdict
 from usersim.judges.base import JudgeConfig, JudgeState, judge_registry
-from usersim.judges.verdict import Verdict
 
 # Reply texts less similar than this (difflib ratio) count as a divergence.
 TEXT_SIMILARITY_FLOOR = 0.6
@@ -45,22 +45,35 @@ class DivergenceJudge:
         ref = _turns(case.reference_transcript)
         for i, (now, then) in enumerate(zip(live, ref), start=1):
             if _calls(now) != _calls(then):
-                return [self._diverged(i, f"tool calls differ: now {_calls(now) or 'none'}, recorded {_calls(then) or 'none'}")]
+                return [
+                    self._diverged(
+                        i,
+                        f"tool calls differ: now {_calls(now) or 'none'}, recorded {_calls(then) or 'none'}",
+                    )
+                ]
             ratio = difflib.SequenceMatcher(None, _text(now), _text(then)).ratio()
             if ratio < TEXT_SIMILARITY_FLOOR:
                 return [self._diverged(i, f"reply text similarity {ratio:.2f} < {TEXT_SIMILARITY_FLOOR}")]
         if len(live) != len(ref):
-            return [self._diverged(min(len(live), len(ref)) + 1, f"{len(live)} turn(s) now vs {len(ref)} recorded")]
+            return [
+                self._diverged(
+                    min(len(live), len(ref)) + 1, f"{len(live)} turn(s) now vs {len(ref)} recorded"
+                )
+            ]
         return [
             Verdict(
-                judge=self.name, verdict="pass", counts_toward_status=False,
+                judge=self.name,
+                verdict="pass",
+                counts_toward_status=False,
                 reason=f"replay follows the recorded conversation for all {len(ref)} turn(s)",
             )
         ]
 
     def _diverged(self, turn: int, why: str) -> Verdict:
         return Verdict(
-            judge=self.name, verdict="fail", counts_toward_status=False,
+            judge=self.name,
+            verdict="fail",
+            counts_toward_status=False,
             reason=f"replay diverges from the recorded conversation at turn {turn}: {why}",
             details={"first_divergent_turn": turn},
         )

@@ -14,12 +14,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from usersim.cases.messages import Message
 from usersim.cases.schema import Case
+from usersim.core.messages import Message
+from usersim.core.verdict import Verdict
 from usersim.judges.base import JudgeConfig, JudgeState, judge_registry
 from usersim.judges.llm import Complete, JudgeModelError, ask_structured, model_complete, prompt
 from usersim.judges.render import render_transcript
-from usersim.judges.verdict import Verdict
 
 # Function words and filler split Chinese text into content segments.
 _STOP = re.compile(
@@ -114,11 +114,21 @@ def lexical_curve(transcript: list[Message], history_len: int) -> tuple[list[dic
         base = u_kw if switched else anchor
         share = len(r_kw & base) / max(1, min(len(base), 12))
         lv = level(share)
-        kind = "user_switch" if switched else ("anchored" if lv == 100 else ("expansion" if lv in (70, 30) else "off_topic"))
-        curve.append({
-            "turn": turn, "message_index": idx, "anchoring": lv, "kind": kind, "overlap": round(share, 3),
-            "matched": sorted(r_kw & base)[:8],
-        })
+        kind = (
+            "user_switch"
+            if switched
+            else ("anchored" if lv == 100 else ("expansion" if lv in (70, 30) else "off_topic"))
+        )
+        curve.append(
+            {
+                "turn": turn,
+                "message_index": idx,
+                "anchoring": lv,
+                "kind": kind,
+                "overlap": round(share, 3),
+                "matched": sorted(r_kw & base)[:8],
+            }
+        )
         prev_reply = reply
     return curve, sorted(intent)
 
@@ -128,7 +138,9 @@ class DriftTurn(BaseModel):
 
     turn: int = Field(description="User turn number.")
     anchoring: Literal[100, 70, 30, 0] = Field(description="Seed 003 scale.")
-    kind: Literal["anchored", "expansion", "user_switch", "off_topic"] = Field(description="Who moved the topic.")
+    kind: Literal["anchored", "expansion", "user_switch", "off_topic"] = Field(
+        description="Who moved the topic."
+    )
     reason: str = Field(default="", description="Why.")
 
 
@@ -150,8 +162,15 @@ class DriftJudge:
     async def __call__(self, *, transcript: list[Message], case: Case, state: JudgeState) -> list[Verdict]:
         curve, intent = lexical_curve(transcript, state.history_len)
         if not curve:
-            return [Verdict(judge=self.name, verdict="inconclusive", reason="no assistant reply to measure drift on",
-                            criterion="semantic drift", counts_toward_status=False)]
+            return [
+                Verdict(
+                    judge=self.name,
+                    verdict="inconclusive",
+                    reason="no assistant reply to measure drift on",
+                    criterion="semantic drift",
+                    counts_toward_status=False,
+                )
+            ]
         mode, note = "lexical", ""
         if self.complete is not None:
             try:
@@ -168,34 +187,65 @@ class DriftJudge:
         if agent_drift:
             reason += f"; agent-initiated drift in turn(s) {', '.join(map(str, agent_drift))}"
         if switches:
-            reason += f"; user switched topic in turn(s) {', '.join(map(str, switches))} (not counted as drift)"
+            reason += (
+                f"; user switched topic in turn(s) {', '.join(map(str, switches))} (not counted as drift)"
+            )
         reason += note
         passed = score >= (threshold if threshold is not None else 70)
-        return [Verdict(
-            judge=self.name, verdict="pass" if passed else "fail", reason=reason,
-            criterion=f"semantic drift (threshold {threshold})" if threshold is not None else "semantic drift",
-            score=score / 100, counts_toward_status=threshold is not None,
-            evidence_turn=next((p["message_index"] for p in curve if p["anchoring"] < 100), None),
-            details={"curve": curve, "overall": score, "mode": mode, "intent_keywords": intent, "threshold": threshold},
-        )]
+        return [
+            Verdict(
+                judge=self.name,
+                verdict="pass" if passed else "fail",
+                reason=reason,
+                criterion=f"semantic drift (threshold {threshold})"
+                if threshold is not None
+                else "semantic drift",
+                score=score / 100,
+                counts_toward_status=threshold is not None,
+                evidence_turn=next((p["message_index"] for p in curve if p["anchoring"] < 100), None),
+                details={
+                    "curve": curve,
+                    "overall": score,
+                    "mode": mode,
+                    "intent_keywords": intent,
+                    "threshold": threshold,
+                },
+            )
+        ]
 
-    async def _llm_curve(self, transcript: list[Message], state: JudgeState, lexical: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def _llm_curve(
+        self, transcript: list[Message], state: JudgeState, lexical: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
         first_user = next((m.content for m in transcript if m.role == "user"), "")
         turns = ", ".join(f"turn {p['turn']}: [{p['message_index']}]" for p in lexical)
-        text = prompt("drift", intent=first_user, transcript=render_transcript(transcript, state.history_len), turns=turns)
+        text = prompt(
+            "drift",
+            intent=first_user,
+            transcript=render_transcript(transcript, state.history_len),
+            turns=turns,
+        )
         wanted = {p["turn"] for p in lexical}
 
         def gaps(out: DriftOutput) -> str | None:
             missing = sorted(wanted - {t.turn for t in out.turns})
             return f"ratings missing for turn(s) {missing}" if missing else None
 
-        out = await ask_structured(self.complete, [{"role": "user", "content": text}], DriftOutput,  # type: ignore[arg-type]
-                                   judge_model=str(self.judge_model), check=gaps)
+        out = await ask_structured(
+            self.complete,
+            [{"role": "user", "content": text}],
+            DriftOutput,  # type: ignore[arg-type]
+            judge_model=str(self.judge_model),
+            check=gaps,
+        )
         rated = {t.turn: t for t in out.turns}
         curve = []
         for p in lexical:
             t = rated.get(p["turn"])
-            curve.append({**p, "anchoring": t.anchoring, "kind": t.kind, "reason": t.reason} if t else {**p, "reason": "lexical (judge gave no rating)"})
+            curve.append(
+                {**p, "anchoring": t.anchoring, "kind": t.kind, "reason": t.reason}
+                if t
+                else {**p, "reason": "lexical (judge gave no rating)"}
+            )
         return curve
 
 

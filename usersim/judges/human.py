@@ -16,18 +16,32 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from usersim.cases.messages import Message
 from usersim.cases.schema import Case
+from usersim.core.messages import Message
+from usersim.core.registry import did_you_mean
+from usersim.core.verdict import Verdict, combine_score, combine_status
 from usersim.judges.base import JudgeConfig, JudgeState, judge_registry
 from usersim.judges.calibration import sample_ids
-from usersim.judges.verdict import Verdict, combine_score, combine_status
-from usersim.registry import did_you_mean
 
 QUEUED = "queued for human review"
 _LABEL_ALIASES = {
-    "pass": "pass", "passed": "pass", "通过": "pass", "yes": "pass", "1": "pass", "true": "pass", "p": "pass",
-    "fail": "fail", "failed": "fail", "不通过": "fail", "no": "fail", "0": "fail", "false": "fail", "f": "fail",
-    "inconclusive": "inconclusive", "unsure": "inconclusive", "不确定": "inconclusive",
+    "pass": "pass",
+    "passed": "pass",
+    "通过": "pass",
+    "yes": "pass",
+    "1": "pass",
+    "true": "pass",
+    "p": "pass",
+    "fail": "fail",
+    "failed": "fail",
+    "不通过": "fail",
+    "no": "fail",
+    "0": "fail",
+    "false": "fail",
+    "f": "fail",
+    "inconclusive": "inconclusive",
+    "unsure": "inconclusive",
+    "不确定": "inconclusive",
 }
 
 
@@ -46,7 +60,10 @@ class HumanJudge:
     name = "human"
 
     async def __call__(self, *, transcript: list[Message], case: Case, state: JudgeState) -> list[Verdict]:
-        return [Verdict(judge=self.name, verdict="unjudged", reason=QUEUED, criterion=c) for c in human_criteria(case)]
+        return [
+            Verdict(judge=self.name, verdict="unjudged", reason=QUEUED, criterion=c)
+            for c in human_criteria(case)
+        ]
 
 
 @judge_registry.register("human")
@@ -114,7 +131,9 @@ def _last(record: dict[str, Any], role: str) -> str:
     return msgs[-1]["content"] if msgs else ""
 
 
-def review_items(records: list[dict[str, Any]], *, sample_rate: float = 0.2, salt: str = "review") -> list[ReviewItem]:
+def review_items(
+    records: list[dict[str, Any]], *, sample_rate: float = 0.2, salt: str = "review"
+) -> list[ReviewItem]:
     """Queued 人工 criteria of every record, plus a deterministic `sample_rate` share of the
     records' LLM-judge verdicts for calibration (seeds 003/004: 20% human re-check)."""
     items: list[ReviewItem] = []
@@ -125,16 +144,27 @@ def review_items(records: list[dict[str, Any]], *, sample_rate: float = 0.2, sal
             queued = v.get("judge") == "human" and v.get("verdict") == "unjudged"
             sample = r["id"] in sampled and v in _llm_verdicts(r)
             if queued or sample:
-                items.append(ReviewItem(
-                    record_id=r["id"], case_id=r.get("case_id", ""), judge=v.get("judge", ""),
-                    criterion=v.get("criterion") or v.get("judge", ""), verdict=v.get("verdict", ""),
-                    reason=v.get("reason", ""), source="queued" if queued else "calibration_sample", **ctx,
-                ))
+                items.append(
+                    ReviewItem(
+                        record_id=r["id"],
+                        case_id=r.get("case_id", ""),
+                        judge=v.get("judge", ""),
+                        criterion=v.get("criterion") or v.get("judge", ""),
+                        verdict=v.get("verdict", ""),
+                        reason=v.get("reason", ""),
+                        source="queued" if queued else "calibration_sample",
+                        **ctx,
+                    )
+                )
     return items
 
 
 def _llm_verdicts(record: dict[str, Any]) -> list[dict[str, Any]]:
-    return [v for v in record.get("verdicts", []) if v.get("judge") == "llm_rubric" and v.get("verdict") in ("pass", "fail", "inconclusive")]
+    return [
+        v
+        for v in record.get("verdicts", [])
+        if v.get("judge") == "llm_rubric" and v.get("verdict") in ("pass", "fail", "inconclusive")
+    ]
 
 
 def write_items(items: list[ReviewItem], path: str | Path) -> Path:
@@ -148,7 +178,9 @@ def write_items(items: list[ReviewItem], path: str | Path) -> Path:
             for it in items:
                 w.writerow(it.model_dump())
     else:
-        p.write_text("".join(json.dumps(it.model_dump(), ensure_ascii=False) + "\n" for it in items), encoding="utf-8")
+        p.write_text(
+            "".join(json.dumps(it.model_dump(), ensure_ascii=False) + "\n" for it in items), encoding="utf-8"
+        )
     return p
 
 
@@ -187,12 +219,16 @@ def apply_labels(records: list[dict[str, Any]], labels: list[Label]) -> dict[str
     for lab in labels:
         rec = by_id.get(lab.record_id)
         if rec is None:
-            raise ValueError(f"label for unknown record '{lab.record_id}'.{did_you_mean(lab.record_id, set(by_id))}")
+            raise ValueError(
+                f"label for unknown record '{lab.record_id}'.{did_you_mean(lab.record_id, set(by_id))}"
+            )
         verdicts = rec.get("verdicts", [])
         matches = [v for v in verdicts if (v.get("criterion") or v.get("judge")) == lab.criterion]
         if not matches:
             known = {v.get("criterion") or v.get("judge", "") for v in verdicts}
-            raise ValueError(f"record '{lab.record_id}' has no verdict for criterion '{lab.criterion}'.{did_you_mean(lab.criterion, known)}")
+            raise ValueError(
+                f"record '{lab.record_id}' has no verdict for criterion '{lab.criterion}'.{did_you_mean(lab.criterion, known)}"
+            )
         target = next((v for v in matches if v.get("judge") == "human"), matches[0])
         if target.get("judge") == "human":
             target["verdict"] = lab.label

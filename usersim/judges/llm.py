@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from usersim.graphs.state import Usage
+from usersim.core.events import Usage
 
 # messages (OpenAI format) -> the assistant's text. Tests inject a scripted one.
 Complete = Callable[[list[dict[str, Any]]], Awaitable[str]]
@@ -43,7 +43,7 @@ class ModelComplete:
         self.usage = Usage()
 
     async def __call__(self, messages: list[dict[str, Any]]) -> str:
-        from usersim.adapters.openai_client import chat_completion
+        from usersim.llm.client import chat_completion
 
         message, usage = await chat_completion(
             model=model_name(self.spec),

@@ -14,13 +14,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from usersim.cases.messages import Message
 from usersim.cases.schema import Case
-from usersim.graphs.state import Usage
+from usersim.core.events import Usage
+from usersim.core.messages import Message
+from usersim.core.verdict import Verdict
 from usersim.judges.base import JudgeConfig, JudgeState, judge_registry
 from usersim.judges.llm import Complete, JudgeModelError, ask_structured, model_complete, prompt
 from usersim.judges.render import render_transcript
-from usersim.judges.verdict import Verdict
 
 NO_MODEL = "needs an LLM judge; none configured (pass --judge-model openai:MODEL)"
 C1_CRITERION = "C1 skill rubric (seed 004): trigger 0-1, process 0-2, constraints 0-1, output contract 0-1, anti-pattern 0/-1"
@@ -62,7 +62,9 @@ class C1Output(BaseModel):
 
     @property
     def total(self) -> int:
-        return max(0, self.trigger + self.process + self.constraints + self.output_contract + self.anti_pattern)
+        return max(
+            0, self.trigger + self.process + self.constraints + self.output_contract + self.anti_pattern
+        )
 
 
 def rubric_criteria(case: Case) -> list[str]:
@@ -72,7 +74,9 @@ def rubric_criteria(case: Case) -> list[str]:
 
 def uses_c1_rubric(case: Case, state: JudgeState) -> bool:
     """Skill-compliance (C1) cases with skills on (not a Group A skills-off run)."""
-    skills_on = case.skills.skill_enabled and bool(case.skills.active_skills) and state.variant.get("group") != "A"
+    skills_on = (
+        case.skills.skill_enabled and bool(case.skills.active_skills) and state.variant.get("group") != "A"
+    )
     return case.dimension.upper() == "C1" and skills_on
 
 
@@ -126,8 +130,12 @@ class LLMRubricJudge:
         results = await asyncio.gather(*jobs)  # the two prompts are independent: ask in parallel
         verdicts = [v for group in results for v in (group if isinstance(group, list) else [group])]
         # A model may cite an index that does not exist; never point the report at nothing.
-        return [v if v.evidence_turn is None or 0 <= v.evidence_turn < len(transcript)
-                else v.model_copy(update={"evidence_turn": None}) for v in verdicts]
+        return [
+            v
+            if v.evidence_turn is None or 0 <= v.evidence_turn < len(transcript)
+            else v.model_copy(update={"evidence_turn": None})
+            for v in verdicts
+        ]
 
     @property
     def usage(self) -> Usage | None:
@@ -156,8 +164,11 @@ class LLMRubricJudge:
 
         try:
             out = await ask_structured(
-                self.complete, [{"role": "user", "content": text}], RubricOutput,  # type: ignore[arg-type]
-                judge_model=str(self.judge_model), check=gaps,
+                self.complete,
+                [{"role": "user", "content": text}],
+                RubricOutput,  # type: ignore[arg-type]
+                judge_model=str(self.judge_model),
+                check=gaps,
             )
         except JudgeModelError as exc:
             return [Verdict(judge=self.name, verdict="error", reason=str(exc), criterion=c) for c in criteria]
@@ -166,14 +177,24 @@ class LLMRubricJudge:
         for i, c in enumerate(criteria, 1):
             r = by_id.get(i)
             if r is None:
-                verdicts.append(Verdict(
-                    judge=self.name, verdict="error", criterion=c,
-                    reason=f"judge model {self.judge_model} gave no verdict for this criterion after repair",
-                ))
+                verdicts.append(
+                    Verdict(
+                        judge=self.name,
+                        verdict="error",
+                        criterion=c,
+                        reason=f"judge model {self.judge_model} gave no verdict for this criterion after repair",
+                    )
+                )
                 continue
-            verdicts.append(Verdict(
-                judge=self.name, verdict=r.verdict, reason=r.reason, criterion=c, evidence_turn=r.evidence_turn,
-            ))
+            verdicts.append(
+                Verdict(
+                    judge=self.name,
+                    verdict=r.verdict,
+                    reason=r.reason,
+                    criterion=c,
+                    evidence_turn=r.evidence_turn,
+                )
+            )
         return verdicts
 
     async def _c1(self, rendered: str, case: Case, transcript: list[Message]) -> Verdict:
@@ -187,7 +208,9 @@ class LLMRubricJudge:
         )
         try:
             out = await ask_structured(
-                self.complete, [{"role": "user", "content": text}], C1Output,  # type: ignore[arg-type]
+                self.complete,
+                [{"role": "user", "content": text}],
+                C1Output,  # type: ignore[arg-type]
                 judge_model=str(self.judge_model),
             )
         except JudgeModelError as exc:

@@ -8,11 +8,11 @@ from typing import Any
 
 import networkx as nx
 
-from usersim.cases.messages import Message
 from usersim.cases.schema import Case
+from usersim.core.messages import Message
+from usersim.core.verdict import Verdict
 from usersim.judges.base import JudgeConfig, JudgeState, judge_registry
 from usersim.judges.checks import CheckContext, compact, evaluate
-from usersim.judges.verdict import Verdict
 
 
 def milestone_graph(case: Case) -> nx.DiGraph:
@@ -24,7 +24,9 @@ def milestone_graph(case: Case) -> nx.DiGraph:
     for m in case.judging.milestones:
         for req in m.requires:
             if req not in g:
-                raise ValueError(f"milestone '{m.id}' requires unknown milestone '{req}' (known: {', '.join(ids)})")
+                raise ValueError(
+                    f"milestone '{m.id}' requires unknown milestone '{req}' (known: {', '.join(ids)})"
+                )
             g.add_edge(req, m.id)
     if not nx.is_directed_acyclic_graph(g):
         cycle = " -> ".join(a for a, _ in nx.find_cycle(g))
@@ -54,13 +56,22 @@ class MilestonesJudge:
         hits = [(spec, o) for spec, o in mines if o.passed]
         mine_note = ""
         if hits:
-            mine_note = "minefield hit, score voided: " + "; ".join(f"{compact(s, 80)} ({o.reason})" for s, o in hits)
+            mine_note = "minefield hit, score voided: " + "; ".join(
+                f"{compact(s, 80)} ({o.reason})" for s, o in hits
+            )
         if not case.judging.milestones:
             if not case.judging.minefields:
                 return []
             reason = mine_note or f"no minefield hit ({len(mines)} checked)"
-            return [Verdict(judge="minefields", verdict="fail" if hits else "pass", reason=reason,
-                            criterion="minefields", score=0.0 if hits else 1.0)]
+            return [
+                Verdict(
+                    judge="minefields",
+                    verdict="fail" if hits else "pass",
+                    reason=reason,
+                    criterion="minefields",
+                    score=0.0 if hits else 1.0,
+                )
+            ]
         try:
             g = milestone_graph(case)
         except ValueError as exc:
@@ -79,10 +90,14 @@ class MilestonesJudge:
         score = 0.0 if hits else round(share, 4)
         parts = [f"{len(in_order)}/{total} milestones reached in order ({share:.0%})"]
         if in_order:
-            parts.append("reached: " + ", ".join(f"{m} (msg {at}, turn {ctx.turn_of(at)})" for m, at, _ in in_order))
+            parts.append(
+                "reached: " + ", ".join(f"{m} (msg {at}, turn {ctx.turn_of(at)})" for m, at, _ in in_order)
+            )
         if out_of_order:
-            parts.append("out of order: " + ", ".join(
-                f"{m} (msg {at}) before {'/'.join(late)}" for m, at, late in out_of_order))
+            parts.append(
+                "out of order: "
+                + ", ".join(f"{m} (msg {at}) before {'/'.join(late)}" for m, at, late in out_of_order)
+            )
         if missed:
             parts.append("missed: " + ", ".join(missed))
         if mine_note:
@@ -96,8 +111,17 @@ class MilestonesJudge:
             "edges": [list(e) for e in g.edges],
         }
         evidence = max((at for _, at, _ in in_order), default=None)
-        return [Verdict(judge=self.name, verdict="pass" if ok else "fail", reason="; ".join(parts),
-                        criterion="milestones", score=score, evidence_turn=evidence, details=details)]
+        return [
+            Verdict(
+                judge=self.name,
+                verdict="pass" if ok else "fail",
+                reason="; ".join(parts),
+                criterion="milestones",
+                score=score,
+                evidence_turn=evidence,
+                details=details,
+            )
+        ]
 
 
 @judge_registry.register("milestones")

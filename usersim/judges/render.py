@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from usersim.cases.messages import Message
+from usersim.core.messages import Message
 
 
 def _clip(text: str, limit: int) -> str:

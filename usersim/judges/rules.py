@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from usersim.cases.messages import Message
 from usersim.cases.schema import Case
+from usersim.core.messages import Message
+from usersim.core.verdict import Verdict
 from usersim.judges.base import JudgeConfig, JudgeState, judge_registry
 from usersim.judges.checks import run_check
-from usersim.judges.verdict import Verdict
 
 
 class RulesJudge:
@@ -15,7 +15,10 @@ class RulesJudge:
     name = "rules"
 
     async def __call__(self, *, transcript: list[Message], case: Case, state: JudgeState) -> list[Verdict]:
-        return [await run_check(spec, transcript=transcript, case=case, state=state) for spec in case.judging.checks]
+        return [
+            await run_check(spec, transcript=transcript, case=case, state=state)
+            for spec in case.judging.checks
+        ]
 
 
 @judge_registry.register("rules")

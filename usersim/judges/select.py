@@ -1,13 +1,13 @@
 """Which judges score a case (docs/design.md "Judges selection").
 
-    rules            always (the case's checks)
-    milestones       when the case has milestones or minefields
-    llm_rubric       when scoring includes llm_judge (`unjudged` without a judge model)
-    human            when the case has 人工 criteria
-    task_completion  organic cases
-    fidelity         organic cases, when simulator.fidelity is present
-    drift            on request (JudgeConfig.extra_judges) or when the case sets a drift threshold
-    divergence       promoted regression cases (compares the replay with the recorded transcript)
+rules            always (the case's checks)
+milestones       when the case has milestones or minefields
+llm_rubric       when scoring includes llm_judge (`unjudged` without a judge model)
+human            when the case has 人工 criteria
+task_completion  organic cases
+fidelity         organic cases, when simulator.fidelity is present
+drift            on request (JudgeConfig.extra_judges) or when the case sets a drift threshold
+divergence       promoted regression cases (compares the replay with the recorded transcript)
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ import importlib
 import importlib.util
 from typing import Any
 
-from usersim.cases.messages import Message
 from usersim.cases.schema import Case
+from usersim.core.messages import Message
+from usersim.core.verdict import Verdict
 from usersim.judges import completion, divergence, drift, human, llm_rubric, milestones, rules  # noqa: F401  register judges
 from usersim.judges.base import Judge, JudgeConfig, JudgeState, judge_registry
-from usersim.judges.verdict import Verdict
 
 
 def fidelity_available() -> bool:

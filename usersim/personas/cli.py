@@ -9,8 +9,8 @@ from string import Template
 
 import click
 
+from usersim.core.registry import UnknownNameError
 from usersim.personas.loader import LIBRARY_DIR, library_ids, load_persona
-from usersim.registry import UnknownNameError
 
 SCAFFOLD_DIR = Path(__file__).resolve().parent / "scaffold"
 DOMAINS = ["travel", "shopping", "housing", "food"]
@@ -31,8 +31,20 @@ def persona() -> None:
 
 @persona.command("new")
 @click.argument("persona_id")
-@click.option("--domain", type=click.Choice(DOMAINS), default="travel", show_default=True, help="Example content to start from.")
-@click.option("--dir", "directory", type=click.Path(file_okay=False, path_type=Path), default=LIBRARY_DIR, show_default=True)
+@click.option(
+    "--domain",
+    type=click.Choice(DOMAINS),
+    default="travel",
+    show_default=True,
+    help="Example content to start from.",
+)
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=LIBRARY_DIR,
+    show_default=True,
+)
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 def new(persona_id: str, domain: str, directory: Path, force: bool) -> None:
     """Write a commented persona file PERSONA_ID.yaml to edit."""
@@ -47,7 +59,9 @@ def new(persona_id: str, domain: str, directory: Path, force: bool) -> None:
     if errors:  # e.g. an id the schema rejects: say so instead of leaving a broken file behind
         path.unlink()
         raise click.ClickException("\n".join(str(p) for p in errors))
-    click.echo(f"wrote {path}\nnext: edit it, then `usersim persona lint {path}` and `usersim persona preview {path}`")
+    click.echo(
+        f"wrote {path}\nnext: edit it, then `usersim persona lint {path}` and `usersim persona preview {path}`"
+    )
 
 
 @persona.command("lint")
@@ -74,7 +88,9 @@ def list_personas(as_json: bool) -> None:
     rows = []
     for pid in library_ids():
         p = load_persona(pid)
-        rows.append({"id": p.id, "name": p.name, "language": p.language, "required": p.goal.required, "tags": p.tags})
+        rows.append(
+            {"id": p.id, "name": p.name, "language": p.language, "required": p.goal.required, "tags": p.tags}
+        )
     if as_json:
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
@@ -98,7 +114,10 @@ def vary_cmd(persona_ref: str, n: int, seed: int, axes: str | None) -> None:
     for v in variants:
         click.echo(json.dumps({"id": v.id, **v.variation}, ensure_ascii=False))
     axes_used = {k: sorted({str(v.variation[k]) for v in variants}) for k in variants[0].variation}
-    click.echo(f"pairwise coverage: {pairwise_coverage([v.variation for v in variants], list(axes_used)):.0%}", err=True)
+    click.echo(
+        f"pairwise coverage: {pairwise_coverage([v.variation for v in variants], list(axes_used)):.0%}",
+        err=True,
+    )
 
 
 @persona.command("preview")
@@ -108,7 +127,9 @@ def vary_cmd(persona_ref: str, n: int, seed: int, axes: str | None) -> None:
 @click.option("--agent", default="reference", show_default=True, help="Agent SPEC.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--max-turns", type=int, default=None)
-def preview(persona_ref: str, case_id: str | None, simulator: str, agent: str, seed: int, max_turns: int | None) -> None:
+def preview(
+    persona_ref: str, case_id: str | None, simulator: str, agent: str, seed: int, max_turns: int | None
+) -> None:
     """Print a sample conversation of PERSONA (id or file) against an agent."""
     from usersim.adapters.base import AgentError
     from usersim.personas.preview import format_preview, run_preview
@@ -121,10 +142,14 @@ def preview(persona_ref: str, case_id: str | None, simulator: str, agent: str, s
 
             case = find_case(case_id)
         result = asyncio.run(
-            run_preview(persona_ref, case=case, simulator=simulator, agent=agent, seed=seed, max_turns=max_turns)
+            run_preview(
+                persona_ref, case=case, simulator=simulator, agent=agent, seed=seed, max_turns=max_turns
+            )
         )
     except (UnknownNameError, ValueError, AgentError, SimulatorError) as exc:
         raise click.ClickException(str(exc)) from None
     except ImportError as exc:  # a part of the build (agent, sandbox) that is not installed
-        raise click.ClickException(f"cannot run the preview, a part of usersim it needs is missing: {exc}") from None
+        raise click.ClickException(
+            f"cannot run the preview, a part of usersim it needs is missing: {exc}"
+        ) from None
     click.echo(format_preview(result))

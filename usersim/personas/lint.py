@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from usersim.cases.yamlfile import FileProblems, LineIndex, Problem
+from usersim.core.registry import did_you_mean
+from usersim.core.yamlfile import FileProblems, LineIndex, Problem
 from usersim.personas.loader import read_persona_file
 from usersim.personas.schema import Persona
-from usersim.registry import did_you_mean
 from usersim.simulator.phrasing import slot_label
 from usersim.simulator.signals import (
     CONSTRAINT_KEYS,
@@ -60,58 +60,85 @@ def semantic_problems(p: Persona, path: str, lines: LineIndex) -> list[LintProbl
         for options in NEEDS.get(canonical_item(item), []):
             if not have & set(options):
                 label = slot_label(p.language, options[0])
-                add(("goal", "required", i),
+                add(
+                    ("goal", "required", i),
                     f"'{item}' needs the user's {options[0]} ({label}), but known_info has no fact with slot "
                     f"{' or '.join(repr(o) for o in options)}. Add `- {{slot: {options[0]}, value: ...}}` to "
-                    f"known_info, or drop '{item}' from goal.required.")
-        if item not in p.goal.deliverable_keywords and canonical_item(item) not in DEFAULT_DELIVERABLE_KEYWORDS:
-            add(("goal", "required", i),
+                    f"known_info, or drop '{item}' from goal.required.",
+                )
+        if (
+            item not in p.goal.deliverable_keywords
+            and canonical_item(item) not in DEFAULT_DELIVERABLE_KEYWORDS
+        ):
+            add(
+                ("goal", "required", i),
                 f"no deliverable_keywords for '{item}': simulators will look for the word '{item}' itself. "
-                f"Add `deliverable_keywords: {{{item}: [...]}}` with words that show it was delivered.", "warning")
+                f"Add `deliverable_keywords: {{{item}: [...]}}` with words that show it was delivered.",
+                "warning",
+            )
     for key in p.goal.deliverable_keywords:
         if key not in p.goal.required:
-            add(("goal", "deliverable_keywords", key),
-                f"'{key}' is not in goal.required.{did_you_mean(key, p.goal.required)} Keywords only count for required items.")
+            add(
+                ("goal", "deliverable_keywords", key),
+                f"'{key}' is not in goal.required.{did_you_mean(key, p.goal.required)} Keywords only count for required items.",
+            )
     for key in p.goal.constraints:
         if key not in CONSTRAINT_KEYS:
-            add(("goal", "constraints", key),
-                f"unknown constraint '{key}'.{did_you_mean(key, set(CONSTRAINT_KEYS))} Known: {', '.join(sorted(CONSTRAINT_KEYS))}")
+            add(
+                ("goal", "constraints", key),
+                f"unknown constraint '{key}'.{did_you_mean(key, set(CONSTRAINT_KEYS))} Known: {', '.join(sorted(CONSTRAINT_KEYS))}",
+            )
 
     changed = {e.slot for e in p.events if e.kind in ("change_fact", "change_mind") and e.slot}
     first: dict[str, tuple[int, str]] = {}
     for j, fact in enumerate(p.known_info):
         if fact.slot not in KNOWN_SLOTS:
-            add(("known_info", j, "slot"),
+            add(
+                ("known_info", j, "slot"),
                 f"the rule simulator cannot recognise questions about slot '{fact.slot}'.{did_you_mean(fact.slot, KNOWN_SLOTS)} "
-                "It is only volunteered (reveal_policy gradually / all_at_once).", "warning")
+                "It is only volunteered (reveal_policy gradually / all_at_once).",
+                "warning",
+            )
         if fact.slot in first and first[fact.slot][1] != fact.value and fact.slot not in changed:
             k, old = first[fact.slot]
-            add(("known_info", j, "value"),
+            add(
+                ("known_info", j, "value"),
                 f"slot '{fact.slot}' is given twice with different values ('{old}' at line {lines.line(('known_info', k))} "
                 f"and '{fact.value}'). Keep one and script the change as an event "
-                f"`{{at_turn: N, kind: change_fact, slot: {fact.slot}, value: {fact.value}}}`.")
+                f"`{{at_turn: N, kind: change_fact, slot: {fact.slot}, value: {fact.value}}}`.",
+            )
         first.setdefault(fact.slot, (j, fact.value))
 
     for i, e in enumerate(p.events):
         if p.max_turns is not None and e.at_turn > p.max_turns:
-            add(("events", i, "at_turn"),
+            add(
+                ("events", i, "at_turn"),
                 f"event fires at turn {e.at_turn} but max_turns is {p.max_turns}, so it never happens. "
-                f"Lower at_turn or raise max_turns.")
+                f"Lower at_turn or raise max_turns.",
+            )
         if e.kind in ("change_fact", "add_constraint") and (not e.slot or e.value is None):
             add(("events", i), f"a {e.kind} event needs both `slot` and `value`.")
         if e.kind == "add_constraint" and e.slot and e.slot not in CONSTRAINT_KEYS:
-            add(("events", i, "slot"), f"unknown constraint '{e.slot}'.{did_you_mean(e.slot, set(CONSTRAINT_KEYS))}")
+            add(
+                ("events", i, "slot"),
+                f"unknown constraint '{e.slot}'.{did_you_mean(e.slot, set(CONSTRAINT_KEYS))}",
+            )
         if e.kind == "say" and not e.text:
             add(("events", i, "text"), "a say event needs `text` (what the user says).")
 
-    labels = {slot: {slot, slot_label("zh", slot), slot_label("en", slot)} for slot in {f.slot for f in p.known_info}}
+    labels = {
+        slot: {slot, slot_label("zh", slot), slot_label("en", slot)}
+        for slot in {f.slot for f in p.known_info}
+    }
     for i, topic in enumerate(unknown_topics(p)):
         for fact in p.known_info:
             names = {n.lower() for n in labels[fact.slot]}
             if topic.lower() in names or (len(topic) >= 2 and topic in fact.value):
-                add(("unknown_info", i),
+                add(
+                    ("unknown_info", i),
                     f"'{topic}' is listed as unknown, but known_info gives {fact.slot} = '{fact.value}'. "
-                    "Remove it from unknown_info or from known_info.")
+                    "Remove it from unknown_info or from known_info.",
+                )
                 break
     return out
 
@@ -142,7 +169,8 @@ def lint_paths(paths: list[str | Path]) -> list[LintProblem]:
         found = lint_file(f)
         problems.extend(found)
         if f.stem in seen and not found:
-            problems.append(LintProblem(str(f), 1, "id", f"persona id '{f.stem}' is also defined in {seen[f.stem]}"))
+            problems.append(
+                LintProblem(str(f), 1, "id", f"persona id '{f.stem}' is also defined in {seen[f.stem]}")
+            )
         seen.setdefault(f.stem, f)
     return problems
-

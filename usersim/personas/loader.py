@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from usersim.cases.loader import deep_merge
-from usersim.cases.yamlfile import FileProblems, LineIndex, Problem, read_yaml, validation_problems
+from usersim.core.registry import UnknownNameError, did_you_mean
+from usersim.core.yamlfile import FileProblems, LineIndex, Problem, read_yaml, validation_problems
 from usersim.personas.schema import Persona
-from usersim.registry import UnknownNameError, did_you_mean
 
 if TYPE_CHECKING:
     from usersim.cases.schema import Case
@@ -25,14 +25,23 @@ def read_persona_file(path: str | Path) -> tuple[Persona, LineIndex]:
         raise FileProblems([Problem(str(path), 1, "", "persona file not found")])
     data, lines = read_yaml(path)
     if not isinstance(data, dict):
-        raise FileProblems([Problem(str(path), 1, "", "a persona file must be a YAML mapping (id: ..., name: ...)")])
+        raise FileProblems(
+            [Problem(str(path), 1, "", "a persona file must be a YAML mapping (id: ..., name: ...)")]
+        )
     try:
         persona = Persona.model_validate(data)
     except ValidationError as exc:
         raise FileProblems(validation_problems(path, exc, lines, Persona)) from None
     if persona.id.split("~")[0] != path.stem:
         raise FileProblems(
-            [Problem(str(path), lines.line(("id",)), "id", f"id '{persona.id}' must equal the file name '{path.stem}'")]
+            [
+                Problem(
+                    str(path),
+                    lines.line(("id",)),
+                    "id",
+                    f"id '{persona.id}' must equal the file name '{path.stem}'",
+                )
+            ]
         )
     return persona, lines
 
@@ -66,7 +75,9 @@ def load_persona(id_or_path: str | Path, *, library: Path = LIBRARY_DIR) -> Pers
     )
 
 
-def apply_overrides(persona: Persona, overrides: dict[str, Any], *, where: str = "persona_overrides") -> Persona:
+def apply_overrides(
+    persona: Persona, overrides: dict[str, Any], *, where: str = "persona_overrides"
+) -> Persona:
     """The persona with `overrides` deep-merged in (mappings merge, lists and scalars replace)."""
     if not overrides:
         return persona
@@ -81,6 +92,8 @@ def apply_overrides(persona: Persona, overrides: dict[str, Any], *, where: str =
 def resolve_persona(case: Case, *, library: Path = LIBRARY_DIR) -> Persona:
     """The persona an organic case runs with: its `persona` id loaded, `persona_overrides` applied."""
     if not case.persona:
-        raise ValueError(f"case '{case.id}' has no `persona`; organic cases name a persona id from personas/library/")
+        raise ValueError(
+            f"case '{case.id}' has no `persona`; organic cases name a persona id from personas/library/"
+        )
     persona = load_persona(case.persona, library=library)
     return apply_overrides(persona, case.persona_overrides, where=f"case '{case.id}' persona_overrides")

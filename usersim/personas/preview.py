@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from usersim.cases.messages import Message
 from usersim.cases.schema import Case
+from usersim.core.messages import Message
 from usersim.personas.loader import apply_overrides, load_persona
 from usersim.personas.schema import Persona
 from usersim.simulator.base import load_simulator
@@ -23,22 +23,29 @@ class Preview:
 
 def preview_case(persona: Persona, max_turns: int) -> Case:
     """A throwaway organic case that runs the persona on its own goal and opening."""
-    return Case.model_validate({
-        "id": f"preview-{persona.id.replace('~', '-')}",
-        "dimension": "PREVIEW",
-        "title": f"persona preview: {persona.name}",
-        "mode": "organic",
-        "persona": persona.id,
-        "goal": persona.goal.description,
-        "max_turns": max_turns,
-        "input": {"message": persona.opening_message} if persona.opening_message else {},
-        "judging": {"scoring": {"methods": ["auto"]}},
-    })
+    return Case.model_validate(
+        {
+            "id": f"preview-{persona.id.replace('~', '-')}",
+            "dimension": "PREVIEW",
+            "title": f"persona preview: {persona.name}",
+            "mode": "organic",
+            "persona": persona.id,
+            "goal": persona.goal.description,
+            "max_turns": max_turns,
+            "input": {"message": persona.opening_message} if persona.opening_message else {},
+            "judging": {"scoring": {"methods": ["auto"]}},
+        }
+    )
 
 
 async def run_preview(
-    persona_ref: str, *, case: Case | None = None, simulator: str = "rule", agent: str = "reference",
-    seed: int = 0, max_turns: int | None = None,
+    persona_ref: str,
+    *,
+    case: Case | None = None,
+    simulator: str = "rule",
+    agent: str = "reference",
+    seed: int = 0,
+    max_turns: int | None = None,
 ) -> Preview:
     """Play one conversation through the conversation graph (no judges); the case (if any) supplies
     goal, opening, overrides and turn budget."""
@@ -49,15 +56,27 @@ async def run_preview(
 
     persona = load_persona(persona_ref)
     if case is not None:
-        persona = apply_overrides(persona, case.persona_overrides, where=f"case '{case.id}' persona_overrides")
+        persona = apply_overrides(
+            persona, case.persona_overrides, where=f"case '{case.id}' persona_overrides"
+        )
     budget = max_turns or (case.max_turns if case else None) or persona.max_turns or 10
     case = (case or preview_case(persona, budget)).model_copy(update={"max_turns": budget, "mode": "organic"})
-    ctx = RunContext(case=case, agent=load_agent(agent), sandbox=open_sandbox(case, seed=seed), judges=[],
-                     simulator=load_simulator(simulator), persona=persona, seed=seed)
+    ctx = RunContext(
+        case=case,
+        agent=load_agent(agent),
+        sandbox=open_sandbox(case, seed=seed),
+        judges=[],
+        simulator=load_simulator(simulator),
+        persona=persona,
+        seed=seed,
+    )
     final = await graph.ainvoke({}, context=ctx, config={"recursion_limit": 4 * budget + 20})
     stop = final.get("stop")
-    return Preview(transcript=list(final.get("messages", [])), stop=stop.reason if stop else "max_turns",
-                   detail=stop.detail if stop else "")
+    return Preview(
+        transcript=list(final.get("messages", [])),
+        stop=stop.reason if stop else "max_turns",
+        detail=stop.detail if stop else "",
+    )
 
 
 def format_preview(preview: Preview) -> str:
@@ -68,7 +87,9 @@ def format_preview(preview: Preview) -> str:
             lines.append(f"USER   {m.content}")
         elif m.role == "assistant":
             for call in m.tool_calls:
-                lines.append(f"  tool> {call.name}({', '.join(f'{k}={v}' for k, v in call.arguments.items())})")
+                lines.append(
+                    f"  tool> {call.name}({', '.join(f'{k}={v}' for k, v in call.arguments.items())})"
+                )
             if m.content:
                 lines.append(f"AGENT  {m.content}")
         elif m.role == "tool":

@@ -10,8 +10,8 @@ import itertools
 import random
 from typing import Any
 
+from usersim.core.registry import did_you_mean
 from usersim.personas.schema import Persona
-from usersim.registry import did_you_mean
 
 LEVELS = ["low", "medium", "high"]
 DEFAULT_AXES: dict[str, list[Any]] = {
@@ -35,10 +35,14 @@ def _axes(axes: dict[str, list[Any]] | list[str] | None) -> dict[str, list[Any]]
     spec = {name: known.get(name, []) for name in axes} if isinstance(axes, list) else dict(axes)
     for name, levels in spec.items():
         if name not in known:
-            raise ValueError(f"Unknown variation axis '{name}'.{did_you_mean(name, set(known))} Available: {', '.join(sorted(known))}")
+            raise ValueError(
+                f"Unknown variation axis '{name}'.{did_you_mean(name, set(known))} Available: {', '.join(sorted(known))}"
+            )
         bad = [lv for lv in levels if lv not in known[name]]
         if bad or not levels:
-            raise ValueError(f"axis '{name}' levels must be a non-empty subset of {known[name]}, got {levels}")
+            raise ValueError(
+                f"axis '{name}' levels must be a non-empty subset of {known[name]}, got {levels}"
+            )
     return spec
 
 
@@ -46,10 +50,7 @@ def all_pairs(axes: dict[str, list[Any]]) -> set[Pair]:
     """Every pair of levels of two different axes."""
     names = list(axes)
     return {
-        ((a, va), (b, vb))
-        for a, b in itertools.combinations(names, 2)
-        for va in axes[a]
-        for vb in axes[b]
+        ((a, va), (b, vb)) for a, b in itertools.combinations(names, 2) for va in axes[a] for vb in axes[b]
     }
 
 
@@ -69,7 +70,8 @@ def pairwise_coverage(rows: list[dict[str, Any]], axes: dict[str, list[Any]] | N
 def _gain(name: str, level: Any, row: dict[str, Any], uncovered: set[Pair]) -> int:
     """How many uncovered pairs setting axis `name` to `level` would cover, given `row`."""
     return sum(
-        1 for other, v in row.items()
+        1
+        for other, v in row.items()
         if ((name, level), (other, v)) in uncovered or ((other, v), (name, level)) in uncovered
     )
 
@@ -105,7 +107,9 @@ def pairwise_rows(axes: dict[str, list[Any]], n: int, rng: random.Random) -> lis
     return rows
 
 
-def vary(persona: Persona, n: int, seed: int, axes: dict[str, list[Any]] | list[str] | None = None) -> list[Persona]:
+def vary(
+    persona: Persona, n: int, seed: int, axes: dict[str, list[Any]] | list[str] | None = None
+) -> list[Persona]:
     """n variants of `persona` (ids `<id>~v1`..`<id>~vN`), pairwise-covering the axes' levels."""
     if n < 1:
         raise ValueError(f"n must be at least 1, got {n}")
@@ -124,7 +128,15 @@ def vary(persona: Persona, n: int, seed: int, axes: dict[str, list[Any]] | list[
         }
         if "patience" in row:  # the varied trait must decide patience, not a fixed patience_turns
             update["stop_rules"] = persona.stop_rules.model_copy(update={"patience_turns": None})
-        variants.append(Persona.model_validate({**persona.model_dump(), **{
-            k2: (v2.model_dump() if hasattr(v2, "model_dump") else v2) for k2, v2 in update.items()
-        }}))
+        variants.append(
+            Persona.model_validate(
+                {
+                    **persona.model_dump(),
+                    **{
+                        k2: (v2.model_dump() if hasattr(v2, "model_dump") else v2)
+                        for k2, v2 in update.items()
+                    },
+                }
+            )
+        )
     return variants

@@ -92,7 +92,9 @@ def line_chart(
     xs = _x_positions(len(x_labels), pw, x_values)
     for si, (name, vs) in enumerate(series.items()):
         color = PALETTE[si % len(PALETTE)]
-        points = [(xs[i], _TOP + ph - ph * min(v, y_max) / y_max, v) for i, v in enumerate(vs) if v is not None]
+        points = [
+            (xs[i], _TOP + ph - ph * min(v, y_max) / y_max, v) for i, v in enumerate(vs) if v is not None
+        ]
         if len(points) > 1:
             path = " ".join(f"{x:.1f},{y:.1f}" for x, y, _ in points)
             parts.append(f'<polyline points="{path}" fill="none" stroke="{color}" stroke-width="2"/>')

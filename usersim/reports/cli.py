@@ -9,7 +9,7 @@ from typing import Any
 import click
 from pydantic import ValidationError
 
-from usersim.graphs.record import RunRecord
+from usersim.core.record import RunRecord
 from usersim.reports.html import write_report
 from usersim.reports.summary import build_summary, write_summary
 

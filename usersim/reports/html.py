@@ -9,7 +9,8 @@ from __future__ import annotations
 from html import escape
 from pathlib import Path
 
-from usersim.graphs.record import RunRecord
+from usersim.core.record import RunRecord
+from usersim.core.secrets import redact, redact_value
 from usersim.reports.charts import bar_chart
 from usersim.reports.html_decay import decay_section
 from usersim.reports.html_parts import (
@@ -26,7 +27,6 @@ from usersim.reports.html_parts import (
 from usersim.reports.html_sections import long_context_section, skill_section, token_section
 from usersim.reports.html_transcript import render_viewer
 from usersim.reports.summary_models import Rate, Summary
-from usersim.secrets import redact, redact_value
 
 _PAGE = Path(__file__).with_name("page.html")
 _DIFFICULTIES = ["easy", "medium", "hard", "unspecified"]
@@ -38,9 +38,13 @@ def _header(s: Summary) -> str:
     rows = [[cell(k), cell(v)] for k, v in meta.items()]
     t = s.totals
     cards = [
-        ("conversations", str(t.records), ""), ("passed", str(t.passed), "passed"), ("failed", str(t.failed), "failed"),
-        ("error", str(t.error), "error"), ("unjudged", str(t.unjudged), "unjudged"),
-        ("pass rate", pct(t.pass_rate), ""), ("mean score", num(t.mean_score), ""),
+        ("conversations", str(t.records), ""),
+        ("passed", str(t.passed), "passed"),
+        ("failed", str(t.failed), "failed"),
+        ("error", str(t.error), "error"),
+        ("unjudged", str(t.unjudged), "unjudged"),
+        ("pass rate", pct(t.pass_rate), ""),
+        ("mean score", num(t.mean_score), ""),
     ]
     card_html = "".join(f'<div class="card {c}"><b>{escape(v)}</b>{escape(k)}</div>' for k, v, c in cards)
     banner = ""
@@ -52,7 +56,7 @@ def _header(s: Summary) -> str:
         f'<div class="cards">{card_html}</div>{banner}'
         '<p class="muted">pass rate = passed / (passed + failed); error and unjudged conversations are '
         "counted apart, never as passes.</p>"
-        f'<details><summary>Run meta</summary>{table(["", "value"], rows, "meta")}</details>'
+        f"<details><summary>Run meta</summary>{table(['', 'value'], rows, 'meta')}</details>"
     )
 
 
@@ -71,10 +75,16 @@ def _pass_rates(s: Summary) -> str:
         dims = list(s.by_dimension)
         parts.append(
             '<div class="charts">'
-            + bar_chart("Pass rate by dimension", dims, {"pass rate": [s.by_dimension[d].pass_rate for d in dims]})
+            + bar_chart(
+                "Pass rate by dimension", dims, {"pass rate": [s.by_dimension[d].pass_rate for d in dims]}
+            )
             + "</div>"
         )
-        parts.append(table(["dimension", *RATE_HEADERS], [[cell(d), *rate_cells(r)] for d, r in s.by_dimension.items()]))
+        parts.append(
+            table(
+                ["dimension", *RATE_HEADERS], [[cell(d), *rate_cells(r)] for d, r in s.by_dimension.items()]
+            )
+        )
     if s.by_dimension_difficulty:
         used = [d for d in _DIFFICULTIES if any(d in row for row in s.by_dimension_difficulty.values())]
         rows = []
@@ -85,7 +95,10 @@ def _pass_rates(s: Summary) -> str:
     if s.by_category:
         parts.append(
             "<h3>By sub-dimension</h3>"
-            + table(["sub-dimension", *RATE_HEADERS], [[cell(c), *rate_cells(r)] for c, r in s.by_category.items()])
+            + table(
+                ["sub-dimension", *RATE_HEADERS],
+                [[cell(c), *rate_cells(r)] for c, r in s.by_category.items()],
+            )
         )
     return section("Pass rates", "".join(parts), "pass-rates") if parts else ""
 
@@ -114,21 +127,43 @@ def _repeats(s: Summary) -> str:
 def _operations(s: Summary) -> str:
     parts = []
     if s.stop_reasons:
-        parts.append("<h3>Stop reasons</h3>" + table(["stop reason", "conversations"],
-                                                      [[cell(k), cell(v)] for k, v in s.stop_reasons.items()]))
+        parts.append(
+            "<h3>Stop reasons</h3>"
+            + table(["stop reason", "conversations"], [[cell(k), cell(v)] for k, v in s.stop_reasons.items()])
+        )
     if s.usage:
         rows = [
-            [cell(role), cell(u.calls), cell(u.prompt_tokens), cell(u.completion_tokens), cell(u.cached_calls),
-             raw_cell(f"${u.cost_usd:.4f}", "num")]
+            [
+                cell(role),
+                cell(u.calls),
+                cell(u.prompt_tokens),
+                cell(u.completion_tokens),
+                cell(u.cached_calls),
+                raw_cell(f"${u.cost_usd:.4f}", "num"),
+            ]
             for role, u in s.usage.items()
         ]
-        parts.append("<h3>Usage</h3>" + table(["role", "calls", "prompt tokens", "completion tokens",
-                                               "cached calls", "cost"], rows))
+        parts.append(
+            "<h3>Usage</h3>"
+            + table(["role", "calls", "prompt tokens", "completion tokens", "cached calls", "cost"], rows)
+        )
     for title, items in (("Unjudged verdicts", s.unjudged), ("Errors", s.errors)):
         if items:
-            rows = [[cell(c.judge), cell(c.reason), cell(c.verdicts), cell(", ".join(c.records[:10])
-                     + (f" … (+{len(c.records) - 10})" if len(c.records) > 10 else ""))] for c in items]
-            parts.append(f"<h3>{escape(title)}</h3>" + table(["judge", "reason", "verdicts", "records"], rows))
+            rows = [
+                [
+                    cell(c.judge),
+                    cell(c.reason),
+                    cell(c.verdicts),
+                    cell(
+                        ", ".join(c.records[:10])
+                        + (f" … (+{len(c.records) - 10})" if len(c.records) > 10 else "")
+                    ),
+                ]
+                for c in items
+            ]
+            parts.append(
+                f"<h3>{escape(title)}</h3>" + table(["judge", "reason", "verdicts", "records"], rows)
+            )
     return section("Stops, usage, unjudged and errors", "".join(parts), "operations") if parts else ""
 
 

@@ -35,7 +35,9 @@ def _seed_curves(decay: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def _curves_section(decay: dict[str, Any], curves: dict[str, dict[str, Any]]) -> str:
-    turns = sorted({p["turns"] for c in curves.values() for p in c["points"] if isinstance(p.get("turns"), int)})
+    turns = sorted(
+        {p["turns"] for c in curves.values() for p in c["points"] if isinstance(p.get("turns"), int)}
+    )
     labels = [str(t) for t in turns]
 
     def line(curve: dict[str, Any], field: str) -> list[float | None]:
@@ -46,25 +48,42 @@ def _curves_section(decay: dict[str, Any], curves: dict[str, dict[str, Any]]) ->
     if "memory" in curves and any(v is not None for v in line(curves["memory"], "expected_min")):
         scores["memory: seed 003 expected minimum"] = line(curves["memory"], "expected_min")
     xs = [float(t) for t in turns]
-    charts = [line_chart("Decay: score by conversation length (turns)", labels, scores, y_title="score", x_values=xs)]
+    charts = [
+        line_chart(
+            "Decay: score by conversation length (turns)", labels, scores, y_title="score", x_values=xs
+        )
+    ]
     tokens = {name: line(c, "mean_context_tokens") for name, c in curves.items()}
     if any(v is not None for vs in tokens.values() for v in vs):
-        charts.append(line_chart("Decay: agent context tokens by turns", labels, tokens, percent=False,
-                                 y_title="tokens", x_values=xs))
+        charts.append(
+            line_chart(
+                "Decay: agent context tokens by turns",
+                labels,
+                tokens,
+                percent=False,
+                y_title="tokens",
+                x_values=xs,
+            )
+        )
     rows = []
     for name, c in curves.items():
-        points = "  ".join(
-            f"{p.get('turns')}: {pct(p.get('score'))}" for p in c["points"]
+        points = "  ".join(f"{p.get('turns')}: {pct(p.get('score'))}" for p in c["points"])
+        rows.append(
+            [
+                cell(name),
+                cell(_MEASURES.get(str(c.get("measure")), c.get("measure"))),
+                cell(c.get("breakpoint")),
+                cell(points),
+            ]
         )
-        rows.append([cell(name), cell(_MEASURES.get(str(c.get("measure")), c.get("measure"))),
-                     cell(c.get("breakpoint")), cell(points)])
     body = f'<div class="charts">{"".join(charts)}</div>'
     body += table(["test", "measure", "breakpoint (turns, first score < 50%)", "score by turns"], rows)
     system = decay.get("system")
     if isinstance(system, dict) and system:
         body += (
             '<h3>System configuration measured</h3><p class="muted">The curves describe this configuration, '
-            "not the bare model (seed 003).</p>" + table(["", "value"], [[cell(k), cell(v)] for k, v in system.items()])
+            "not the bare model (seed 003).</p>"
+            + table(["", "value"], [[cell(k), cell(v)] for k, v in system.items()])
         )
     return body
 
@@ -74,15 +93,28 @@ def _generic_section(decay: dict[str, Any]) -> str:
     lists = {k: v for k, v in decay.items() if _is_points(v)}
     for name, points in lists.items():
         x_key = next((k for k in _X_KEYS if all(k in p for p in points)), None)
-        metrics = sorted({k for p in points for k, v in p.items()
-                          if k != x_key and isinstance(v, (int, float)) and not isinstance(v, bool)})
+        metrics = sorted(
+            {
+                k
+                for p in points
+                for k, v in p.items()
+                if k != x_key and isinstance(v, (int, float)) and not isinstance(v, bool)
+            }
+        )
         if x_key is None or not metrics:
             continue
         ordered = sorted(points, key=lambda p: p[x_key])
         series = {m: [p.get(m) for p in ordered] for m in metrics}
         percent = all(0 <= v <= 1 for vs in series.values() for v in vs if v is not None)
-        charts.append(line_chart(f"Decay: {name}", [str(p[x_key]) for p in ordered], series, percent=percent,
-                                 y_title="score" if percent else ""))
+        charts.append(
+            line_chart(
+                f"Decay: {name}",
+                [str(p[x_key]) for p in ordered],
+                series,
+                percent=percent,
+                y_title="score" if percent else "",
+            )
+        )
     return f'<div class="charts">{"".join(charts)}</div>' if charts else ""
 
 
@@ -97,5 +129,9 @@ def decay_section(decay: dict[str, Any] | None) -> str:
         body += "<h3>Summary</h3>" + table(["", "value"], scalars)
     for key, value in decay.items():
         if isinstance(value, dict) and key not in ("curves", "system"):
-            body += f"<h3>{escape(key)}</h3>" + table(["", "value"], [[cell(k), cell(v)] for k, v in value.items()])
-    return section("Decay curves (decay.json)", body or '<p class="muted">decay.json has no curves.</p>', "decay")
+            body += f"<h3>{escape(key)}</h3>" + table(
+                ["", "value"], [[cell(k), cell(v)] for k, v in value.items()]
+            )
+    return section(
+        "Decay curves (decay.json)", body or '<p class="muted">decay.json has no curves.</p>', "decay"
+    )

@@ -58,8 +58,13 @@ RATE_HEADERS = ["records", "passed", "failed", "error", "unjudged", "pass rate",
 def rate_cells(rate: Rate) -> list[str]:
     """The cells of one Rate row (pass rate is passed / decided)."""
     return [
-        cell(rate.records), cell(rate.passed, "passed"), cell(rate.failed, "failed"), cell(rate.error, "error"),
-        cell(rate.unjudged, "unjudged"), raw_cell(pct(rate.pass_rate), "num"), raw_cell(num(rate.mean_score), "num"),
+        cell(rate.records),
+        cell(rate.passed, "passed"),
+        cell(rate.failed, "failed"),
+        cell(rate.error, "error"),
+        cell(rate.unjudged, "unjudged"),
+        raw_cell(pct(rate.pass_rate), "num"),
+        raw_cell(num(rate.mean_score), "num"),
     ]
 
 

@@ -25,18 +25,35 @@ def skill_section(s: Summary) -> str:
         )
     rows = [
         [
-            cell(d.dimension), cell(d.cases), raw_cell(pct(d.rate_a), "num"), raw_cell(pct(d.rate_b), "num"),
+            cell(d.dimension),
+            cell(d.cases),
+            raw_cell(pct(d.rate_a), "num"),
+            raw_cell(pct(d.rate_b), "num"),
             raw_cell(signed_pct(d.delta), "num"),
             cell({True: "yes", False: "no", None: "—"}[d.group_a_bar_met]),
             raw_cell(f"&ge; {signed_pct(d.target)}"),
             raw_cell("—" if d.exemption_limit is None else f"&le; {pct(d.exemption_limit)} drop"),
-            cell(d.verdict, d.verdict), cell(d.note),
+            cell(d.verdict, d.verdict),
+            cell(d.note),
         ]
         for d in si.dimensions
     ]
     parts.append(
-        table(["sub-dimension", "cases", "Group A", "Group B", "delta", "A ≥ 70%", "target", "exemption",
-               "verdict", "why"], rows)
+        table(
+            [
+                "sub-dimension",
+                "cases",
+                "Group A",
+                "Group B",
+                "delta",
+                "A ≥ 70%",
+                "target",
+                "exemption",
+                "verdict",
+                "why",
+            ],
+            rows,
+        )
     )
     parts.append(
         f"<p>skill_negative_rate: <b>{pct(si.skill_negative_rate)}</b> "
@@ -50,15 +67,22 @@ def skill_section(s: Summary) -> str:
         )
     case_rows = [
         [
-            cell(c.case_id), cell(c.dimension), raw_cell(pct(c.rate_a), "num"), raw_cell(pct(c.rate_b), "num"),
-            raw_cell(signed_pct(c.delta), "num"), cell("yes" if c.skill_triggered_b else "no"),
-            cell(c.diagnosis, c.diagnosis), cell(OVERRIDE_TAG if c.override else ""),
+            cell(c.case_id),
+            cell(c.dimension),
+            raw_cell(pct(c.rate_a), "num"),
+            raw_cell(pct(c.rate_b), "num"),
+            raw_cell(signed_pct(c.delta), "num"),
+            cell("yes" if c.skill_triggered_b else "no"),
+            cell(c.diagnosis, c.diagnosis),
+            cell(OVERRIDE_TAG if c.override else ""),
         ]
         for c in si.cases
     ]
     parts.append(
         "<details><summary>Per case</summary>"
-        + table(["case", "sub-dimension", "A", "B", "delta", "skill loaded in B", "diagnosis", "flag"], case_rows)
+        + table(
+            ["case", "sub-dimension", "A", "B", "delta", "skill loaded in B", "diagnosis", "flag"], case_rows
+        )
         + '<p class="muted">diagnosis: agent = Group A failed (fix the model / prompt); skill = only Group B '
         "failed (fix the skill); ok = both passed.</p></details>"
     )
@@ -115,11 +139,16 @@ def token_section(s: Summary) -> str:
     chart = line_chart(
         "Agent context tokens per user turn",
         turns,
-        {"mean": [t.mean_tokens for t in s.token_growth], "max": [float(t.max_tokens) for t in s.token_growth]},
+        {
+            "mean": [t.mean_tokens for t in s.token_growth],
+            "max": [float(t.max_tokens) for t in s.token_growth],
+        },
         percent=False,
         y_title="tokens",
     )
-    rows = [[cell(t.turn), cell(t.conversations), cell(t.mean_tokens), cell(t.max_tokens)] for t in s.token_growth]
+    rows = [
+        [cell(t.turn), cell(t.conversations), cell(t.mean_tokens), cell(t.max_tokens)] for t in s.token_growth
+    ]
     body = f'<div class="charts">{chart}</div><details><summary>Table</summary>'
     body += table(["turn", "conversations", "mean tokens", "max tokens"], rows) + "</details>"
     return section("Token growth", body, "tokens")

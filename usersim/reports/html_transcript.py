@@ -10,8 +10,8 @@ import json
 from html import escape
 from typing import Any
 
-from usersim.graphs.record import RunRecord, TranscriptMessage
-from usersim.graphs.state import ToolEvent
+from usersim.core.events import ToolEvent
+from usersim.core.record import RunRecord, TranscriptMessage
 
 _OPEN_HISTORY = 6  # replayed histories longer than this start folded
 
@@ -87,7 +87,7 @@ def _verdicts(anchor: str, record: RunRecord) -> str:
             evidence = f'<a href="#{anchor}-m{v.evidence_turn}">#{v.evidence_turn}</a>'
         informational = "" if v.counts_toward_status else ' <span class="tag">info</span>'
         rows.append(
-            f"<tr><td>{escape(v.judge)}{informational}</td><td class=\"{escape(v.verdict)}\">{escape(v.verdict)}</td>"
+            f'<tr><td>{escape(v.judge)}{informational}</td><td class="{escape(v.verdict)}">{escape(v.verdict)}</td>'
             f"<td>{escape(v.reason)}</td><td>{escape(v.criterion or '')}</td>"
             f'<td class="num">{_num(v.score)}</td><td>{evidence}</td></tr>'
         )
@@ -108,9 +108,16 @@ def render_record(record: RunRecord, n: int) -> str:
         f" · {escape(r.difficulty or '')} · {escape(r.mode)}</span>"
     )
     facts = [
-        ("case", r.case_id), ("variant", r.variant.key()), ("agent", r.agent), ("simulator", r.simulator or "—"),
-        ("judge model", r.judge_model or "—"), ("scoring", r.scoring), ("stop detail", r.stop_detail or "—"),
-        ("tags", ", ".join(r.tags) or "—"), ("seed", r.seed), ("duration", f"{r.duration_s:.2f}s"),
+        ("case", r.case_id),
+        ("variant", r.variant.key()),
+        ("agent", r.agent),
+        ("simulator", r.simulator or "—"),
+        ("judge model", r.judge_model or "—"),
+        ("scoring", r.scoring),
+        ("stop detail", r.stop_detail or "—"),
+        ("tags", ", ".join(r.tags) or "—"),
+        ("seed", r.seed),
+        ("duration", f"{r.duration_s:.2f}s"),
     ]
     if r.branch:
         facts.append(("branch", json.dumps(r.branch, ensure_ascii=False)))

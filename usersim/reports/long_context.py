@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from usersim.graphs.record import RunRecord
+from usersim.core.record import RunRecord
 from usersim.reports.summary_models import CaseGradient, LongContext
 
 LENGTHS = ("4k", "16k", "32k")
@@ -77,7 +77,9 @@ def long_context_stats(records: list[RunRecord]) -> LongContext:
     lengths = {k: mean(by_len[k]) for k in LENGTHS if k in by_len}
     positions = {p: mean(by_pos[p]) for p in POSITIONS if p in by_pos}
     grid = {
-        k: {p: mean(by_len_pos[k][p]) for p in POSITIONS if p in by_len_pos[k]} for k in LENGTHS if k in by_len_pos
+        k: {p: mean(by_len_pos[k][p]) for p in POSITIONS if p in by_len_pos[k]}
+        for k in LENGTHS
+        if k in by_len_pos
     }
     begin, middle, end = (positions.get(p) for p in POSITIONS)
     middle_drop = None if begin is None or middle is None else round(begin - middle, 4)
@@ -91,7 +93,9 @@ def long_context_stats(records: list[RunRecord]) -> LongContext:
         c_pos = {p: mean(record_value(r) for r in rs if r.variant.position == p) for p in POSITIONS}
         c_pos = {p: v for p, v in c_pos.items() if any(r.variant.position == p for r in rs)}
         cases.append(
-            CaseGradient(case_id=case_id, by_length=c_len, by_position=c_pos, degradation_rate=degradation_rate(c_len))
+            CaseGradient(
+                case_id=case_id, by_length=c_len, by_position=c_pos, degradation_rate=degradation_rate(c_len)
+            )
         )
     return LongContext(
         by_length=lengths,

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from usersim.graphs.record import RunRecord
+from usersim.core.record import RunRecord
 from usersim.reports.long_context import mean
 from usersim.reports.summary_models import SkillCase, SkillDimension, SkillImpact
 
@@ -96,8 +96,12 @@ def _dimension(key: str, rule: DeltaRule, cases: list[SkillCase], rate_a_floor: 
     counted = [c for c in cases if c.delta is not None]
     if not counted:
         return SkillDimension(
-            dimension=key, cases=0, target=rule.target, exemption_limit=rule.exemption_limit,
-            verdict="incomplete", note="no case was decided in both groups (not run, unjudged or error)",
+            dimension=key,
+            cases=0,
+            target=rule.target,
+            exemption_limit=rule.exemption_limit,
+            verdict="incomplete",
+            note="no case was decided in both groups (not run, unjudged or error)",
         )
     rate_a = mean(c.rate_a for c in counted)
     rate_b = mean(c.rate_b for c in counted)
@@ -110,7 +114,9 @@ def _dimension(key: str, rule: DeltaRule, cases: list[SkillCase], rate_a_floor: 
     notes = []
     if red:
         verdict = "red_line"
-        notes.append(f"delta {_pct(delta)} < -15%: red line, the skill must be fixed before release (不得上线)")
+        notes.append(
+            f"delta {_pct(delta)} < -15%: red line, the skill must be fixed before release (不得上线)"
+        )
     elif delta >= 0:
         verdict = "pass"
         notes.append(f"delta {_pct(delta)} >= 0")
@@ -138,7 +144,9 @@ def _dimension(key: str, rule: DeltaRule, cases: list[SkillCase], rate_a_floor: 
             )
     bar_met = None if rate_a is None else rate_a >= rate_a_floor - _EPS
     if bar_met is False:
-        notes.append(f"Group A {rate_a:.0%} < {rate_a_floor:.0%}: the agent's own intent understanding is below the floor")
+        notes.append(
+            f"Group A {rate_a:.0%} < {rate_a_floor:.0%}: the agent's own intent understanding is below the floor"
+        )
     return SkillDimension(
         dimension=key,
         cases=len(counted),

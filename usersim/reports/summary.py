@@ -12,7 +12,8 @@ from math import comb
 from pathlib import Path
 from typing import Any
 
-from usersim.graphs.record import RunRecord
+from usersim.core.record import RunRecord
+from usersim.core.secrets import redact_value
 from usersim.reports.long_context import long_context_stats, mean
 from usersim.reports.skill_impact import skill_impact
 from usersim.reports.summary_models import (
@@ -25,10 +26,11 @@ from usersim.reports.summary_models import (
     TurnTokens,
     UsageTotal,
 )
-from usersim.secrets import redact_value
 
 RED_LINE_TAG = "red_line"
 DECAY_FILE = "decay.json"
+
+
 def rate(records: list[RunRecord]) -> Rate:
     """Status counts, pass rate over decided conversations, and mean score."""
     counts = Counter(r.status for r in records)
@@ -59,7 +61,9 @@ def repeat_stats(records: list[RunRecord]) -> RepeatStats:
     """
     groups: dict[str, list[RunRecord]] = defaultdict(list)
     for r in records:
-        variant = ",".join(f"{k}={v}" for k, v in r.variant.model_dump(exclude={"repeat"}).items() if v is not None)
+        variant = ",".join(
+            f"{k}={v}" for k, v in r.variant.model_dump(exclude={"repeat"}).items() if v is not None
+        )
         groups[f"{r.case_id}|{variant}"].append(r)
     details = []
     for key, rs in sorted(groups.items()):
@@ -69,8 +73,14 @@ def repeat_stats(records: list[RunRecord]) -> RepeatStats:
         failed = sum(r.status == "failed" for r in rs)
         details.append(
             RepeatGroup(
-                key=key, case_id=rs[0].case_id, k=len(rs), passed=passed, failed=failed,
-                decided=passed + failed == len(rs), pass_all=passed == len(rs), pass_any=passed > 0,
+                key=key,
+                case_id=rs[0].case_id,
+                k=len(rs),
+                passed=passed,
+                failed=failed,
+                decided=passed + failed == len(rs),
+                pass_all=passed == len(rs),
+                pass_any=passed > 0,
                 flip=passed > 0 and failed > 0,
             )
         )
@@ -123,8 +133,10 @@ def usage_totals(records: list[RunRecord]) -> dict[str, UsageTotal]:
     for role in sorted(totals, key=lambda k: (k == "total", k)):
         t = totals[role]
         out[role] = UsageTotal(
-            calls=int(t["calls"]), prompt_tokens=int(t["prompt_tokens"]),
-            completion_tokens=int(t["completion_tokens"]), cached_calls=int(t["cached_calls"]),
+            calls=int(t["calls"]),
+            prompt_tokens=int(t["prompt_tokens"]),
+            completion_tokens=int(t["completion_tokens"]),
+            cached_calls=int(t["cached_calls"]),
             cost_usd=round(t["cost_usd"], 6),
         )
     return out
@@ -163,9 +175,7 @@ def load_decay(run_dir: Path | None) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else {"data": data}
 
 
-def summarize(
-    records: list[RunRecord], meta: dict[str, Any], *, run_dir: Path | None = None
-) -> Summary:
+def summarize(records: list[RunRecord], meta: dict[str, Any], *, run_dir: Path | None = None) -> Summary:
     """The typed summary. `run_dir` (else meta['run_dir'] / meta['args']['out']) is searched for decay.json."""
     if run_dir is None:
         args = meta.get("args") if isinstance(meta.get("args"), dict) else {}
@@ -176,12 +186,12 @@ def summarize(
         totals=rate(records),
         by_dimension=_rates_by(records, lambda r: r.dimension),
         by_dimension_difficulty={
-            dim: _rates_by([r for r in records if r.dimension == dim], lambda r: r.difficulty or "unspecified")
+            dim: _rates_by(
+                [r for r in records if r.dimension == dim], lambda r: r.difficulty or "unspecified"
+            )
             for dim in sorted({r.dimension for r in records})
         },
-        by_category=_rates_by(
-            [r for r in records if r.category], lambda r: f"{r.dimension}-{r.category}"
-        ),
+        by_category=_rates_by([r for r in records if r.category], lambda r: f"{r.dimension}-{r.category}"),
         repeats=repeat_stats(records),
         skill_impact=skill_impact(records),
         red_line_hits=[

@@ -29,7 +29,9 @@ class Rate(Strict):
     failed: int = Field(default=0, description="Status failed.")
     error: int = Field(default=0, description="Status error (harness or judge error).")
     unjudged: int = Field(default=0, description="Status unjudged (e.g. needs an LLM judge).")
-    pass_rate: float | None = Field(default=None, description="passed / (passed + failed); null if none decided.")
+    pass_rate: float | None = Field(
+        default=None, description="passed / (passed + failed); null if none decided."
+    )
     mean_score: float | None = Field(default=None, description="Mean of the non-null record scores.")
 
 
@@ -50,16 +52,28 @@ class RepeatGroup(Strict):
 class RepeatStats(Strict):
     """Consistency across repeats (tau-bench pass^k) and flip rate."""
 
-    groups: int = Field(default=0, description="Repeated case variants with every repeat decided (aggregated).")
-    undecided: int = Field(default=0, description="Repeated variants left out: some repeat unjudged or error.")
-    pass_hat_k: float | None = Field(default=None, description="Share of repeated variants whose repeats all passed.")
-    pass_at_k: float | None = Field(default=None, description="Share of repeated variants with at least one pass.")
-    flip_rate: float | None = Field(default=None, description="Share of repeated variants whose repeats disagree.")
+    groups: int = Field(
+        default=0, description="Repeated case variants with every repeat decided (aggregated)."
+    )
+    undecided: int = Field(
+        default=0, description="Repeated variants left out: some repeat unjudged or error."
+    )
+    pass_hat_k: float | None = Field(
+        default=None, description="Share of repeated variants whose repeats all passed."
+    )
+    pass_at_k: float | None = Field(
+        default=None, description="Share of repeated variants with at least one pass."
+    )
+    flip_rate: float | None = Field(
+        default=None, description="Share of repeated variants whose repeats disagree."
+    )
     pass_hat_k_curve: dict[int, float] = Field(
         default_factory=dict,
         description="k -> mean over variants with n >= k repeats of C(c,k)/C(n,k) (c passes of n).",
     )
-    flips: list[RepeatGroup] = Field(default_factory=list, description="Variants whose repeats both passed and failed.")
+    flips: list[RepeatGroup] = Field(
+        default_factory=list, description="Variants whose repeats both passed and failed."
+    )
     details: list[RepeatGroup] = Field(default_factory=list, description="Every repeated variant.")
 
 
@@ -71,15 +85,20 @@ class SkillCase(Strict):
     rate_a: float | None = Field(default=None, description="Group A pass rate over the case's repeats.")
     rate_b: float | None = Field(default=None, description="Group B pass rate over the case's repeats.")
     delta: float | None = Field(default=None, description="skill_impact_delta = rate_b - rate_a.")
-    skill_triggered_b: bool = Field(default=False, description="A skill was loaded in some Group B conversation.")
+    skill_triggered_b: bool = Field(
+        default=False, description="A skill was loaded in some Group B conversation."
+    )
     b_failures_skill_triggered: bool = Field(
-        default=False, description="Every failing Group B conversation had loaded a skill (failure caused by a trigger)."
+        default=False,
+        description="Every failing Group B conversation had loaded a skill (failure caused by a trigger).",
     )
     diagnosis: Literal["ok", "agent", "skill", "incomplete"] = Field(
         description="Seed 002 失败定性: ok; agent = Group A failed (model/prompt); skill = only B failed "
         "(fix the skill); incomplete = a group did not run or decided nothing."
     )
-    override: bool = Field(default=False, description="Tagged [skill-trigger-override] (exempted drop, for review).")
+    override: bool = Field(
+        default=False, description="Tagged [skill-trigger-override] (exempted drop, for review)."
+    )
 
 
 class SkillDimension(Strict):
@@ -90,14 +109,20 @@ class SkillDimension(Strict):
     rate_a: float | None = Field(default=None, description="Mean Group A pass rate of the cases.")
     rate_b: float | None = Field(default=None, description="Mean Group B pass rate of the cases.")
     delta: float | None = Field(default=None, description="rate_b - rate_a.")
-    group_a_bar_met: bool | None = Field(default=None, description="Group A pass rate >= 70% (the seed's floor).")
+    group_a_bar_met: bool | None = Field(
+        default=None, description="Group A pass rate >= 70% (the seed's floor)."
+    )
     target: float = Field(description="Summary target: delta >= this (0, or -0.10 for B1 CL/IF).")
     target_met: bool | None = Field(default=None, description="delta >= target.")
     exemption_limit: float | None = Field(
         default=None, description="Largest drop the seed exempts (B1 CL 0.10 with a skill trigger, IF 0.05)."
     )
-    exempt: bool = Field(default=False, description="The drop is within the exemption (not a skill regression).")
-    red_line: bool = Field(default=False, description="delta < -0.15: the skill must be fixed before release.")
+    exempt: bool = Field(
+        default=False, description="The drop is within the exemption (not a skill regression)."
+    )
+    red_line: bool = Field(
+        default=False, description="delta < -0.15: the skill must be fixed before release."
+    )
     verdict: Literal["pass", "exempt", "fail", "red_line", "incomplete"] = Field(description="Row outcome.")
     note: str = Field(default="", description="Why the row got its verdict.")
 
@@ -110,10 +135,15 @@ class SkillImpact(Strict):
     by_dimension: dict[str, float | None] = Field(
         default_factory=dict, description="Top-level dimension (B1, C1 ..) -> mean delta of its paired cases."
     )
-    overrides: list[str] = Field(default_factory=list, description="Case ids tagged [skill-trigger-override].")
-    red_line_dimensions: list[str] = Field(default_factory=list, description="Sub-dimensions with delta < -15%.")
+    overrides: list[str] = Field(
+        default_factory=list, description="Case ids tagged [skill-trigger-override]."
+    )
+    red_line_dimensions: list[str] = Field(
+        default_factory=list, description="Sub-dimensions with delta < -15%."
+    )
     skill_negative_rate: float | None = Field(
-        default=None, description="Share of paired cases worse in B, leaving out [skill-trigger-override] cases."
+        default=None,
+        description="Share of paired cases worse in B, leaving out [skill-trigger-override] cases.",
     )
 
 
@@ -123,13 +153,17 @@ class CaseGradient(Strict):
     case_id: str = Field(description="Case id.")
     by_length: dict[str, float | None] = Field(description="4k/16k/32k -> mean score.")
     by_position: dict[str, float | None] = Field(description="beginning/middle/end -> mean score.")
-    degradation_rate: float | None = Field(default=None, description="(short - long) / short; lower is better.")
+    degradation_rate: float | None = Field(
+        default=None, description="(short - long) / short; lower is better."
+    )
 
 
 class LongContext(Strict):
     """Gradient curves, degradation_rate and the lost-in-the-middle table."""
 
-    by_length: dict[str, float | None] = Field(default_factory=dict, description="Length -> mean score (all cases).")
+    by_length: dict[str, float | None] = Field(
+        default_factory=dict, description="Length -> mean score (all cases)."
+    )
     degradation_rate: float | None = Field(default=None, description="(short - long) / short over all cases.")
     by_position: dict[str, float | None] = Field(default_factory=dict, description="Position -> mean score.")
     by_length_position: dict[str, dict[str, float | None]] = Field(
@@ -190,14 +224,24 @@ class Summary(Strict):
     by_dimension_difficulty: dict[str, dict[str, Rate]] = Field(
         default_factory=dict, description="Dimension -> difficulty -> rate."
     )
-    by_category: dict[str, Rate] = Field(default_factory=dict, description="dimension-category (B1-CL) -> rate.")
+    by_category: dict[str, Rate] = Field(
+        default_factory=dict, description="dimension-category (B1-CL) -> rate."
+    )
     repeats: RepeatStats = Field(default_factory=RepeatStats, description="pass^k and flip rate.")
-    skill_impact: SkillImpact = Field(default_factory=SkillImpact, description="Group A/B skill_impact_delta.")
-    red_line_hits: list[RedLineHit] = Field(default_factory=list, description="Failed records of red_line cases.")
+    skill_impact: SkillImpact = Field(
+        default_factory=SkillImpact, description="Group A/B skill_impact_delta."
+    )
+    red_line_hits: list[RedLineHit] = Field(
+        default_factory=list, description="Failed records of red_line cases."
+    )
     long_context: LongContext = Field(default_factory=LongContext, description="Gradients and positions.")
-    decay: dict[str, Any] | None = Field(default=None, description="DIR/decay.json as written by the decay sweep.")
+    decay: dict[str, Any] | None = Field(
+        default=None, description="DIR/decay.json as written by the decay sweep."
+    )
     token_growth: list[TurnTokens] = Field(default_factory=list, description="Context tokens per user turn.")
     stop_reasons: dict[str, int] = Field(default_factory=dict, description="Stop reason -> conversations.")
     usage: dict[str, UsageTotal] = Field(default_factory=dict, description="Role -> usage, plus 'total'.")
-    unjudged: list[ReasonCount] = Field(default_factory=list, description="Unjudged verdicts by judge and reason.")
+    unjudged: list[ReasonCount] = Field(
+        default_factory=list, description="Unjudged verdicts by judge and reason."
+    )
     errors: list[ReasonCount] = Field(default_factory=list, description="Error verdicts and harness errors.")

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from usersim.cases.schema import Case
-from usersim.graphs.state import SkillEvent, ToolEvent
-from usersim.registry import UnknownNameError, did_you_mean
+from usersim.core.events import SkillEvent, ToolEvent
+from usersim.core.registry import UnknownNameError, did_you_mean
 from usersim.sandbox.clock import today_of
 from usersim.sandbox.intercepts import apply_intercept, find_intercept
 from usersim.sandbox.mock import answer_mock, mock_schema
@@ -49,12 +49,17 @@ class Sandbox:
         self.tool_names: list[str] = names + (["load_skill"] if self.skills else [])
         self.calls: Counter[str] = Counter()
         # The skill list is disclosed up front (name + description); bodies only via load_skill.
-        self._events: list[SkillEvent] = [SkillEvent(turn=1, skill=s.name, kind="listed") for s in self.skills]
+        self._events: list[SkillEvent] = [
+            SkillEvent(turn=1, skill=s.name, kind="listed") for s in self.skills
+        ]
 
     # --- what the agent is given ---------------------------------------------------------------
     def tool_schemas(self) -> list[dict[str, Any]]:
         """The available tools in OpenAI format (case.tools or the default set; + load_skill when skills on)."""
-        return [mock_schema(self.mocks[n]) if n in self.mocks else tool_registry.get(n).schema() for n in self.tool_names]
+        return [
+            mock_schema(self.mocks[n]) if n in self.mocks else tool_registry.get(n).schema()
+            for n in self.tool_names
+        ]
 
     def system_prompt(self) -> str:
         """Current date, memory entries, image captions and (skills on) the skill list."""
@@ -62,16 +67,23 @@ class Sandbox:
         memory = "".join(f"- {m}\n" for m in ctx.memory)
         images = "".join(f"[图片: {img.caption}]\n" for img in ctx.images)
         skills = "".join(f"- {s.name}: {s.description}\n" for s in self.skills)
-        return _prompt_template().format(
-            current_date=self.today.isoformat(),
-            weekday=_WEEKDAYS[self.today.weekday()],
-            memory=f"\n## 关于用户的记忆\n{memory}" if memory else "",
-            images=f"\n## 用户本轮附带的图片（文字描述）\n{images}" if images else "",
-            skills=(
-                "\n## 可用技能（Skills）\n执行技能覆盖的任务前，先调用 load_skill(name) 读取技能全文，再按技能执行。\n"
-                + skills
-            ) if skills else "",
-        ).rstrip() + "\n"
+        return (
+            _prompt_template()
+            .format(
+                current_date=self.today.isoformat(),
+                weekday=_WEEKDAYS[self.today.weekday()],
+                memory=f"\n## 关于用户的记忆\n{memory}" if memory else "",
+                images=f"\n## 用户本轮附带的图片（文字描述）\n{images}" if images else "",
+                skills=(
+                    "\n## 可用技能（Skills）\n执行技能覆盖的任务前，先调用 load_skill(name) 读取技能全文，再按技能执行。\n"
+                    + skills
+                )
+                if skills
+                else "",
+            )
+            .rstrip()
+            + "\n"
+        )
 
     # --- tool calls ------------------------------------------------------------------------------
     async def call(
@@ -88,8 +100,11 @@ class Sandbox:
             return self._event(turn, name, {}, "Error: arguments must be a JSON object", True)
         if name not in self.tool_names:
             known = name in tool_registry or name in self.mocks
-            msg = (f"Error: tool '{name}' is not available in this conversation." if known
-                   else f"Error: Unknown tool '{name}'.{did_you_mean(name, self.tool_names)}")
+            msg = (
+                f"Error: tool '{name}' is not available in this conversation."
+                if known
+                else f"Error: Unknown tool '{name}'.{did_you_mean(name, self.tool_names)}"
+            )
             return self._event(turn, name, arguments, f"{msg} Available: {', '.join(self.tool_names)}", True)
         self.calls[name] = call_number if call_number is not None else self.calls[name] + 1
         number = self.calls[name]
@@ -100,7 +115,9 @@ class Sandbox:
             outcome = await apply_intercept(ic, name)
             latency = ic.latency_s or round(time.monotonic() - started, 3)
             if outcome.result is not None:
-                return self._event(turn, name, arguments, outcome.result, outcome.is_error, number, True, latency)
+                return self._event(
+                    turn, name, arguments, outcome.result, outcome.is_error, number, True, latency
+                )
         if name in self.mocks:
             result, is_error = answer_mock(self.mocks[name], arguments)
             return self._event(turn, name, arguments, result, is_error, number, False, latency)
@@ -114,17 +131,36 @@ class Sandbox:
         for e in events:
             self.calls[e.name] = max(self.calls[e.name], e.call_number)
 
-    def _event(self, turn: int, name: str, arguments: dict[str, Any], result: str, is_error: bool,
-               number: int = 0, intercepted: bool = False, latency: float = 0.0) -> ToolEvent:
-        return ToolEvent(turn=turn, call_number=number, name=name, arguments=arguments, result=result,
-                         is_error=is_error, intercepted=intercepted, latency_s=latency)
+    def _event(
+        self,
+        turn: int,
+        name: str,
+        arguments: dict[str, Any],
+        result: str,
+        is_error: bool,
+        number: int = 0,
+        intercepted: bool = False,
+        latency: float = 0.0,
+    ) -> ToolEvent:
+        return ToolEvent(
+            turn=turn,
+            call_number=number,
+            name=name,
+            arguments=arguments,
+            result=result,
+            is_error=is_error,
+            intercepted=intercepted,
+            latency_s=latency,
+        )
 
     # --- skills ----------------------------------------------------------------------------------
     def load(self, name: str, turn: int) -> str:
         """load_skill's body: the SKILL.md text of an enabled skill; records a `triggered` event."""
         enabled = {s.name: s for s in self.skills}
         if name not in enabled:
-            raise ToolError(f"Unknown skill '{name}'.{did_you_mean(name, set(enabled))} Available: {', '.join(enabled)}")
+            raise ToolError(
+                f"Unknown skill '{name}'.{did_you_mean(name, set(enabled))} Available: {', '.join(enabled)}"
+            )
         self._events.append(SkillEvent(turn=turn, skill=name, kind="triggered"))
         return enabled[name].body
 

@@ -13,7 +13,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
-from usersim.registry import did_you_mean
+from usersim.core.registry import did_you_mean
 
 DATA_DIR = Path(__file__).parent / "data"
 
@@ -111,7 +111,9 @@ def _names(catalog: str, item: dict[str, Any]) -> list[str]:
 @cache
 def _alias_table(catalog: str) -> list[tuple[str, int]]:
     items = CATALOGS[catalog]()
-    table = {(_norm(n), i) for i, item in enumerate(items) for n in _names(catalog, item) if len(_norm(n)) >= 2}
+    table = {
+        (_norm(n), i) for i, item in enumerate(items) for n in _names(catalog, item) if len(_norm(n)) >= 2
+    }
     # Longest first, so "iPhone 16 Pro Max" wins over the "iPhone 16" inside it.
     return sorted(table, key=lambda t: (-len(t[0]), t[1]))
 
@@ -124,7 +126,9 @@ def lookup_items(catalog: str, text: str) -> list[dict[str, Any]]:
     must not run on into more letters/digits ("MU531" does not match inside "MU5310").
     """
     if catalog not in CATALOGS:
-        raise KeyError(f"Unknown catalog '{catalog}'.{did_you_mean(catalog, set(CATALOGS))} Available: {', '.join(CATALOGS)}")
+        raise KeyError(
+            f"Unknown catalog '{catalog}'.{did_you_mean(catalog, set(CATALOGS))} Available: {', '.join(CATALOGS)}"
+        )
     items = CATALOGS[catalog]()
     hay = _norm(text)
     taken = [False] * len(hay)

@@ -69,7 +69,9 @@ def parse_date(value: Any, *, today: date, arg: str) -> date:
         if not m[1] and d < today:  # a bare 周五 that has passed this week means next week's
             d += timedelta(weeks=1)
         return d
-    raise DateError(f"argument '{arg}' must be a day as YYYY-MM-DD (today is {today.isoformat()}); got '{text}'")
+    raise DateError(
+        f"argument '{arg}' must be a day as YYYY-MM-DD (today is {today.isoformat()}); got '{text}'"
+    )
 
 
 def _checked(y: int, mo: int, d: int, arg: str, text: str) -> date:

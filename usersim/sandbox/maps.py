@@ -37,7 +37,13 @@ def haversine_km(a: tuple[float, float], b: tuple[float, float]) -> float:
 def _edge_times(km: float, city: dict[str, Any]) -> dict[str, Any]:
     walk = max(1, round(km * _DETOUR["WALK"] / _WALK_KMH * 60))
     drive = max(2, round(km * _DETOUR["DRIVE"] / city.get("drive_kmh", 25) * 60 + 2))
-    attrs: dict[str, Any] = {"km": km, "WALK": walk, "DRIVE": drive, "WALK_label": "步行", "DRIVE_label": "驾车"}
+    attrs: dict[str, Any] = {
+        "km": km,
+        "WALK": walk,
+        "DRIVE": drive,
+        "WALK_label": "步行",
+        "DRIVE_label": "驾车",
+    }
     if city.get("transit_kmh"):
         ride = round(km * _DETOUR["TRANSIT"] / city["transit_kmh"] * 60 + _TRANSIT_WAIT_MIN)
         # Google's transit routes walk short hops; so does ours (keeps TRANSIT <= WALK per edge).
@@ -52,10 +58,19 @@ def map_graph() -> nx.Graph:
     data = place_data()
     g = nx.Graph()
     for p in data["places"]:
-        g.add_node(p["name"], lat=p["lat"], lon=p["lon"], city=p["city"], zone=p.get("zone", p["city"]), kind="place",
-                   transit_label=p.get("transit_label"))
+        g.add_node(
+            p["name"],
+            lat=p["lat"],
+            lon=p["lon"],
+            city=p["city"],
+            zone=p.get("zone", p["city"]),
+            kind="place",
+            transit_label=p.get("transit_label"),
+        )
     for a in data["airports"]:
-        g.add_node(a["code"], lat=a["lat"], lon=a["lon"], city=a["city"], zone=f"airport:{a['code']}", kind="airport")
+        g.add_node(
+            a["code"], lat=a["lat"], lon=a["lon"], city=a["city"], zone=f"airport:{a['code']}", kind="airport"
+        )
     zones: dict[str, list[str]] = {}
     for n, attrs in g.nodes(data=True):
         zones.setdefault(attrs["zone"], []).append(n)
@@ -66,9 +81,22 @@ def map_graph() -> nx.Graph:
         for item in items:
             if "transfer" in item:  # island resorts: reached only by their own transfer (水上飞机, 快艇)
                 t = item["transfer"]
-                g.add_node(item["name"], lat=item["lat"], lon=item["lon"], city=item["city"], zone=item["name"], kind=kind)
-                g.add_edge(item["name"], t["from"], km=round(_km(g, item["name"], t["from"]), 1), link=True,
-                           TRANSIT=t["minutes"], TRANSIT_label=t["label"])
+                g.add_node(
+                    item["name"],
+                    lat=item["lat"],
+                    lon=item["lon"],
+                    city=item["city"],
+                    zone=item["name"],
+                    kind=kind,
+                )
+                g.add_edge(
+                    item["name"],
+                    t["from"],
+                    km=round(_km(g, item["name"], t["from"]), 1),
+                    link=True,
+                    TRANSIT=t["minutes"],
+                    TRANSIT_label=t["label"],
+                )
                 continue
             anchors = [n for n, a in g.nodes(data=True) if a["kind"] == "place" and a["city"] == item["city"]]
             if not anchors:
@@ -77,7 +105,9 @@ def map_graph() -> nx.Graph:
             # Join the zone of the nearest sight, so an island hotel does not bridge island and mainland.
             zone = g.nodes[min(anchors, key=lambda n: _km(g, item["name"], n))]["zone"]
             g.nodes[item["name"]]["zone"] = zone
-            near = sorted((n for n in anchors if g.nodes[n]["zone"] == zone), key=lambda n: _km(g, item["name"], n))[:3]
+            near = sorted(
+                (n for n in anchors if g.nodes[n]["zone"] == zone), key=lambda n: _km(g, item["name"], n)
+            )[:3]
             for n in near:
                 g.add_edge(item["name"], n, **_edge_times(_km(g, item["name"], n), city_info(item["city"])))
     for link in data["links"]:
@@ -98,7 +128,9 @@ def _link_zone(g: nx.Graph, members: list[str]) -> None:
     if len(members) < 2:
         return
     city = dict(city_info(g.nodes[members[0]]["city"]))
-    override = next((g.nodes[m].get("transit_label") for m in members if g.nodes[m].get("transit_label")), None)
+    override = next(
+        (g.nodes[m].get("transit_label") for m in members if g.nodes[m].get("transit_label")), None
+    )
     if override:  # e.g. the Fuji area is served by buses, not Tokyo's metro
         city["transit_label"] = override
     full = nx.Graph()
@@ -163,5 +195,7 @@ def compute_route(origin: str, destination: str, mode: str) -> Route | None:
             legs[-1].update(to=v, duration_min=legs[-1]["duration_min"] + e[mode])
             legs[-1]["distance_km"] = round(legs[-1]["distance_km"] + dist, 1)
         else:
-            legs.append({"from": u, "to": v, "means": label, "duration_min": e[mode], "distance_km": round(dist, 1)})
+            legs.append(
+                {"from": u, "to": v, "means": label, "duration_min": e[mode], "distance_km": round(dist, 1)}
+            )
     return Route(origin, destination, mode, total, round(km, 1), legs)

@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from usersim.registry import did_you_mean
+from usersim.core.registry import did_you_mean
 
 DATA_DIR = Path(__file__).parent / "data"
 
@@ -85,7 +85,7 @@ def _city_prefixed(key: str, index: dict[str, PlaceRef]) -> PlaceRef | None:
     """'京都清水寺' / '北京故宫': a city name followed by a sight of that city is the sight."""
     for alias, ref in index.items():
         if ref.kind == "city" and len(alias) >= 2 and key.startswith(alias) and len(key) > len(alias):
-            rest = index.get(key[len(alias):])
+            rest = index.get(key[len(alias) :])
             if rest is not None and rest.kind != "city" and rest.city == ref.city:
                 return rest
     return None
@@ -116,9 +116,11 @@ def city_info(city: str) -> dict[str, Any]:
 def known_names() -> list[str]:
     """Every canonical city, airport code and sight name (for 'did you mean' hints)."""
     data = place_data()
-    return [c["name"] for c in data["cities"]] + [a["code"] for a in data["airports"]] + [
-        p["name"] for p in data["places"]
-    ]
+    return (
+        [c["name"] for c in data["cities"]]
+        + [a["code"] for a in data["airports"]]
+        + [p["name"] for p in data["places"]]
+    )
 
 
 def unknown_place_message(arg: str, text: Any) -> str:

@@ -75,7 +75,11 @@ class Agenda:
         violations = constraint_violations(self.constraints, agent_text)
         new = {}
         if not violations:  # a rejected proposal delivers nothing
-            new = {k: v for k, v in delivered_items(self.persona.goal, agent_text).items() if k not in self.delivered}
+            new = {
+                k: v
+                for k, v in delivered_items(self.persona.goal, agent_text).items()
+                if k not in self.delivered
+            }
             for item in new:
                 self.delivered[item] = turn
         fresh_question = any(s not in self.revealed and s not in self.answered_unknown for s in asked)

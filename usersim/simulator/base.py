@@ -7,10 +7,10 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from usersim.cases.messages import Message
-from usersim.graphs.state import Usage
+from usersim.core.events import Usage
+from usersim.core.messages import Message
+from usersim.core.registry import Registry
 from usersim.personas.schema import Persona
-from usersim.registry import Registry
 
 
 class SimulatorView(BaseModel):

@@ -17,8 +17,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qsl
 
-from usersim.graphs.state import Usage
-from usersim.registry import did_you_mean
+from usersim.core.events import Usage
+from usersim.core.registry import did_you_mean
 from usersim.simulator.base import SimulatorError, SimulatorTurn, SimulatorView
 from usersim.simulator.llm_prompt import build_messages, current_constraints, prompt_template
 from usersim.simulator.phrasing import item_label, templates
@@ -26,8 +26,15 @@ from usersim.simulator.signals import leaked_truth, role_flip, undelivered
 
 Complete = Callable[..., Awaitable[tuple[dict[str, Any], Usage]]]
 
-_ACTIONS = {"continue": "continue", "stop": "stop", "goal_met": "stop", "done": "stop",
-            "give_up": "give_up", "gave_up": "give_up", "giveup": "give_up"}
+_ACTIONS = {
+    "continue": "continue",
+    "stop": "stop",
+    "goal_met": "stop",
+    "done": "stop",
+    "give_up": "give_up",
+    "gave_up": "give_up",
+    "giveup": "give_up",
+}
 
 
 class BadReply(ValueError):
@@ -90,7 +97,9 @@ class LLMSimulator:
             self.max_attempts = int(options.get("attempts", max_attempts))
             self.temperature = float(options["temperature"]) if "temperature" in options else temperature
         except ValueError:
-            raise ValueError(f"simulator SPEC '{spec}': attempts must be an integer, temperature a number") from None
+            raise ValueError(
+                f"simulator SPEC '{spec}': attempts must be an integer, temperature a number"
+            ) from None
         self.base_url = options.get("base_url") or None
         # the key itself never goes into a SPEC (SPECs are recorded with results): name its variable
         self.api_key = os.environ.get(options["api_key_env"]) if "api_key_env" in options else None
@@ -99,11 +108,13 @@ class LLMSimulator:
     async def _call(self, messages: list[dict[str, str]], seed: int) -> tuple[str | None, Usage]:
         complete = self._complete
         if complete is None:
-            from usersim.adapters.openai_client import chat_completion
+            from usersim.llm.client import chat_completion
 
             complete = chat_completion
         try:
-            endpoint = {"base_url": self.base_url, "api_key": self.api_key} if self.base_url or self.api_key else {}
+            endpoint = (
+                {"base_url": self.base_url, "api_key": self.api_key} if self.base_url or self.api_key else {}
+            )
             reply, usage = await complete(
                 model=self.model,
                 messages=messages,
@@ -164,11 +175,23 @@ class LLMSimulator:
                 continue
             meta = {"attempts": attempt + 1, "problems": problems, "refused_stop": refused_stop}
             if action == "give_up":
-                return SimulatorTurn(message=message or None, stop="gave_up", reason=reason or "gave up", usage=usage, meta=meta)
+                return SimulatorTurn(
+                    message=message or None,
+                    stop="gave_up",
+                    reason=reason or "gave up",
+                    usage=usage,
+                    meta=meta,
+                )
             if action == "stop":
                 missing = self._missing(view)
                 if not missing:
-                    return SimulatorTurn(message=message or None, stop="goal_met", reason=reason or "goal met", usage=usage, meta=meta)
+                    return SimulatorTurn(
+                        message=message or None,
+                        stop="goal_met",
+                        reason=reason or "goal met",
+                        usage=usage,
+                        meta=meta,
+                    )
                 if refused_stop:  # second premature stop: keep the user in the conversation
                     meta["nudged"] = missing
                     return SimulatorTurn(
@@ -180,7 +203,10 @@ class LLMSimulator:
                 refused_stop = True
                 messages = messages + [
                     {"role": "assistant", "content": content or ""},
-                    {"role": "user", "content": prompt_template("refuse_stop").substitute(missing=", ".join(missing))},
+                    {
+                        "role": "user",
+                        "content": prompt_template("refuse_stop").substitute(missing=", ".join(missing)),
+                    },
                 ]
                 continue
             return SimulatorTurn(message=message, reason=reason, usage=usage, meta=meta)

@@ -11,7 +11,7 @@ from functools import cache
 from pathlib import Path
 from string import Template
 
-from usersim.cases.messages import Message
+from usersim.core.messages import Message
 from usersim.personas.schema import Persona
 from usersim.simulator.agenda import PATIENCE_BY_TRAIT
 from usersim.simulator.base import SimulatorView
@@ -54,7 +54,12 @@ def current_facts(persona: Persona, turn: int) -> dict[str, str]:
     for fact in persona.known_info:
         facts.setdefault(fact.slot, fact.value)
     for event in persona.events:
-        if event.at_turn <= turn and event.kind in ("change_fact", "change_mind") and event.slot and event.value:
+        if (
+            event.at_turn <= turn
+            and event.kind in ("change_fact", "change_mind")
+            and event.slot
+            and event.value
+        ):
             facts[event.slot] = event.value
     return facts
 
@@ -108,7 +113,8 @@ def system_prompt(view: SimulatorView) -> str:
         constraints=", ".join(f"{k} = {v}" for k, v in constraints.items()) or "(none)",
         turn=view.turn,
         max_turns=view.max_turns,
-        events="\n".join(_event_line(e.kind, e.slot, e.value, e.text) for e in events) or "- Nothing special.",
+        events="\n".join(_event_line(e.kind, e.slot, e.value, e.text) for e in events)
+        or "- Nothing special.",
     )
 
 
@@ -116,9 +122,7 @@ def flipped_transcript(transcript: list[Message]) -> list[dict[str, str]]:
     """The conversation from the simulated user's side: the agent speaks as `user`, the
     simulated user's own past turns are `assistant` (what the sim model itself said)."""
     flip = {"assistant": "user", "user": "assistant"}
-    return [
-        {"role": flip[m.role], "content": m.content} for m in transcript if m.role in flip and m.content
-    ]
+    return [{"role": flip[m.role], "content": m.content} for m in transcript if m.role in flip and m.content]
 
 
 def build_messages(view: SimulatorView) -> list[dict[str, str]]:

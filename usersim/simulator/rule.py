@@ -10,7 +10,7 @@ from __future__ import annotations
 import random
 from typing import Literal
 
-from usersim.cases.messages import Message
+from usersim.core.messages import Message
 from usersim.simulator.agenda import Agenda, decide
 from usersim.simulator.base import SimulatorTurn, SimulatorView
 from usersim.simulator.phrasing import Act, render
@@ -70,7 +70,12 @@ class RuleSimulator:
         return acts
 
     def _turn(
-        self, view: SimulatorView, agenda: Agenda, acts: list[Act], stop: Literal["goal_met", "gave_up"] | None, note: str
+        self,
+        view: SimulatorView,
+        agenda: Agenda,
+        acts: list[Act],
+        stop: Literal["goal_met", "gave_up"] | None,
+        note: str,
     ) -> SimulatorTurn:
         persona = view.persona
         if acts and acts[0].kind == "opening":

@@ -14,14 +14,34 @@ from usersim.personas.schema import Goal, Persona
 
 # Required-item names mapped to a canonical item, so personas can write 机票 or flights.
 ITEM_ALIASES: dict[str, str] = {
-    "flights": "flights", "flight": "flights", "机票": "flights", "航班": "flights",
-    "hotel": "hotel", "hotels": "hotel", "酒店": "hotel", "住宿": "hotel",
-    "itinerary": "itinerary", "行程": "itinerary", "日程": "itinerary",
-    "model": "model", "型号": "model", "product": "model", "具体型号": "model",
-    "channel": "channel", "购买渠道": "channel", "渠道": "channel",
-    "listing": "listing", "房源": "listing", "小区": "listing",
-    "restaurant": "restaurant", "餐厅": "restaurant", "restaurants": "restaurant",
-    "trains": "trains", "train": "trains", "火车票": "trains", "高铁": "trains",
+    "flights": "flights",
+    "flight": "flights",
+    "机票": "flights",
+    "航班": "flights",
+    "hotel": "hotel",
+    "hotels": "hotel",
+    "酒店": "hotel",
+    "住宿": "hotel",
+    "itinerary": "itinerary",
+    "行程": "itinerary",
+    "日程": "itinerary",
+    "model": "model",
+    "型号": "model",
+    "product": "model",
+    "具体型号": "model",
+    "channel": "channel",
+    "购买渠道": "channel",
+    "渠道": "channel",
+    "listing": "listing",
+    "房源": "listing",
+    "小区": "listing",
+    "restaurant": "restaurant",
+    "餐厅": "restaurant",
+    "restaurants": "restaurant",
+    "trains": "trains",
+    "train": "trains",
+    "火车票": "trains",
+    "高铁": "trains",
 }
 
 # Items whose delivery always carries numbers (times, dates, prices).
@@ -52,10 +72,14 @@ _REQUEST = re.compile(
 )
 _QUESTION_END = re.compile(r"[?？]\s*$|[吗呢么]\s*[。.]?\s*$")
 _SENTENCE_SPLIT = re.compile(r"(?<=[。！？!?；;\n])|(?<=\.)\s+")
-_NEGATION = re.compile(r"(不|无|没有|避开|避免|排除|不含|免|非|去掉|without|no |free of|avoid|exclud)", re.IGNORECASE)
+_NEGATION = re.compile(
+    r"(不|无|没有|避开|避免|排除|不含|免|非|去掉|without|no |free of|avoid|exclud)", re.IGNORECASE
+)
 _RESTRICTION = re.compile(r"\s*(过敏|忌口|不耐受|-free|free\b| allerg)", re.IGNORECASE)
 # Sentences that reject or warn rather than propose ("超出预算的 9000 元机型不推荐").
-_REJECTING = re.compile(r"(不推荐|超出|超过|超预算|排除|不考虑|不适合|exceed|over budget|not recommend)", re.IGNORECASE)
+_REJECTING = re.compile(
+    r"(不推荐|超出|超过|超预算|排除|不考虑|不适合|exceed|over budget|not recommend)", re.IGNORECASE
+)
 
 _ROLE_FLIP = re.compile(
     r"(作为(一个|一名|您的|你的)?\s*(AI\s*助手|AI|人工智能助手|人工智能|语言模型|智能助手|助手)|"
@@ -66,7 +90,9 @@ _ROLE_FLIP = re.compile(
     re.IGNORECASE,
 )
 
-_PRICE = re.compile(r"(?:[¥￥]\s*([\d,]+(?:\.\d+)?))|(?:([\d,]+(?:\.\d+)?)\s*(?:元|块|RMB|CNY|rmb))|(?:\$\s*([\d,]+(?:\.\d+)?))")
+_PRICE = re.compile(
+    r"(?:[¥￥]\s*([\d,]+(?:\.\d+)?))|(?:([\d,]+(?:\.\d+)?)\s*(?:元|块|RMB|CNY|rmb))|(?:\$\s*([\d,]+(?:\.\d+)?))"
+)
 _WAN = re.compile(r"([\d.]+)\s*万(?![/每])")
 _KG = re.compile(r"([\d.]+)\s*(?:kg|KG|公斤|千克)")
 
@@ -124,7 +150,9 @@ def delivered_items(goal: Goal, text: str) -> dict[str, str]:
     for item in goal.required:
         needs_number = canonical_item(item) in NUMERIC_ITEMS
         for word in item_keywords(goal, item):
-            if any(keyword_in(word, s) and (numeric[i] or not needs_number) for i, s in enumerate(candidates)):
+            if any(
+                keyword_in(word, s) and (numeric[i] or not needs_number) for i, s in enumerate(candidates)
+            ):
                 found[item] = word
                 break
     return found
@@ -178,7 +206,9 @@ def _numbers(pattern: re.Pattern[str], sentence: str, skip_totals: bool = False)
 
 def _negated(sentence: str, start: int, end: int) -> bool:
     """Whether the word at [start, end) is negated or named as a restriction ("无海鲜", "花生过敏")."""
-    return bool(_NEGATION.search(sentence[max(0, start - 6) : start]) or _RESTRICTION.match(sentence[end : end + 8]))
+    return bool(
+        _NEGATION.search(sentence[max(0, start - 6) : start]) or _RESTRICTION.match(sentence[end : end + 8])
+    )
 
 
 def constraint_violations(constraints: dict, text: str) -> list[Violation]:
@@ -189,7 +219,11 @@ def constraint_violations(constraints: dict, text: str) -> list[Violation]:
     for sentence in proposal_sentences(text):
         if _REJECTING.search(sentence):
             continue
-        checks = (("max_price", _PRICE, ""), ("max_total_price_wan", _WAN, "万"), ("max_weight_kg", _KG, "kg"))
+        checks = (
+            ("max_price", _PRICE, ""),
+            ("max_total_price_wan", _WAN, "万"),
+            ("max_weight_kg", _KG, "kg"),
+        )
         for key, pattern, unit in checks:
             if key in constraints:
                 limit = float(constraints[key])

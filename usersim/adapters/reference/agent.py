@@ -35,17 +35,38 @@ from usersim.adapters.reference.shopping import Products
 from usersim.adapters.reference.slots import Slots, extract
 from usersim.adapters.reference.travel import Flights, Hotels, Restaurants, Weather
 from usersim.adapters.reference.trip import Trip
-from usersim.cases.messages import Message, ToolCall
-from usersim.registry import did_you_mean
+from usersim.core.messages import Message, ToolCall
+from usersim.core.registry import did_you_mean
 
 FLAWS = ("forget-constraints", "no-clarify", "give-up-on-error", "ignore-history")
 MAX_CALLS_PER_TURN = 12
-HANDLERS = {"trip": Trip, "flights": Flights, "hotels": Hotels, "weather": Weather, "restaurants": Restaurants,
-            "trains": Trains, "itinerary": Itinerary, "products": Products, "housing": Housing, "zhihu": Zhihu,
-            "visa": lambda: Search("visa"), "search": Search, "recall": Recall, "reference": Reference,
-            "listops": ListOps, "ratefix": RateFix, "digest": Digest}
-INTRO = {"trip": "规划这趟行程", "flights": "帮您查机票", "hotels": "帮您查酒店", "products": "给您推荐合适的商品",
-         "itinerary": "安排行程", "trains": "帮您查车票"}
+HANDLERS = {
+    "trip": Trip,
+    "flights": Flights,
+    "hotels": Hotels,
+    "weather": Weather,
+    "restaurants": Restaurants,
+    "trains": Trains,
+    "itinerary": Itinerary,
+    "products": Products,
+    "housing": Housing,
+    "zhihu": Zhihu,
+    "visa": lambda: Search("visa"),
+    "search": Search,
+    "recall": Recall,
+    "reference": Reference,
+    "listops": ListOps,
+    "ratefix": RateFix,
+    "digest": Digest,
+}
+INTRO = {
+    "trip": "规划这趟行程",
+    "flights": "帮您查机票",
+    "hotels": "帮您查酒店",
+    "products": "给您推荐合适的商品",
+    "itinerary": "安排行程",
+    "trains": "帮您查车票",
+}
 
 
 def parse_spec(spec: str) -> tuple[ContextConfig, list[str]]:
@@ -66,8 +87,10 @@ def parse_spec(spec: str) -> tuple[ContextConfig, list[str]]:
         elif m := re.fullmatch(r"summary(?:-(\d+))?", raw):
             cfg.summary = int(m.group(1) or SUMMARY_KEEP_TURNS)
         else:
-            raise AgentError(f"Unknown option '{raw}' in agent spec '{spec}'.{did_you_mean(raw, known)} "
-                             f"Options: {', '.join(known)}")
+            raise AgentError(
+                f"Unknown option '{raw}' in agent spec '{spec}'.{did_you_mean(raw, known)} "
+                f"Options: {', '.join(known)}"
+            )
     if cfg.window is not None and cfg.summary is not None:
         raise AgentError(f"Agent spec '{spec}': choose window-N or summary, not both")
     cfg.ignore_history = "ignore-history" in flaws
@@ -82,13 +105,20 @@ class ReferenceAgent:
         self.cfg, self.flaws = parse_spec(spec)
 
     def describe(self) -> dict[str, Any]:
-        strategy = "window" if self.cfg.window is not None else "summary" if self.cfg.summary is not None else "full"
+        strategy = (
+            "window" if self.cfg.window is not None else "summary" if self.cfg.summary is not None else "full"
+        )
         if self.cfg.profile and strategy == "full":
             strategy = "profile"
-        return {"agent": "reference", "context_strategy": strategy,
-                "window_turns": self.cfg.window if self.cfg.window is not None else self.cfg.summary,
-                "profile_injection": self.cfg.profile, "external_memory": False, "temperature": 0,
-                "flaws": list(self.flaws)}
+        return {
+            "agent": "reference",
+            "context_strategy": strategy,
+            "window_turns": self.cfg.window if self.cfg.window is not None else self.cfg.summary,
+            "profile_injection": self.cfg.profile,
+            "external_memory": False,
+            "temperature": 0,
+            "flaws": list(self.flaws),
+        }
 
     async def respond(self, inp: AgentInput) -> AgentReply:
         return AgentReply(messages=[self.step(inp.messages, inp.tools, inp.turn)])
@@ -103,11 +133,15 @@ class ReferenceAgent:
         done, n_calls = self._done(view.current)
         failed = [d for ds in done.values() for d in ds if d.failed]
         if failed and "give-up-on-error" in self.flaws:
-            return Message(role="assistant", content=f"抱歉，{failed[0].call.name} 出错了，这个请求我暂时无法完成。")
+            return Message(
+                role="assistant", content=f"抱歉，{failed[0].call.name} 出错了，这个请求我暂时无法完成。"
+            )
 
         # A detail is assumed (and said so) once the user said they don't know it, or after we asked twice.
         asked_now = asked_slots(view.previous_assistant_text())
-        unsure = bool(re.search(r"还没想好|不知道|不清楚|说不准|你推荐|你建议|你看着办|都可以|随便|没想好|不确定", text))
+        unsure = bool(
+            re.search(r"还没想好|不知道|不清楚|说不准|你推荐|你建议|你看着办|都可以|随便|没想好|不确定", text)
+        )
         prev_asked = {s for s in asked_now if unsure or view.times_asked().get(s, 0) >= 2}
         plans: list[tuple[str, Handler, Ctx, list[str]]] = []
         for intent in intents:
@@ -122,7 +156,9 @@ class ReferenceAgent:
             mine = done.get(intent, [])
             for f in [d for d in mine if d.failed and not d.recovery]:
                 calls += [(intent, c, True) for c in handler.recover(ctx, f, mine)]
-            calls += [(intent, c, False) for c in handler.next_calls(ctx, [d for d in mine if not d.recovery])]
+            calls += [
+                (intent, c, False) for c in handler.next_calls(ctx, [d for d in mine if not d.recovery])
+            ]
         for intent, handler, ctx, missing in plans:
             if missing and not done.get(intent):  # useful work while details are still missing
                 calls += [(intent, c, False) for c in handler.partial_calls(ctx)]
@@ -136,10 +172,20 @@ class ReferenceAgent:
         clause = clause_for(text, intent) if multi and intent in detect(text) else text
         if multi and clause != text:
             extract(clause, mine, view.today)  # this intent's own cities and dates win
-        return Ctx(slots=mine, today=view.today, text=clause, memory=view.memory,
-                   user_messages=view.visible_user_messages(), tools=tools, flaws=set(self.flaws), images=view.images,
-                   skills=view.skills, loaded_skills=view.loaded_skills(), assistant_texts=view.assistant_texts(),
-                   asked_before=set(view.times_asked()))
+        return Ctx(
+            slots=mine,
+            today=view.today,
+            text=clause,
+            memory=view.memory,
+            user_messages=view.visible_user_messages(),
+            tools=tools,
+            flaws=set(self.flaws),
+            images=view.images,
+            skills=view.skills,
+            loaded_skills=view.loaded_skills(),
+            assistant_texts=view.assistant_texts(),
+            asked_before=set(view.times_asked()),
+        )
 
     def _fill_defaults(self, missing: list[str], ctx: Ctx, prev_asked: set[str]) -> list[str]:
         """Assume what the user could not or would not say; return what must still be asked."""
@@ -190,8 +236,12 @@ class ReferenceAgent:
         return out, n
 
     def _call_message(self, calls: list[tuple[str, Call, bool]], turn: int, start: int) -> Message:
-        tool_calls = [ToolCall(id=f"ref{turn}-{intent}-{'fix' if fix else 'step'}-{start + i + 1}", name=name,
-                               arguments=args) for i, (intent, (name, args), fix) in enumerate(calls)]
+        tool_calls = [
+            ToolCall(
+                id=f"ref{turn}-{intent}-{'fix' if fix else 'step'}-{start + i + 1}", name=name, arguments=args
+            )
+            for i, (intent, (name, args), fix) in enumerate(calls)
+        ]
         return Message(role="assistant", content="", tool_calls=tool_calls)
 
     def _answer(self, plans: list[tuple[str, Handler, Ctx, list[str]]], done: dict[str, list[Done]]) -> str:
@@ -217,4 +267,7 @@ class ReferenceAgent:
             first = next(i for i, _, _, m in plans if m)
             intro = f"为了{INTRO.get(first, '帮您处理')}，还需要确认几个信息（可以一次告诉我）："
             parts.append(question_block(asks, intro))
-        return "\n\n".join(parts) or "您好！我可以帮您查机票、酒店、天气、餐厅，规划行程或推荐商品，请告诉我您的需求。"
+        return (
+            "\n\n".join(parts)
+            or "您好！我可以帮您查机票、酒店、天气、餐厅，规划行程或推荐商品，请告诉我您的需求。"
+        )

@@ -16,11 +16,13 @@ from datetime import date
 from usersim.adapters.reference.dates import parse_today
 from usersim.adapters.reference.skills import parse_skills
 from usersim.adapters.reference.slots import Slots, extract, profile_of
-from usersim.cases.messages import Message
+from usersim.core.messages import Message
 
 DEFAULT_TODAY = date(2026, 4, 7)  # the seeds' "当前日期" when a case states none
 SUMMARY_KEEP_TURNS = 4
-_IDENTITY = re.compile(r"我叫|在.{2,4}(?:工作|上班)|(?:做|是一名|是个|当).{2,8}(?:工程师|经理|老师|医生|设计师|程序员|学生)")
+_IDENTITY = re.compile(
+    r"我叫|在.{2,4}(?:工作|上班)|(?:做|是一名|是个|当).{2,8}(?:工程师|经理|老师|医生|设计师|程序员|学生)"
+)
 SUMMARY_MAX_SENTENCES = 8
 _FACT_CUE = re.compile(
     r"\d|过敏|不吃|不要|预算|出发|去|人|天|kg|公斤|喜欢|偏好|品牌|用途|住|不耐受|以内|之内|左右|机票|酒店|买"
@@ -76,8 +78,14 @@ class View:
         return [m.content for t in self.turns for m in t if m.role == "assistant" and m.content]
 
     def loaded_skills(self) -> set[str]:
-        return {str(c.arguments.get("name")) for t in self.turns[:-1] for m in t if m.role == "assistant"
-                for c in m.tool_calls if c.name == "load_skill"}
+        return {
+            str(c.arguments.get("name"))
+            for t in self.turns[:-1]
+            for m in t
+            if m.role == "assistant"
+            for c in m.tool_calls
+            if c.name == "load_skill"
+        }
 
     def previous_assistant_text(self) -> str:
         """Our last text reply before the current turn (to know what we asked)."""
@@ -124,7 +132,10 @@ def parse_memory(system_text: str) -> list[str]:
 
 def parse_images(system_text: str) -> list[str]:
     """Image captions the sandbox puts in the system prompt ("[图片: ...]" lines)."""
-    return [m.strip() for m in re.findall(r"\[(?:图片|image)[:：]\s*(.+?)\]\s*$", system_text, re.MULTILINE | re.IGNORECASE)]
+    return [
+        m.strip()
+        for m in re.findall(r"\[(?:图片|image)[:：]\s*(.+?)\]\s*$", system_text, re.MULTILINE | re.IGNORECASE)
+    ]
 
 
 def extractive_summary(turns: list[list[Message]]) -> list[str]:
@@ -154,19 +165,30 @@ def build_view(messages: list[Message], cfg: ContextConfig) -> View:
     if cfg.profile:
         profile = profile_of(slots_from(turns, today, memory=memory))
         # who the user is (name, city, job) is kept in the profile too, like a memory entry
-        memory = memory + [s for t in turns[:-1] if t and t[0].role == "user"
-                           for s in re.split(r"[，,。！!]", t[0].content) if _IDENTITY.search(s)]
+        memory = memory + [
+            s
+            for t in turns[:-1]
+            if t and t[0].role == "user"
+            for s in re.split(r"[，,。！!]", t[0].content)
+            if _IDENTITY.search(s)
+        ]
     kept, summary = turns, []
     if cfg.window is not None:
-        kept = turns[-cfg.window:] if cfg.window > 0 else turns[-1:]
+        kept = turns[-cfg.window :] if cfg.window > 0 else turns[-1:]
     elif cfg.summary is not None:
-        kept = turns[-cfg.summary:]
+        kept = turns[-cfg.summary :]
         summary = extractive_summary(turns[: -cfg.summary])
     return View(today, memory, kept, summary=summary, profile=profile, images=images, skills=skills)
 
 
-def slots_from(turns: list[list[Message]], today: date, *, memory: list[str] = (), summary: list[str] = (),  # type: ignore[assignment]
-               base: Slots | None = None) -> Slots:
+def slots_from(
+    turns: list[list[Message]],
+    today: date,
+    *,
+    memory: list[str] = (),
+    summary: list[str] = (),  # type: ignore[assignment]
+    base: Slots | None = None,
+) -> Slots:
     """Slots from memory, summary and the user messages of the given turns, in order."""
     from usersim.adapters.reference.intents import asked_slots
 

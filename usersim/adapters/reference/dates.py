@@ -17,11 +17,21 @@ from usersim.adapters.reference.lexicon import NUM, cn_number
 WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "末": 5}
 MONTH_PART = {"初": 3, "上旬": 5, "中旬": 15, "下旬": 25, "底": 28, "末": 28}
 # Fixed holiday dates by year (lunar ones looked up): (month, day, days long)
-HOLIDAYS = {"国庆": (10, 1, 7), "十一": (10, 1, 7), "五一": (5, 1, 5), "劳动节": (5, 1, 5), "元旦": (1, 1, 3),
-            "清明": (4, 5, 3), "暑假": (7, 15, 0), "寒假": (1, 20, 0)}
-LUNAR = {"端午": {2026: date(2026, 6, 19), 2027: date(2027, 6, 9)},
-         "中秋": {2026: date(2026, 9, 25), 2027: date(2027, 9, 15)},
-         "春节": {2026: date(2026, 2, 17), 2027: date(2027, 2, 6)}}
+HOLIDAYS = {
+    "国庆": (10, 1, 7),
+    "十一": (10, 1, 7),
+    "五一": (5, 1, 5),
+    "劳动节": (5, 1, 5),
+    "元旦": (1, 1, 3),
+    "清明": (4, 5, 3),
+    "暑假": (7, 15, 0),
+    "寒假": (1, 20, 0),
+}
+LUNAR = {
+    "端午": {2026: date(2026, 6, 19), 2027: date(2027, 6, 9)},
+    "中秋": {2026: date(2026, 9, 25), 2027: date(2027, 9, 15)},
+    "春节": {2026: date(2026, 2, 17), 2027: date(2027, 2, 6)},
+}
 
 
 @dataclass
@@ -47,7 +57,9 @@ def _md(month: int, day: int, today: date) -> date | None:
         return None
 
 
-_RANGE = re.compile(rf"({NUM})\s*月\s*({NUM})\s*[号日]?\s*(?:到|至|-|—|~|～)\s*(?:({NUM})\s*月\s*)?({NUM})\s*[号日]")
+_RANGE = re.compile(
+    rf"({NUM})\s*月\s*({NUM})\s*[号日]?\s*(?:到|至|-|—|~|～)\s*(?:({NUM})\s*月\s*)?({NUM})\s*[号日]"
+)
 _SINGLE = re.compile(rf"({NUM})\s*月\s*({NUM})\s*[号日]")
 _ISO = re.compile(r"(20\d\d)-(\d{1,2})-(\d{1,2})")
 _MONTH = re.compile(rf"({NUM})\s*月\s*(初|上旬|中旬|下旬|底|末)?(?!\s*{NUM}\s*[号日])")
@@ -94,7 +106,7 @@ def find_dates(text: str, today: date) -> list[DateSpan]:
         add(m, DateSpan(_md(int(mo), day, today) or today, fuzzy=True))
     for name, (mo, d, length) in HOLIDAYS.items():
         for m in re.finditer(name, text):
-            if name == "十一" and re.search(r"十一\s*[月号日点]", text[m.start():m.end() + 2]):
+            if name == "十一" and re.search(r"十一\s*[月号日点]", text[m.start() : m.end() + 2]):
                 continue
             start = _md(mo, d, today)
             if start:
@@ -137,7 +149,7 @@ def trip_dates(text: str, today: date) -> tuple[DateSpan | None, date | None]:
     first = spans[0]
     ret = first.end
     for later in spans[1:]:
-        tail = text[later.pos + len(later.text): later.pos + len(later.text) + 3]
+        tail = text[later.pos + len(later.text) : later.pos + len(later.text) + 3]
         if re.match(r"\s*(回|返)", tail) or re.search(r"(回程|返程|回来)\s*$", text[: later.pos]):
             ret = later.start
             # "下周五出发，周日回": a bare weekday after the departure is the next such day after it

@@ -12,11 +12,39 @@ import re
 from usersim.adapters.reference.kb import STAY_AREA
 from usersim.adapters.reference.planner import Ctx, Done, Handler
 
-_NOUNS = ("行李箱", "箱子", "充电宝", "相机", "耳机", "手机", "电脑", "笔记本", "旅行保险", "保险", "花费明细", "花费报告",
-          "报告", "销售数据", "数据", "航班", "机票", "酒店", "行程")
+_NOUNS = (
+    "行李箱",
+    "箱子",
+    "充电宝",
+    "相机",
+    "耳机",
+    "手机",
+    "电脑",
+    "笔记本",
+    "旅行保险",
+    "保险",
+    "花费明细",
+    "花费报告",
+    "报告",
+    "销售数据",
+    "数据",
+    "航班",
+    "机票",
+    "酒店",
+    "行程",
+)
 _INTRO = re.compile(r"我.{0,8}?(?:买了|看中了|在看|在比较|比较|有一|把|想买|准备了|整理好了|订了|定了|写了)")
 _MODEL = re.compile(r"[A-Za-z][A-Za-z0-9\-:]*\d[A-Za-z0-9\-]*|[A-Z][a-z]{3,}|[\u4e00-\u9fa5]{2,3}\s*\d+\s*号")
-_ORDINAL = {"第一个": 0, "第一家": 0, "第二个": 1, "第二家": 1, "第三个": 2, "第三家": 2, "最后一个": -1, "最后一家": -1}
+_ORDINAL = {
+    "第一个": 0,
+    "第一家": 0,
+    "第二个": 1,
+    "第二家": 1,
+    "第三个": 2,
+    "第三家": 2,
+    "最后一个": -1,
+    "最后一家": -1,
+}
 _SENT = re.compile(r"(?<=[。！？!?；;\n])")
 
 
@@ -31,18 +59,23 @@ def list_items(text: str) -> list[str]:
 
 def amounts(text: str) -> list[tuple[str, float]]:
     """("购物", 3000.0) pairs from "购物 3,000 元"."""
-    return [(m.group(1), float(m.group(2).replace(",", "")))
-            for m in re.finditer(r"([\u4e00-\u9fa5A-Za-z]{2,8}?)\s*(?:\d+\s*晚\s*)?([\d,]+(?:\.\d+)?)\s*元", text)]
+    return [
+        (m.group(1), float(m.group(2).replace(",", "")))
+        for m in re.finditer(r"([\u4e00-\u9fa5A-Za-z]{2,8}?)\s*(?:\d+\s*晚\s*)?([\d,]+(?:\.\d+)?)\s*元", text)
+    ]
 
 
 class Reference(Handler):
-    """"它/他/那个/这个/第一个/那家X店": resolve from what the user introduced, or ask which one."""
+    """ "它/他/那个/这个/第一个/那家X店": resolve from what the user introduced, or ask which one."""
 
     name = "reference"
 
     def person(self, ctx: Ctx) -> tuple[str, str] | None:
         for text in reversed(ctx.user_messages[:-1]):
-            m = re.search(r"(同事|朋友|我妈|我爸|老婆|老公|女朋友|男朋友|孩子)([\u4e00-\u9fa5]{2,3}?)?(?:要|想|说|下周|明天)", text)
+            m = re.search(
+                r"(同事|朋友|我妈|我爸|老婆|老公|女朋友|男朋友|孩子)([\u4e00-\u9fa5]{2,3}?)?(?:要|想|说|下周|明天)",
+                text,
+            )
             if m:
                 return (m.group(1) + (m.group(2) or "")), text
         return None
@@ -52,7 +85,9 @@ class Reference(Handler):
         for text in reversed(ctx.user_messages[:-1]):
             if not (_INTRO.search(text) or re.search(r"要飞|飞往|还有.{1,4}件事", text)):
                 continue
-            last = re.search(r"[：:]\s*([^，。]+?)，\s*最后一个", text)  # "三件事：订酒店、换日元、买保险，最后一个…"
+            last = re.search(
+                r"[：:]\s*([^，。]+?)，\s*最后一个", text
+            )  # "三件事：订酒店、换日元、买保险，最后一个…"
             if last:
                 return last.group(1).split("、")[-1].lstrip("买订换"), [], text
             noun = next((n for n in _NOUNS if n in text), "航班" if re.search(r"要飞|飞往", text) else None)
@@ -79,10 +114,20 @@ class Reference(Handler):
     def answer(self, ctx: Ctx, done: list[Done]) -> str:
         item = self.ordinal(ctx)
         if item:
-            stay = next((m.group(1) for t in reversed(ctx.user_messages[:-1])
-                         if (m := re.search(r"定了\s*([\u4e00-\u9fa5A-Za-z]{2,12}酒店)", t))), None)
+            stay = next(
+                (
+                    m.group(1)
+                    for t in reversed(ctx.user_messages[:-1])
+                    if (m := re.search(r"定了\s*([\u4e00-\u9fa5A-Za-z]{2,12}酒店)", t))
+                ),
+                None,
+            )
             extra = f"你们住的是{stay}，" if stay and "住" in ctx.text else ""
-            unknown = "含不含早餐列表里没写，下单时再确认一下。" if "早餐" in ctx.text and "早餐" not in item else ""
+            unknown = (
+                "含不含早餐列表里没写，下单时再确认一下。"
+                if "早餐" in ctx.text and "早餐" not in item
+                else ""
+            )
             return f"好的，你说的是：{item}。{extra}{unknown}".rstrip("，")
         if re.search(r"他|她", ctx.text) and (p := self.person(ctx)):
             who, said = p
@@ -101,9 +146,13 @@ class Reference(Handler):
         items = [(k, v) for k, v in amounts(said) if not re.search(r"总|合计|一共", k)]
         if items and re.search(r"分析|花得最多|哪块|哪项|最多", ctx.text):
             top = max(items, key=lambda kv: kv[1])
-            parts.append(f"花费合计 {sum(v for _, v in items):,.0f} 元，其中{top[0]}最多（{top[1]:,.0f} 元）。")
+            parts.append(
+                f"花费合计 {sum(v for _, v in items):,.0f} 元，其中{top[0]}最多（{top[1]:,.0f} 元）。"
+            )
         if "延误" in ctx.text:
-            parts.append("如果航班延误，提前打电话告诉酒店会晚到，一般都能保留房间；也可以留意航空公司的延误补偿。")
+            parts.append(
+                "如果航班延误，提前打电话告诉酒店会晚到，一般都能保留房间；也可以留意航空公司的延误补偿。"
+            )
         if topic and len(parts) == 1:
             parts.append(f"关于「{topic}」，我这边没有这款的具体数据，可以查官方参数或商品详情页确认。")
         return "".join(parts)
@@ -121,7 +170,9 @@ class ListOps(Handler):
             return "我这边没有看到可以排序的列表，能再发一下吗？"
 
         def value(item: str, key: str) -> float:
-            pattern = {"评分": r"评分\s*([\d.]+)", "价格": r"([\d,]+(?:\.\d+)?)\s*元"}.get(key, r"([\d,]+(?:\.\d+)?)")
+            pattern = {"评分": r"评分\s*([\d.]+)", "价格": r"([\d,]+(?:\.\d+)?)\s*元"}.get(
+                key, r"([\d,]+(?:\.\d+)?)"
+            )
             m = re.search(pattern, item)
             return float(m.group(1).replace(",", "")) if m else 0.0
 
@@ -141,7 +192,7 @@ class ListOps(Handler):
 
 
 class RateFix(Handler):
-    """"其实汇率是 1:19": redo the earlier conversion with the corrected rate."""
+    """ "其实汇率是 1:19": redo the earlier conversion with the corrected rate."""
 
     name = "ratefix"
 
@@ -155,12 +206,14 @@ class RateFix(Handler):
                 break
         if yen is None:
             return f"好的，汇率按 1:{rate:g} 更正。你想换算多少日元？"
-        return (f"好的，按更正后的汇率 1:{rate:g} 重新计算：{yen / 10000:g} 万日元约合 {yen / rate:,.0f} 元人民币"
-                "（之前按旧汇率算的结果不再适用）。")
+        return (
+            f"好的，按更正后的汇率 1:{rate:g} 重新计算：{yen / 10000:g} 万日元约合 {yen / rate:,.0f} 元人民币"
+            "（之前按旧汇率算的结果不再适用）。"
+        )
 
 
 class Digest(Handler):
-    """"把这几件事的结论汇总一下：A、B、C": the latest thing we said about each."""
+    """ "把这几件事的结论汇总一下：A、B、C": the latest thing we said about each."""
 
     name = "digest"
 
@@ -168,13 +221,24 @@ class Digest(Handler):
         asked = re.split(r"[：:]", ctx.text, maxsplit=1)[-1]
         topics = [t.strip(" 。？?") for t in re.split(r"[、，,]", asked) if t.strip(" 。？?")]
         # conclusions are statements: our replies first, then what the user decided (not their questions)
-        said = sentences(ctx.assistant_texts) + [s for s in sentences(ctx.user_messages[:-1]) if not re.search(r"[？?]", s)]
+        said = sentences(ctx.assistant_texts) + [
+            s for s in sentences(ctx.user_messages[:-1]) if not re.search(r"[？?]", s)
+        ]
         lines = []
         for topic in topics:
-            words = (["酒店", "住"] if "住" in topic else []) + (["机场", "rapi"] if "机场" in topic else []) + \
-                [topic[i:i + 2] for i in range(max(len(topic) - 1, 1))]
-            hit = next((s for s in reversed(said) if any(w and w in s for w in words) and not s.endswith(("？", "?"))),
-                       None)
+            words = (
+                (["酒店", "住"] if "住" in topic else [])
+                + (["机场", "rapi"] if "机场" in topic else [])
+                + [topic[i : i + 2] for i in range(max(len(topic) - 1, 1))]
+            )
+            hit = next(
+                (
+                    s
+                    for s in reversed(said)
+                    if any(w and w in s for w in words) and not s.endswith(("？", "?"))
+                ),
+                None,
+            )
             lines.append(f"- {topic}：{hit if hit else '之前没有定下来'}")
         return "结论汇总：\n" + "\n".join(lines)
 
@@ -188,16 +252,26 @@ def conflict_notes(text: str, user_messages: list[str], assistant_texts: list[st
             m = re.search(r"([\d.]+)\s*(?:-|到|~)?\s*([\d.]+)?\s*万", reply)
             if m and float(m.group(2) or m.group(1)) > float(cap.group(1)):
                 estimate = m.group(0)
-                notes.append(f"注意：之前估算的方案大约要 {estimate}，和 {cap.group(1)} 万以内的预算矛盾，"
-                             "要么缩短天数、换成沙屋等更便宜的住宿，要么适当提高预算。")
+                notes.append(
+                    f"注意：之前估算的方案大约要 {estimate}，和 {cap.group(1)} 万以内的预算矛盾，"
+                    "要么缩短天数、换成沙屋等更便宜的住宿，要么适当提高预算。"
+                )
                 break
-    limit = next((m for t in user_messages[:-1]
-                  if (m := re.search(r"每天最多\s*(?:安排|去|玩)?\s*(\d+|[一两二三四])\s*个", t))), None)
+    limit = next(
+        (
+            m
+            for t in user_messages[:-1]
+            if (m := re.search(r"每天最多\s*(?:安排|去|玩)?\s*(\d+|[一两二三四])\s*个", t))
+        ),
+        None,
+    )
     if limit:
         from usersim.adapters.reference.lexicon import cn_number, find_sights
 
         n, named = int(cn_number(limit.group(1)) or 2), find_sights(text)
         if len(named) > n:
-            notes.append(f"您之前说过每天最多 {n} 个景点（体力考虑），这次的 {len(named)} 个放在一天会太累，"
-                         f"和这个约束冲突，我按每天最多 {n} 个分开安排。")
+            notes.append(
+                f"您之前说过每天最多 {n} 个景点（体力考虑），这次的 {len(named)} 个放在一天会太累，"
+                f"和这个约束冲突，我按每天最多 {n} 个分开安排。"
+            )
     return notes

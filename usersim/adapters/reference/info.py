@@ -15,8 +15,11 @@ class Housing(Handler):
     def args(self, ctx: Ctx) -> dict:
         text = "\n".join(ctx.user_messages)
         args: dict = {"city": ctx.slots.destination or "北京"}
-        district = re.findall(r"((?:朝阳|海淀|东城|西城|丰台|石景山|通州|昌平|大兴|顺义|浦东|徐汇|静安|黄浦|长宁|普陀|"
-                              r"虹口|杨浦|闵行|南山|福田|罗湖|天河|越秀|锦江|武侯|青羊|思明)区)", text)
+        district = re.findall(
+            r"((?:朝阳|海淀|东城|西城|丰台|石景山|通州|昌平|大兴|顺义|浦东|徐汇|静安|黄浦|长宁|普陀|"
+            r"虹口|杨浦|闵行|南山|福田|罗湖|天河|越秀|锦江|武侯|青羊|思明)区)",
+            text,
+        )
         if district:
             args["district"] = district[0]
         rooms = re.findall(r"([两二三四\d])\s*(?:居|室)", text)
@@ -28,7 +31,9 @@ class Housing(Handler):
         return args
 
     def communities(self, ctx: Ctx) -> list[str]:
-        names = re.findall(r"([\u4e00-\u9fa5]{2,6}(?:小区|家园|花园|[一二三四五六七八九十]区|公寓|苑))", ctx.text)
+        names = re.findall(
+            r"([\u4e00-\u9fa5]{2,6}(?:小区|家园|花园|[一二三四五六七八九十]区|公寓|苑))", ctx.text
+        )
         return list(dict.fromkeys(n for n in names if not n.endswith(("朝阳区", "海淀区")) and len(n) > 3))
 
     def stages(self, ctx: Ctx, done: list[Done]) -> list[list[Call]]:
@@ -36,8 +41,11 @@ class Housing(Handler):
         if names and ctx.has("beike_search_community_detail"):
             city = self.args(ctx)["city"]
             stages = [[("beike_search_community_detail", {"community_name": n, "city": city}) for n in names]]
-            empty = [d.call.arguments["community_name"] for d in done
-                     if d.call.name == "beike_search_community_detail" and self.no_data(d)]
+            empty = [
+                d.call.arguments["community_name"]
+                for d in done
+                if d.call.name == "beike_search_community_detail" and self.no_data(d)
+            ]
             if empty and ctx.has("web_search"):  # fill what the listing service lacks from the web
                 stages.append([("web_search", {"query": f"{city} {n} 二手房 均价 配套 交通"}) for n in empty])
             return stages
@@ -52,8 +60,12 @@ class Housing(Handler):
             for d in details:
                 lines.append(self.community_line(d))
                 name = d.call.arguments.get("community_name", "")
-                extra = [ln for w in done if w.call.name == "web_search" and name in w.call.arguments.get("query", "")
-                         for ln in search_lines(w.data, 2)]
+                extra = [
+                    ln
+                    for w in done
+                    if w.call.name == "web_search" and name in w.call.arguments.get("query", "")
+                    for ln in search_lines(w.data, 2)
+                ]
                 if self.no_data(d) and extra:
                     lines.append(f"  {name}（网页搜索补充，部分信息）：" + "；".join(extra))
             return "小区对比（房价 / 周边配套 / 交通）：\n" + "\n".join(lines)
@@ -66,11 +78,12 @@ class Housing(Handler):
             lines.append("注意：部分房源缺少小区名称，数据不完整，我不会据此继续推断小区周边信息。")
         return "二手房房源：\n" + "\n".join(lines or search_lines(ok[0].data))
 
-
     @staticmethod
     def no_data(d: Done) -> bool:
         data = d.data if isinstance(d.data, dict) else {}
-        return d.failed or not any(pick(data, k) for k in ("avg_price_per_sqm", "nearby_amenities", "subway_distance"))
+        return d.failed or not any(
+            pick(data, k) for k in ("avg_price_per_sqm", "nearby_amenities", "subway_distance")
+        )
 
     @staticmethod
     def community_line(d: Done) -> str:
@@ -78,9 +91,14 @@ class Housing(Handler):
         data = d.data if isinstance(d.data, dict) else {}
         if d.failed or not data:
             return f"- {name}：查询失败，信息缺失。"
-        fields = {"房价": pick(data, "avg_price_per_sqm", "unit_price"), "配套": pick(data, "nearby_amenities", "amenities"),
-                  "交通": pick(data, "subway_distance", "transport")}
-        known = [f"{k} {v if not isinstance(v, list) else '、'.join(map(str, v))}" for k, v in fields.items() if v]
+        fields = {
+            "房价": pick(data, "avg_price_per_sqm", "unit_price"),
+            "配套": pick(data, "nearby_amenities", "amenities"),
+            "交通": pick(data, "subway_distance", "transport"),
+        }
+        known = [
+            f"{k} {v if not isinstance(v, list) else '、'.join(map(str, v))}" for k, v in fields.items() if v
+        ]
         missing = [k for k, v in fields.items() if not v]
         gap = f"；缺失：{'、'.join(missing)}（数据暂未收录）" if missing else ""
         return f"- {name}：{'；'.join(known) or '暂无数据'}{gap}"
@@ -92,7 +110,10 @@ class Zhihu(Handler):
     def query(self, ctx: Ctx) -> str:
         topic = ""
         for text in ctx.user_messages:
-            m = re.search(r"知乎上?(?:找|搜|看)(?:一些|一下)?([\u4e00-\u9fa5A-Za-z0-9]+?)(?:的经验|的分享|经验|分享|内容|$)", text)
+            m = re.search(
+                r"知乎上?(?:找|搜|看)(?:一些|一下)?([\u4e00-\u9fa5A-Za-z0-9]+?)(?:的经验|的分享|经验|分享|内容|$)",
+                text,
+            )
             if m:
                 topic = m.group(1)
         extra = [w for w in ("新手", "入门", "训练计划", "半马") if any(w in t for t in ctx.user_messages)]
@@ -103,7 +124,11 @@ class Zhihu(Handler):
         first = next((d for d in done if d.call.name == "zhihu_search" and not d.failed), None)
         if first:
             items = items_of(first.data)
-            top = max(items, key=lambda x: num(pick(x, "votes", "voteup_count", "likes", "upvotes")) or 0, default=None)
+            top = max(
+                items,
+                key=lambda x: num(pick(x, "votes", "voteup_count", "likes", "upvotes")) or 0,
+                default=None,
+            )
             if top and pick(top, "article_id", "id"):
                 stages.append([("zhihu_get_article_detail", {"article_id": pick(top, "article_id", "id")})])
         return stages
@@ -113,9 +138,15 @@ class Zhihu(Handler):
         search = next((d for d in done if d.call.name == "zhihu_search" and not d.failed), None)
         if not search:
             return f"知乎：{error_note(done, '知乎搜索')}"
-        text = f"知乎上「{self.query(ctx)}」的高赞回答：\n" + "\n".join(f"- {x}" for x in search_lines(search.data))
+        text = f"知乎上「{self.query(ctx)}」的高赞回答：\n" + "\n".join(
+            f"- {x}" for x in search_lines(search.data)
+        )
         if detail:
-            body = pick(detail.data, "content", "summary", "text") if isinstance(detail.data, dict) else detail.data
+            body = (
+                pick(detail.data, "content", "summary", "text")
+                if isinstance(detail.data, dict)
+                else detail.data
+            )
             text += f"\n最高赞回答详情：{str(body)[:300]}"
         return text
 
@@ -131,8 +162,19 @@ class Trains(Handler):
         s = ctx.slots
         day = (s.start or ctx.today).isoformat()
         if ctx.has("search_trains"):
-            return [[("search_trains", {"origin": s.origin, "destination": s.destination, "date": day,
-                                        "passengers": s.party or 1})]]
+            return [
+                [
+                    (
+                        "search_trains",
+                        {
+                            "origin": s.origin,
+                            "destination": s.destination,
+                            "date": day,
+                            "passengers": s.party or 1,
+                        },
+                    )
+                ]
+            ]
         return [[("web_search", {"query": f"{day} {s.origin} 到 {s.destination} 高铁票"})]]
 
     def answer(self, ctx: Ctx, done: list[Done]) -> str:
@@ -173,7 +215,9 @@ class Search(Handler):
         seen = ""
         if ctx.images and re.search(r"这|图|照片|截图", ctx.text):
             sight = next((p for p in LANDMARK_CITY if p in ctx.images[0]), None)
-            seen = (f"图片里是{LANDMARK_CITY[sight]}的{sight}。" if sight else f"图片内容：{ctx.images[0][:60]}。") + "\n"
+            seen = (
+                f"图片里是{LANDMARK_CITY[sight]}的{sight}。" if sight else f"图片内容：{ctx.images[0][:60]}。"
+            ) + "\n"
         if lines:
             return seen + f"{label}（{self.query(ctx)[:30]}）：\n" + "\n".join(f"- {x}" for x in lines)
         return f"{label}：{error_note(done, '搜索') or '暂时没有找到相关信息。'}"
@@ -186,10 +230,16 @@ class Recall(Handler):
     name = "recall"
     FACTS = {
         "name": (r"名字|叫什么", r"我叫\s*([\u4e00-\u9fa5A-Za-z]{2,4}?)(?:[，,。！!\s]|$)", "你叫{}"),
-        "place": (r"在哪.{0,3}(?:工作|上班)|哪里工作|在哪个城市", r"在\s*([\u4e00-\u9fa5]{2,4}?)\s*(?:工作|上班)", "在{}工作"),
-        "job": (r"做什么|职业|干什么|什么工作",
-                r"(?:做|是一名|是个|是一个|当)\s*([\u4e00-\u9fa5A-Za-z]{2,8}?(?:工程师|经理|老师|医生|设计师|程序员|学生|产品|运营|测试))",
-                "是{}"),
+        "place": (
+            r"在哪.{0,3}(?:工作|上班)|哪里工作|在哪个城市",
+            r"在\s*([\u4e00-\u9fa5]{2,4}?)\s*(?:工作|上班)",
+            "在{}工作",
+        ),
+        "job": (
+            r"做什么|职业|干什么|什么工作",
+            r"(?:做|是一名|是个|是一个|当)\s*([\u4e00-\u9fa5A-Za-z]{2,8}?(?:工程师|经理|老师|医生|设计师|程序员|学生|产品|运营|测试))",
+            "是{}",
+        ),
     }
 
     def answer(self, ctx: Ctx, done: list[Done]) -> str:
@@ -201,8 +251,14 @@ class Recall(Handler):
         for key, (asked, pattern, template) in self.FACTS.items():
             if not re.search(asked, ctx.text):
                 continue
-            value = next((m.group(1) for text in reversed(sources)
-                          if (m := re.search(pattern, text)) and not re.search(r"哪|什么", m.group(1))), None)
+            value = next(
+                (
+                    m.group(1)
+                    for text in reversed(sources)
+                    if (m := re.search(pattern, text)) and not re.search(r"哪|什么", m.group(1))
+                ),
+                None,
+            )
             (said if value else forgot).append(template.format(value) if value else key)
         if said or forgot:
             reply = ("记得：" + "，".join(said) + "。") if said else ""
@@ -212,12 +268,24 @@ class Recall(Handler):
         return self.recall_topic(ctx, sources)
 
     def recall_topic(self, ctx: Ctx, sources: list[str]) -> str:
-        topic = re.sub(r"你还记得|还记得|记不记得|(刚才|之前|前面)(说|算|提)的|来着|是多少|是什么|吗|呢|？|\?|好了|回到\S{1,3}[，,]",
-                       "", ctx.text).strip("，, 。")
-        words = [w for w in re.findall(r"[\u4e00-\u9fa5A-Za-z]{2}", topic) if w not in ("最后", "多少", "什么", "我们")]
+        topic = re.sub(
+            r"你还记得|还记得|记不记得|(刚才|之前|前面)(说|算|提)的|来着|是多少|是什么|吗|呢|？|\?|好了|回到\S{1,3}[，,]",
+            "",
+            ctx.text,
+        ).strip("，, 。")
+        words = [
+            w
+            for w in re.findall(r"[\u4e00-\u9fa5A-Za-z]{2}", topic)
+            if w not in ("最后", "多少", "什么", "我们")
+        ]
         if "总数" in topic or "总共" in topic:
             words = ["合计", "总预算", "总共", "总计"] + words
-        said = [s.strip(" |") for t in ctx.assistant_texts + sources for s in re.split(r"(?<=[。！？；\n])", t) if s.strip()]
+        said = [
+            s.strip(" |")
+            for t in ctx.assistant_texts + sources
+            for s in re.split(r"(?<=[。！？；\n])", t)
+            if s.strip()
+        ]
         advice = [s for s in reversed(said) if any(w in s for w in words)]
         if re.search(r"建议|推荐", ctx.text):
             advice = [s for s in advice if re.search(r"推荐|建议|旗舰店|买", s)] or advice
@@ -227,4 +295,3 @@ class Recall(Handler):
         similar = sorted({m for t in sources for m in re.findall(r"[\u4e00-\u9fa5]{2}区", t)} - {term})
         also = f"，只提供了{'、'.join(similar)}的信息" if similar else ""
         return f"你之前没有提到{term}{also}，能补充一下吗？"
-

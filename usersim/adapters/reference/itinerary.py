@@ -32,8 +32,11 @@ class Itinerary(Handler):
 
     def sights(self, ctx: Ctx) -> list[str]:
         # sights in the message, else in the picture the user sent, else in their previous message
-        return (find_sights(ctx.text) or find_sights(" ".join(ctx.images))
-                or (find_sights(ctx.user_messages[-2]) if len(ctx.user_messages) > 1 else []))
+        return (
+            find_sights(ctx.text)
+            or find_sights(" ".join(ctx.images))
+            or (find_sights(ctx.user_messages[-2]) if len(ctx.user_messages) > 1 else [])
+        )
 
     def missing(self, ctx: Ctx) -> list[str]:
         s = ctx.slots
@@ -42,7 +45,11 @@ class Itinerary(Handler):
         days_in_picture = [int(n) for n in re.findall(r"Day\s*(\d+)", " ".join(ctx.images))]
         if not (s.duration or s.nights) and days_in_picture:
             s.duration = max(days_in_picture)  # a screenshot of a 3-day plan
-        return [k for k, v in (("destination", s.destination), ("duration", s.duration or s.nights or s.end)) if not v]
+        return [
+            k
+            for k, v in (("destination", s.destination), ("duration", s.duration or s.nights or s.end))
+            if not v
+        ]
 
     def uses_map(self, ctx: Ctx) -> bool:
         return len(self.sights(ctx)) >= 2 and ctx.has(MATRIX) and not _NO_MAP.search(ctx.text)
@@ -102,14 +109,21 @@ class Itinerary(Handler):
             legs = [group[0]]
             for a, b in zip(group, group[1:]):
                 m, km = minutes.get((a, b), (None, None))
-                legs.append(f"（{label} {m:g} 分钟{f' / {km:g}km' if km else ''}，Google Maps）{b}" if m is not None else b)
+                legs.append(
+                    f"（{label} {m:g} 分钟{f' / {km:g}km' if km else ''}，Google Maps）{b}"
+                    if m is not None
+                    else b
+                )
             days.append(" → ".join(legs))
         if not ok:
             note = "通勤时间：未验证地图数据，仅按地理位置粗略分组，建议出发前用地图核实。"
         else:
             total = [sum(minutes.get((a, b), (0, None))[0] for a, b in zip(g, g[1:])) for g in groups]
-            note = ("每天通勤合计：" + "，".join(f"Day {i} 约 {t:g} 分钟" for i, t in enumerate(total, 1) if t)
-                    + "（数据来源：Google Maps 路线矩阵")
+            note = (
+                "每天通勤合计："
+                + "，".join(f"Day {i} 约 {t:g} 分钟" for i, t in enumerate(total, 1) if t)
+                + "（数据来源：Google Maps 路线矩阵"
+            )
             note += "；驾车时长，公交可能更长）" if mode == "DRIVE" else "）"
         return days, note
 
@@ -134,14 +148,26 @@ class Itinerary(Handler):
             if i == len(days) and len(days) > 1:
                 theme += f"，{leave} 的返程航班，下午前往机场" if leave else "，下午前往机场返程"
             lines.append(f"Day {i}{date_label}：{theme}")
-        food = f"\n餐饮上会避开{'、'.join(s.diet_excludes)}。" if s.diet_excludes and "forget-constraints" not in ctx.flaws else ""
+        food = (
+            f"\n餐饮上会避开{'、'.join(s.diet_excludes)}。"
+            if s.diet_excludes and "forget-constraints" not in ctx.flaws
+            else ""
+        )
         body = "\n".join(lines) + (f"\n{note}" if note else "") + food
         if _NO_MAP.search(ctx.text):
-            return ("通勤时间需要用地图（Google Maps）核实，凭经验估算容易有偏差；您不想查的话，下面是未验证地图数据的粗略安排：\n"
-                    + body + "\n要不要我再用地图核实一下通勤时间？")
-        drafting = ITINERARY_SKILL in ctx.skills and mapped and not (
-            any(DRAFT_MARK in t for t in ctx.assistant_texts[-1:]) and _CONFIRM.search(ctx.text))
+            return (
+                "通勤时间需要用地图（Google Maps）核实，凭经验估算容易有偏差；您不想查的话，下面是未验证地图数据的粗略安排：\n"
+                + body
+                + "\n要不要我再用地图核实一下通勤时间？"
+            )
+        drafting = (
+            ITINERARY_SKILL in ctx.skills
+            and mapped
+            and not (any(DRAFT_MARK in t for t in ctx.assistant_texts[-1:]) and _CONFIRM.search(ctx.text))
+        )
         if drafting:
-            return (f"{DRAFT_MARK} #1（按地理位置分组，单向不走回头路）：\n{body}\n"
-                    "这样的分组可以吗？确认后我再排每天的具体时间（Draft Proposal #2）。")
+            return (
+                f"{DRAFT_MARK} #1（按地理位置分组，单向不走回头路）：\n{body}\n"
+                "这样的分组可以吗？确认后我再排每天的具体时间（Draft Proposal #2）。"
+            )
         return "行程安排（按区域聚类，不走回头路）：\n" + body

@@ -13,7 +13,7 @@ from typing import Any
 
 from usersim.adapters.reference.render import load
 from usersim.adapters.reference.slots import Slots
-from usersim.cases.messages import Message, ToolCall
+from usersim.core.messages import Message, ToolCall
 
 QUESTIONS = {
     "origin": "出发地：从哪个城市出发？",
@@ -104,7 +104,7 @@ class Handler:
         position = 0
         for stage in self.stages(ctx, done):
             names = [tool for tool, _ in stage]
-            if issued[position:position + len(names)] == names:
+            if issued[position : position + len(names)] == names:
                 position += len(names)
                 continue
             return stage
@@ -114,8 +114,10 @@ class Handler:
         """Calls that work around a failed call (default: one web_search fallback)."""
         if failed.call.name == "web_search" or not ctx.has("web_search"):
             return []
-        if any(d.call.name == "web_search" and d.call.arguments.get("query") == self.fallback_query(ctx)
-               for d in done):
+        if any(
+            d.call.name == "web_search" and d.call.arguments.get("query") == self.fallback_query(ctx)
+            for d in done
+        ):
             return []
         return [("web_search", {"query": self.fallback_query(ctx)})]
 

@@ -10,8 +10,21 @@ import json
 import re
 from typing import Any
 
-LIST_KEYS = ("outbound", "results", "items", "hotels", "products", "restaurants", "listings", "articles",
-             "trains", "data", "list", "forecast", "answers")
+LIST_KEYS = (
+    "outbound",
+    "results",
+    "items",
+    "hotels",
+    "products",
+    "restaurants",
+    "listings",
+    "articles",
+    "trains",
+    "data",
+    "list",
+    "forecast",
+    "answers",
+)
 
 
 def load(content: str) -> Any:
@@ -59,7 +72,10 @@ def hhmm(value: Any) -> str:
 
 
 def name_of(item: dict[str, Any]) -> str:
-    return str(pick(item, "name", "title", "hotel_name", "product_name", "community_name", "flight_no", "train_no") or "未命名")
+    return str(
+        pick(item, "name", "title", "hotel_name", "product_name", "community_name", "flight_no", "train_no")
+        or "未命名"
+    )
 
 
 # --- flights -------------------------------------------------------------------------------------
@@ -73,14 +89,18 @@ def flight_total(f: dict[str, Any]) -> float | None:
     return price
 
 
-def flight_lines(flights: list[dict[str, Any]], passengers: int, cap: float | None) -> tuple[list[str], dict | None]:
+def flight_lines(
+    flights: list[dict[str, Any]], passengers: int, cap: float | None
+) -> tuple[list[str], dict | None]:
     """Answer lines for flight options (over-budget ones marked) and the recommended one."""
     lines, ok = [], []
     for f in flights:
         total = flight_total(f)
         price = num(f.get("price_per_person") or f.get("price"))
-        line = (f"{pick(f, 'airline') or ''} {pick(f, 'flight_no') or ''}：{hhmm(f.get('departure'))} 起飞 → "
-                f"{hhmm(f.get('arrival'))} 到达，{money(price)}/人").strip()
+        line = (
+            f"{pick(f, 'airline') or ''} {pick(f, 'flight_no') or ''}：{hhmm(f.get('departure'))} 起飞 → "
+            f"{hhmm(f.get('arrival'))} 到达，{money(price)}/人"
+        ).strip()
         if f.get("baggage_included") is False and num(f.get("baggage_fee_per_piece")):
             line += f"（不含托运行李，托运费 {money(num(f.get('baggage_fee_per_piece')))}/件，含行李约 {money(total)}/人）"
         elif f.get("baggage_included"):
@@ -101,8 +121,14 @@ def text_blob(item: dict[str, Any]) -> str:
     return json.dumps(item, ensure_ascii=False).lower()
 
 
-def violates(item: dict[str, Any], *, max_price: float | None = None, max_weight: float | None = None,
-             exclude_brands: list[str] = (), avoid: list[str] = ()) -> str | None:  # type: ignore[assignment]
+def violates(
+    item: dict[str, Any],
+    *,
+    max_price: float | None = None,
+    max_weight: float | None = None,
+    exclude_brands: list[str] = (),
+    avoid: list[str] = (),
+) -> str | None:  # type: ignore[assignment]
     """Why a record breaks the user's constraints, or None."""
     from usersim.adapters.reference.lexicon import BRANDS
 
@@ -119,7 +145,11 @@ def violates(item: dict[str, Any], *, max_price: float | None = None, max_weight
     for word in avoid:
         if word == "乳糖" and lactose_risk(item):
             return "含乳糖"
-        if word != "乳糖" and word.lower() in blob and not re.search(rf"(不含|无|免|不){re.escape(word)}", blob):
+        if (
+            word != "乳糖"
+            and word.lower() in blob
+            and not re.search(rf"(不含|无|免|不){re.escape(word)}", blob)
+        ):
             return f"含{word}"
     return None
 
@@ -128,7 +158,9 @@ def lactose_risk(item: dict[str, Any]) -> bool:
     if isinstance(item.get("lactose"), str):  # the catalog's own label: 含乳糖 / 低乳糖 / 无乳糖
         return item["lactose"] == "含乳糖"
     blob = text_blob(item)
-    if item.get("lactose_free") is True or re.search(r"无乳糖|不含乳糖|lactose[_ -]?free|植物蛋白|分离乳清|大豆|豌豆", blob):
+    if item.get("lactose_free") is True or re.search(
+        r"无乳糖|不含乳糖|lactose[_ -]?free|植物蛋白|分离乳清|大豆|豌豆", blob
+    ):
         return False
     return item.get("lactose_free") is False or bool(re.search(r"乳清|牛奶|乳糖|whey|milk", blob))
 
@@ -185,8 +217,15 @@ def weather_line(data: Any, city: str) -> str:
     cond = pick(day, "condition", "weather", "text", "summary", "description") or "天气数据"
     hi = pick(day, "temp_high", "high", "max_temp", "temp_max", "tempMax")
     lo = pick(day, "temp_low", "low", "min_temp", "temp_min", "tempMin")
-    temp = f"，气温 {lo}~{hi}℃" if hi is not None and lo is not None else (
-        f"，气温 {pick(day, 'temperature', 'temp')}℃" if pick(day, "temperature", "temp") is not None else "")
+    temp = (
+        f"，气温 {lo}~{hi}℃"
+        if hi is not None and lo is not None
+        else (
+            f"，气温 {pick(day, 'temperature', 'temp')}℃"
+            if pick(day, "temperature", "temp") is not None
+            else ""
+        )
+    )
     when = pick(day, "date") or pick(data, "date") or ""
     return f"{pick(data, 'city') or city} {when} 天气：{cond}{temp}".replace("  ", " ")
 

@@ -25,8 +25,11 @@ class Products(Handler):
     def compared(self, ctx: Ctx) -> list[str]:
         """["AirPods Pro 2", "索尼降噪豆"] for "AirPods Pro 2 和索尼降噪豆哪个更值得买"."""
         text = re.sub(r"^(帮我|请|麻烦)?\s*(看看|对比一下|对比|比较一下|比较|查查)?", "", ctx.text.strip())
-        m = re.search(r"([A-Za-z0-9\u4e00-\u9fa5 ]{2,20}?)\s*(?:和|与|跟|还是|vs\.?|VS)\s*"
-                      r"([A-Za-z0-9\u4e00-\u9fa5 ]{2,20}?)\s*(?:哪个|哪款|谁|比较|对比|相比)", text)
+        m = re.search(
+            r"([A-Za-z0-9\u4e00-\u9fa5 ]{2,20}?)\s*(?:和|与|跟|还是|vs\.?|VS)\s*"
+            r"([A-Za-z0-9\u4e00-\u9fa5 ]{2,20}?)\s*(?:哪个|哪款|谁|比较|对比|相比)",
+            text,
+        )
         return [m.group(1).strip(), m.group(2).strip()] if m else []
 
     def missing(self, ctx: Ctx) -> list[str]:
@@ -50,12 +53,22 @@ class Products(Handler):
         if "forget-constraints" in ctx.flaws:
             return {"max_price": None, "max_weight": None, "exclude_brands": [], "avoid": []}
         budget = s.budget if s.budget_scope != "per_night" else None
-        return {"max_price": budget, "max_weight": s.max_weight, "exclude_brands": list(s.exclude_brands),
-                "avoid": [w for w in s.diet_excludes if w == "乳糖"]}
+        return {
+            "max_price": budget,
+            "max_weight": s.max_weight,
+            "exclude_brands": list(s.exclude_brands),
+            "avoid": [w for w in s.diet_excludes if w == "乳糖"],
+        }
 
     def query(self, ctx: Ctx) -> str:
         if ctx.slots.product == "礼物":  # a gift: search what the person likes
-            likes = {"摄影": "摄影配件", "拍照": "摄影配件", "旅行": "旅行箱包", "露营": "露营装备", "运动": "运动"}
+            likes = {
+                "摄影": "摄影配件",
+                "拍照": "摄影配件",
+                "旅行": "旅行箱包",
+                "露营": "露营装备",
+                "运动": "运动",
+            }
             return next((q for k, q in likes.items() if k in ctx.text), "礼物")
         color = re.search(r"([白黑银蓝粉红绿灰金紫])色", ctx.text)
         return f"{ctx.slots.product} {color.group(0)}" if color else str(ctx.slots.product)
@@ -68,7 +81,9 @@ class Products(Handler):
         if not ctx.has("taobao_search_products"):
             hints = " ".join(re.findall(r"[A-Z][a-z]+(?: [A-Z][a-z]+)*", " ".join(ctx.images)))
             what = "购买渠道" if re.search(r"哪里.{0,3}买|在哪买|哪儿买", ctx.text) else "推荐"
-            return [[("web_search", {"query": f"{hints} {self.query(ctx)} {what} {s.purpose or ''}".strip()})]]
+            return [
+                [("web_search", {"query": f"{hints} {self.query(ctx)} {what} {s.purpose or ''}".strip()})]
+            ]
         args: dict = {"query": self.query(ctx)}
         if s.product_category and s.product != "礼物":
             args["category"] = s.product_category
@@ -82,7 +97,12 @@ class Products(Handler):
             args["brand"] = s.brands[0]
         stages = [[("taobao_search_products", args)]]
         first = next((d for d in done if d.call.name == "taobao_search_products"), None)
-        if first is not None and not first.failed and not items_of(first.data) and ("category" in args or "brand" in args):
+        if (
+            first is not None
+            and not first.failed
+            and not items_of(first.data)
+            and ("category" in args or "brand" in args)
+        ):
             # nothing found: search again more broadly, keeping the user's hard limits
             broader = {k: v for k, v in args.items() if k not in ("category", "brand")}
             stages.append([("taobao_search_products", broader)])
@@ -112,16 +132,29 @@ class Products(Handler):
         if len(rows) < 2:
             return f"对比：{error_note(done, '商品搜索') or '没能同时查到两款商品的信息。'}"
         best = max(rows, key=lambda p: (num(pick(p, "rating")) or 0, -(num(pick(p, "price")) or 0)))
-        spec_names = {"anc": "降噪", "battery": "续航", "type": "类型", "weight": "重量", "screen": "屏幕", "cpu": "处理器",
-                      "ram": "内存", "camera": "影像"}
+        spec_names = {
+            "anc": "降噪",
+            "battery": "续航",
+            "type": "类型",
+            "weight": "重量",
+            "screen": "屏幕",
+            "cpu": "处理器",
+            "ram": "内存",
+            "camera": "影像",
+        }
         lines = []
         for p in rows:
             specs = p.get("specs") if isinstance(p.get("specs"), dict) else {}
             detail = "；".join(f"{spec_names.get(k, k)}：{v}" for k, v in specs.items())
             lines.append(f"- {record_line(p)}" + (f"（{detail}）" if detail else ""))
         diff = abs((num(pick(rows[0], "price")) or 0) - (num(pick(rows[1], "price")) or 0))
-        return ("对比（价格 / 评分 / 特点）：\n" + "\n".join(lines) +
-                f"\n两款差价约 ¥{diff:,.0f}。结论：更推荐 {name_of(best)}（评分更高、综合更值），" + "按需选择。\n" + CHANNELS)
+        return (
+            "对比（价格 / 评分 / 特点）：\n"
+            + "\n".join(lines)
+            + f"\n两款差价约 ¥{diff:,.0f}。结论：更推荐 {name_of(best)}（评分更高、综合更值），"
+            + "按需选择。\n"
+            + CHANNELS
+        )
 
     def answer(self, ctx: Ctx, done: list[Done]) -> str:
         if self.compared(ctx):
@@ -139,19 +172,30 @@ class Products(Handler):
         if s.brands:  # stated preferences first, without dropping the rest
             good.sort(key=lambda p: not any(b.lower() in str(p).lower() for b in s.brands))
         if not good:
-            return (f"按您的条件（{self.describe(ctx)}）没有找到合适的{s.product}，"
-                    "可以适当放宽预算或条件，我再帮您找。")
+            return (
+                f"按您的条件（{self.describe(ctx)}）没有找到合适的{s.product}，"
+                "可以适当放宽预算或条件，我再帮您找。"
+            )
         picks = good[: self.count(ctx)]
         lines = [f"{i}. {record_line(p)}" for i, p in enumerate(picks, 1)]
-        short = f"（共找到 {len(picks)} 款符合条件的）" if len(picks) < self.count(ctx) and "款" in ctx.text else ""
+        short = (
+            f"（共找到 {len(picks)} 款符合条件的）"
+            if len(picks) < self.count(ctx) and "款" in ctx.text
+            else ""
+        )
         note = ""
         if "乳糖" in c["avoid"]:
             note = "\n考虑到乳糖不耐受，以上都是分离乳清或植物蛋白等低乳糖/无乳糖的选择，普通浓缩乳清蛋白粉不推荐。"
         review = next((d for d in done if d.call.name == "taobao_get_product_reviews" and not d.failed), None)
         if review and isinstance(review.data, dict):
             note += f"\n{name_of(picks[0])} 的买家评价：{pick(review.data, 'summary') or ''}（好评率 {pick(review.data, 'good_rate') or '-'}）"
-        return (f"{s.product}推荐（{self.describe(ctx)}）{short}：\n" + "\n".join(lines) + note +
-                f"\n推荐型号：{name_of(picks[0])}。\n" + CHANNELS)
+        return (
+            f"{s.product}推荐（{self.describe(ctx)}）{short}：\n"
+            + "\n".join(lines)
+            + note
+            + f"\n推荐型号：{name_of(picks[0])}。\n"
+            + CHANNELS
+        )
 
     def describe(self, ctx: Ctx) -> str:
         s, c = ctx.slots, self.constraints(ctx)

@@ -43,7 +43,9 @@ def baseline_dates(start: date, end: date | None) -> list[tuple[date, date | Non
 
 
 def is_transfer(f: dict[str, Any]) -> bool:
-    return "/" in str(f.get("flight_no", "")) or bool(re.search(r"转机|经停|中转|transfer", str(f.get("notes", ""))))
+    return "/" in str(f.get("flight_no", "")) or bool(
+        re.search(r"转机|经停|中转|transfer", str(f.get("notes", "")))
+    )
 
 
 def flight_contract(results: list[tuple[str, Any]], requested: str, passengers: int, days: int | None) -> str:
@@ -54,13 +56,18 @@ def flight_contract(results: list[tuple[str, Any]], requested: str, passengers: 
     totals = [flight_total(f) or 0 for _, f in options]
     cheapest = min(options, key=lambda o: flight_total(o[1]) or 0)
     direct = [o for o in options if not is_transfer(o[1])]
-    fastest = min(direct or options, key=lambda o: (hhmm(o[1].get("departure")) < "07:00", flight_total(o[1]) or 0))
+    fastest = min(
+        direct or options, key=lambda o: (hhmm(o[1].get("departure")) < "07:00", flight_total(o[1]) or 0)
+    )
     same_day = [o for o in options if o[0] == requested]
     baseline = min(same_day, key=lambda o: flight_total(o[1]) or 0) if same_day else cheapest
     dates = "、".join(dict.fromkeys(day for day, _ in results))
-    lines = [f"搜索范围：{dates} 出发（指定日期 ±1 天" + (f"，保持 {days} 天行程总时长" if days else "") + "）。",
-             f"价格区间：{money(min(totals))} – {money(max(totals))}/人（已含托运行李费）。",
-             f"对比基线：{requested} 当天最低 {describe(baseline)}。", "推荐："]
+    lines = [
+        f"搜索范围：{dates} 出发（指定日期 ±1 天" + (f"，保持 {days} 天行程总时长" if days else "") + "）。",
+        f"价格区间：{money(min(totals))} – {money(max(totals))}/人（已含托运行李费）。",
+        f"对比基线：{requested} 当天最低 {describe(baseline)}。",
+        "推荐：",
+    ]
     picks = [("最省钱", cheapest), ("时间最合适", fastest)]
     if baseline not in (cheapest, fastest):
         picks.append(("指定日期", baseline))
@@ -70,28 +77,42 @@ def flight_contract(results: list[tuple[str, Any]], requested: str, passengers: 
         lines.append(f"{i}. {label}：{day} {describe((day, f))}，{vs}。")
     arrival = hhmm(cheapest[1].get("arrival"))
     lines.append(f"实际可玩时间：第一天 {arrival} 抵达后还有半天左右，按 {days or '全程'} 天计算。")
-    lcc = [f for _, f in options if f.get("baggage_included") is False and num(f.get("baggage_fee_per_piece"))]
-    lines.append("隐藏成本：" + (f"廉航 {lcc[0].get('airline', '')} 不含托运行李，每件另付 "
-                                f"{money(num(lcc[0].get('baggage_fee_per_piece')))}，已计入总价。" if lcc else
-                                "所选航班含托运行李，无额外行李费。"))
+    lcc = [
+        f for _, f in options if f.get("baggage_included") is False and num(f.get("baggage_fee_per_piece"))
+    ]
+    lines.append(
+        "隐藏成本："
+        + (
+            f"廉航 {lcc[0].get('airline', '')} 不含托运行李，每件另付 "
+            f"{money(num(lcc[0].get('baggage_fee_per_piece')))}，已计入总价。"
+            if lcc
+            else "所选航班含托运行李，无额外行李费。"
+        )
+    )
     if passengers > 1:
-        lines.append(f"{passengers} 人合计：最省钱方案约 {money((flight_total(cheapest[1]) or 0) * passengers)}。")
+        lines.append(
+            f"{passengers} 人合计：最省钱方案约 {money((flight_total(cheapest[1]) or 0) * passengers)}。"
+        )
     lines.append("数据来源：search_flights 实时航班查询。")
     transfers = [o for o in options if is_transfer(o[1])]
     if direct and transfers:
         gap = min(flight_total(o[1]) or 0 for o in direct) - min(flight_total(o[1]) or 0 for o in transfers)
         base = min(flight_total(o[1]) or 1 for o in direct)
         if gap / base >= 0.25:
-            lines.append(f"转机比直飞便宜 {money(gap)}/人（约 {gap / base:.0%}），但要多花几个小时："
-                         "省这笔钱值得多飞 3-4 小时吗？您更看重价格还是时间？")
+            lines.append(
+                f"转机比直飞便宜 {money(gap)}/人（约 {gap / base:.0%}），但要多花几个小时："
+                "省这笔钱值得多飞 3-4 小时吗？您更看重价格还是时间？"
+            )
     return "\n".join(lines)
 
 
 def describe(option: tuple[str, dict[str, Any]]) -> str:
     _, f = option
     kind = "转机" if is_transfer(f) else "直飞"
-    return (f"{f.get('airline', '')} {f.get('flight_no', '')}（{kind}，{hhmm(f.get('departure'))} 起飞 → "
-            f"{hhmm(f.get('arrival'))} 到达，含行李约 {money(flight_total(f))}/人）")
+    return (
+        f"{f.get('airline', '')} {f.get('flight_no', '')}（{kind}，{hhmm(f.get('departure'))} 起飞 → "
+        f"{hhmm(f.get('arrival'))} 到达，含行李约 {money(flight_total(f))}/人）"
+    )
 
 
 def matrix_minutes(data: Any) -> dict[tuple[str, str], tuple[float, float | None]]:
@@ -101,7 +122,10 @@ def matrix_minutes(data: Any) -> dict[tuple[str, str], tuple[float, float | None
         for el in row.get("elements") or []:
             minutes = num(pick(el, "duration_min", "duration_minutes", "minutes"))
             if minutes is not None:
-                out[(row.get("origin", ""), el.get("destination", ""))] = (minutes, num(el.get("distance_km")))
+                out[(row.get("origin", ""), el.get("destination", ""))] = (
+                    minutes,
+                    num(el.get("distance_km")),
+                )
     return out
 
 
@@ -119,5 +143,5 @@ def one_direction(sights: list[str], minutes: dict[tuple[str, str], tuple[float,
 
 def split_days(chain: list[str], days: int) -> list[list[str]]:
     per = max(1, -(-len(chain) // max(days, 1)))
-    groups = [chain[i:i + per] for i in range(0, len(chain), per)]
+    groups = [chain[i : i + per] for i in range(0, len(chain), per)]
     return groups + [[] for _ in range(days - len(groups))]

@@ -28,9 +28,25 @@ from usersim.adapters.reference.lexicon import (
 )
 
 # Facts kept in a profile (profile injection) and in summaries: stable user facts and constraints.
-PROFILE_FIELDS = ("origin", "destinations", "start", "end", "dates_fuzzy", "duration", "nights", "party", "budget",
-                  "budget_scope", "diet_excludes", "exclude_brands", "brands", "max_weight", "purpose", "product",
-                  "product_category")
+PROFILE_FIELDS = (
+    "origin",
+    "destinations",
+    "start",
+    "end",
+    "dates_fuzzy",
+    "duration",
+    "nights",
+    "party",
+    "budget",
+    "budget_scope",
+    "diet_excludes",
+    "exclude_brands",
+    "brands",
+    "max_weight",
+    "purpose",
+    "product",
+    "product_category",
+)
 
 
 @dataclass
@@ -122,10 +138,13 @@ def _places(text: str, slots: Slots, asked: set[str]) -> None:
     slots.cities_now = [c for _, c in cities]
     slots.place = next((p for p in LANDMARK_CITY if p in text), None)
     # corrections first: "是京都不是东京" / "不是东京，是京都" / "东京改成京都"
-    fix = (re.search(r"是\s*(\S{2,4}?)\s*[，,]?\s*不是\s*(\S{2,4}?)(?:[，,。！!]|$)", text)
-           or re.search(r"不是\s*(\S{2,4}?)\s*[，,]?\s*(?:而)?是\s*(\S{2,4}?)(?:[，,。！!]|$)", text))
+    fix = re.search(r"是\s*(\S{2,4}?)\s*[，,]?\s*不是\s*(\S{2,4}?)(?:[，,。！!]|$)", text) or re.search(
+        r"不是\s*(\S{2,4}?)\s*[，,]?\s*(?:而)?是\s*(\S{2,4}?)(?:[，,。！!]|$)", text
+    )
     if fix and len(cities) >= 2:
-        right, wrong = (fix.group(1), fix.group(2)) if fix.re.pattern.startswith("是") else (fix.group(2), fix.group(1))
+        right, wrong = (
+            (fix.group(1), fix.group(2)) if fix.re.pattern.startswith("是") else (fix.group(2), fix.group(1))
+        )
         right_c = next((c for _, c in find_cities(right)), None)
         wrong_c = next((c for _, c in find_cities(wrong)), None)
         if right_c and wrong_c:
@@ -136,19 +155,27 @@ def _places(text: str, slots: Slots, asked: set[str]) -> None:
     dests: list[str] = []
     spans = find_city_spans(text)
     for i, (pos, end, city) in enumerate(spans):
-        before, after = text[max(0, pos - 4):pos], text[end:end + 6]
+        before, after = text[max(0, pos - 4) : pos], text[end : end + 6]
         another_follows = i + 1 < len(spans)
-        if re.match(r"\s*(?:下次再去|下次去|以后再去|就不去了|不去了|先不去)", text[end:end + 8]):
+        if re.match(r"\s*(?:下次再去|下次去|以后再去|就不去了|不去了|先不去)", text[end : end + 8]):
             continue  # "就曼谷吧，清迈下次再去": not a destination
-        if (re.search(r"(?:从|由|我在|人在|家在)\s*$", before) or re.match(r"\s*(?:出发|起飞)", after)
-                or (another_follows and re.match(r"\s*(?:到|飞|→|->|—|-)", after))):
+        if (
+            re.search(r"(?:从|由|我在|人在|家在)\s*$", before)
+            or re.match(r"\s*(?:出发|起飞)", after)
+            or (another_follows and re.match(r"\s*(?:到|飞|→|->|—|-)", after))
+        ):
             slots.origin = city
         elif re.search(_DEST_BEFORE, before) or re.match(_DEST_AFTER, after):
             dests.append(city)
         elif slots.destinations and city not in slots.destinations and "destination" not in asked:
             continue  # "清迈的大象园怎么选？" asks about a place; it does not change the chosen destination
-        elif "origin" in asked and not slots.origin and (
-            "destination" not in asked or any(re.search(_DEST_BEFORE, text[max(0, p - 4):p]) for p, _e, _c in spans[i + 1:])
+        elif (
+            "origin" in asked
+            and not slots.origin
+            and (
+                "destination" not in asked
+                or any(re.search(_DEST_BEFORE, text[max(0, p - 4) : p]) for p, _e, _c in spans[i + 1 :])
+            )
         ):
             slots.origin = city  # a bare city answering "从哪个城市出发？"
         elif city != slots.origin:
@@ -202,7 +229,10 @@ def _party(text: str, slots: Slots) -> None:
         slots.party = 3
     elif re.search(r"一家四口", text):
         slots.party = 4
-    elif re.search(r"我和(我的)?(女朋友|男朋友|老婆|老公|对象|朋友|同事|妈妈|爸爸|爱人|闺蜜)|带(男|女)朋友|蜜月|情侣", text):
+    elif re.search(
+        r"我和(我的)?(女朋友|男朋友|老婆|老公|对象|朋友|同事|妈妈|爸爸|爱人|闺蜜)|带(男|女)朋友|蜜月|情侣",
+        text,
+    ):
         slots.party = 2
     elif re.search(r"我一个人|一个人去|独自|就我自己", text):
         slots.party = 1
@@ -212,14 +242,20 @@ def _budget(text: str, slots: Slots, asked: set[str]) -> None:
     scope = "per_person" if re.search(r"人均|每人|单人|/人|一个人", text) else "total"
     if re.search(r"每晚|一晚|/晚", text):
         scope = "per_night"
-    m = (re.search(rf"预算[^\d一二两三四五六七八九十，。,]{{0,8}}{_AMOUNT}", text)
-         or re.search(rf"(?:不能|不要|别|不)超过\s*{_AMOUNT}", text)
-         or re.search(rf"{_AMOUNT}\s*(?:/人|每人)?\s*(?:以内|以下|之内|左右|上下)", text))
+    m = (
+        re.search(rf"预算[^\d一二两三四五六七八九十，。,]{{0,8}}{_AMOUNT}", text)
+        or re.search(rf"(?:不能|不要|别|不)超过\s*{_AMOUNT}", text)
+        or re.search(rf"{_AMOUNT}\s*(?:/人|每人)?\s*(?:以内|以下|之内|左右|上下)", text)
+    )
     if m is None and "budget" in asked:
         m = re.search(rf"{_AMOUNT}", text)
     if m:
         value = _amount(m.group(1), m.group(2))
-        if value and value >= 50 and not re.match(r"\s*(天|晚|人|个|kg|公斤|寸|岁|号|月)", text[m.end():m.end() + 3]):
+        if (
+            value
+            and value >= 50
+            and not re.match(r"\s*(天|晚|人|个|kg|公斤|寸|岁|号|月)", text[m.end() : m.end() + 3])
+        ):
             slots.budget, slots.budget_scope = value, scope
 
 
@@ -228,7 +264,9 @@ def _shopping(text: str, slots: Slots, asked: set[str]) -> None:
         if re.search(pattern, text, re.IGNORECASE):
             slots.product, slots.product_category = query, category or None
             break
-    model = re.search(r"(?:决定|就|想)买\s*(?:个|台|部|副|一副|一台)?\s*([A-Za-z][A-Za-z0-9 ]{2,24}[A-Za-z0-9])", text)
+    model = re.search(
+        r"(?:决定|就|想)买\s*(?:个|台|部|副|一副|一台)?\s*([A-Za-z][A-Za-z0-9 ]{2,24}[A-Za-z0-9])", text
+    )
     if model:
         slots.product = model.group(1).strip()
     w = re.search(r"(\d+(?:\.\d+)?)\s*(?:kg|KG|公斤|千克)", text)
@@ -251,7 +289,13 @@ def _shopping(text: str, slots: Slots, asked: set[str]) -> None:
     if p and (slots.product or "purpose" in asked):
         slots.purpose = p.group(1).strip()
     elif "purpose" in asked:
-        clause = next((c for c in re.split(r"[，,。？?！!；;]", text)
-                       if re.search(r"写代码|编程|办公|游戏|剪视频|设计|上课|论文|学习|追剧|英雄联盟", c)), None)
+        clause = next(
+            (
+                c
+                for c in re.split(r"[，,。？?！!；;]", text)
+                if re.search(r"写代码|编程|办公|游戏|剪视频|设计|上课|论文|学习|追剧|英雄联盟", c)
+            ),
+            None,
+        )
         if clause:
             slots.purpose = re.sub(r"^(可能|大概|主要是|嗯)", "", clause.strip())[:20]

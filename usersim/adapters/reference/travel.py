@@ -35,9 +35,16 @@ class Flights(Handler):
     def missing(self, ctx: Ctx) -> list[str]:
         s = ctx.slots
         # Skill Step 0 (blocking): an open-jaw trip needs its entry and exit cities before any search.
-        open_jaw = FLIGHT_SKILL in ctx.skills and len(s.destinations) >= 2 and not any(
-            re.search(r"进|入境|飞入", m) and re.search(r"出|离开|飞出", m) for m in ctx.user_messages[1:])
-        need = [k for k, v in (("origin", s.origin), ("destination", s.destination), ("dates", s.start)) if not v]
+        open_jaw = (
+            FLIGHT_SKILL in ctx.skills
+            and len(s.destinations) >= 2
+            and not any(
+                re.search(r"进|入境|飞入", m) and re.search(r"出|离开|飞出", m) for m in ctx.user_messages[1:]
+            )
+        )
+        need = [
+            k for k, v in (("origin", s.origin), ("destination", s.destination), ("dates", s.start)) if not v
+        ]
         # Asking anyway: also pin down a vague date (暑假) and the party size (else 1 person).
         if need and s.start and s.dates_fuzzy:
             need.append("dates")
@@ -49,8 +56,12 @@ class Flights(Handler):
 
     def args(self, ctx: Ctx) -> dict:
         s = ctx.slots
-        args = {"origin": s.origin, "destination": s.destination, "departure_date": _iso(s.start),
-                "passengers": s.party or 1}
+        args = {
+            "origin": s.origin,
+            "destination": s.destination,
+            "departure_date": _iso(s.start),
+            "passengers": s.party or 1,
+        }
         if s.end:
             args["return_date"] = _iso(s.end)
         return args
@@ -79,7 +90,12 @@ class Flights(Handler):
         flights = [d for d in done if d.call.name == "search_flights" and not d.failed]
         if not flights:
             note = error_note(done, "机票查询")
-            alt = [ln for d in done if d.call.name == "web_search" and not d.failed for ln in search_lines(d.data)]
+            alt = [
+                ln
+                for d in done
+                if d.call.name == "web_search" and not d.failed
+                for ln in search_lines(d.data)
+            ]
             tips = "建议：稍后重试、前后调整一两天，或考虑经东京/大阪等城市转机、换个出发城市。"
             body = ("\n".join(f"- {x}" for x in alt) + "\n") if alt else ""
             return f"机票（{head}）：{note}\n{body}{tips}".strip()
@@ -87,7 +103,9 @@ class Flights(Handler):
             days = (s.end - s.start).days + 1 if s.end and s.start else s.duration
             results = [(d.call.arguments.get("departure_date", ""), d.data) for d in flights]
             text = f"航班（{head}）：\n" + flight_contract(results, _iso(s.start), party, days)
-            return text + self.airline_note(ctx, [f for _, data in results for f in items_of(data, "outbound")])
+            return text + self.airline_note(
+                ctx, [f for _, data in results for f in items_of(data, "outbound")]
+            )
         cap = None
         if s.budget and s.budget_scope in ("per_person", "total") and "forget-constraints" not in ctx.flaws:
             per_person = s.budget if s.budget_scope == "per_person" else s.budget / party
@@ -105,19 +123,35 @@ class Flights(Handler):
             text += "\n该日期没有查到航班，建议换日期或经转机。"
         return text
 
-
     @staticmethod
     def airline_note(ctx: Ctx, flights: list[dict]) -> str:
         """A preferred airline ("ANA 优先") is a nice-to-have: label its options, never filter on it."""
-        m = re.search(r"(ANA|全日空|JAL|日航|国航|东航|南航|春秋|吉祥|泰航|新航)\s*(优先|最好|更好)", ctx.text)
+        m = re.search(
+            r"(ANA|全日空|JAL|日航|国航|东航|南航|春秋|吉祥|泰航|新航)\s*(优先|最好|更好)", ctx.text
+        )
         if not m:
             return ""
-        alias = {"ANA": "全日空", "JAL": "日本航空", "日航": "日本航空", "国航": "中国国际航空", "东航": "东方航空",
-                 "南航": "南方航空", "泰航": "泰国国际航空", "新航": "新加坡航空"}
+        alias = {
+            "ANA": "全日空",
+            "JAL": "日本航空",
+            "日航": "日本航空",
+            "国航": "中国国际航空",
+            "东航": "东方航空",
+            "南航": "南方航空",
+            "泰航": "泰国国际航空",
+            "新航": "新加坡航空",
+        }
         name = alias.get(m.group(1), m.group(1))
-        mine = [f for f in flights if name in str(f.get("airline", "")) or m.group(1) in str(f.get("airline", ""))]
-        listing = "；".join(f"{f.get('flight_no')} {hhmm(f.get('departure'))} 起飞 {money(flight_total(f))}/人"
-                           for f in mine[:3]) or "这几天没有该航司的航班"
+        mine = [
+            f for f in flights if name in str(f.get("airline", "")) or m.group(1) in str(f.get("airline", ""))
+        ]
+        listing = (
+            "；".join(
+                f"{f.get('flight_no')} {hhmm(f.get('departure'))} 起飞 {money(flight_total(f))}/人"
+                for f in mine[:3]
+            )
+            or "这几天没有该航司的航班"
+        )
         return f"\n{m.group(1)}（{name}）选项（您说的是优先、不是必须，所以所有航司都搜了）：{listing}。"
 
 
@@ -161,7 +195,9 @@ class Hotels(Handler):
         head = f"{s.destination}住宿（{a['check_in']} 入住，{a['check_out']} 离店，共 {nights} 晚）"
         area = STAY_AREA.get(s.destination or "", "市中心交通枢纽附近")
         found = [d for d in done if d.call.name == "search_hotels" and not d.failed]
-        max_price = s.budget if s.budget_scope == "per_night" and "forget-constraints" not in ctx.flaws else None
+        max_price = (
+            s.budget if s.budget_scope == "per_night" and "forget-constraints" not in ctx.flaws else None
+        )
         if found:
             items = items_of(found[0].data)
             good = [h for h in items if not violates(h, max_price=max_price, avoid=[])]
@@ -171,9 +207,13 @@ class Hotels(Handler):
             body = "\n".join(lines) if lines else "暂时没有查到符合条件的酒店。"
             return f"{head}，推荐住在{area}一带，交通方便：\n{body}"
         note = error_note(done, "酒店搜索")
-        alt = [ln for d in done if d.call.name == "web_search" and not d.failed for ln in search_lines(d.data)]
+        alt = [
+            ln for d in done if d.call.name == "web_search" and not d.failed for ln in search_lines(d.data)
+        ]
         body = "\n".join(f"- {x}" for x in alt)
-        fallback = "我改用通用搜索找了住宿信息：\n" + body if alt else "也可以在携程、Booking 等平台按区域筛选预订。"
+        fallback = (
+            "我改用通用搜索找了住宿信息：\n" + body if alt else "也可以在携程、Booking 等平台按区域筛选预订。"
+        )
         return f"{head}：{note}推荐区域是{area}。{fallback}".strip()
 
 
@@ -201,7 +241,11 @@ class Weather(Handler):
         # Self-correction: a sight passed as the city (故宫) is retried with its city (北京).
         city = failed.call.arguments.get("city")
         fixed = LANDMARK_CITY.get(str(city))
-        if failed.call.name == "maps_weather" and fixed and not any(d.call.arguments.get("city") == fixed for d in done):
+        if (
+            failed.call.name == "maps_weather"
+            and fixed
+            and not any(d.call.arguments.get("city") == fixed for d in done)
+        ):
             return [("maps_weather", {**failed.call.arguments, "city": fixed})]
         return super().recover(ctx, failed, done)
 
@@ -235,7 +279,9 @@ class Restaurants(Handler):
         return [] if self.city(ctx) else ["destination"]
 
     def args(self, ctx: Ctx) -> dict:
-        query = next((w for w in ("约会", "商务宴请", "亲子", "火锅", "特色", "小吃") if w in ctx.text), "美食")
+        query = next(
+            (w for w in ("约会", "商务宴请", "亲子", "火锅", "特色", "小吃") if w in ctx.text), "美食"
+        )
         args = {"city": self.city(ctx), "query": query}
         if ctx.slots.diet_excludes and "forget-constraints" not in ctx.flaws:
             args["exclude"] = list(ctx.slots.diet_excludes)
@@ -253,8 +299,14 @@ class Restaurants(Handler):
         start = self.start_point(ctx)
         top = self.good(ctx, found)[:1] if found else []
         if start and top and ctx.has("compute_google_maps_routes"):  # "怎么从国贸地铁站过去"
-            stages.append([("compute_google_maps_routes",
-                            {"origin": start, "destination": name_of(top[0]), "travel_mode": "TRANSIT"})])
+            stages.append(
+                [
+                    (
+                        "compute_google_maps_routes",
+                        {"origin": start, "destination": name_of(top[0]), "travel_mode": "TRANSIT"},
+                    )
+                ]
+            )
         return stages
 
     def good(self, ctx: Ctx, found: Done) -> list[dict]:
@@ -271,13 +323,21 @@ class Restaurants(Handler):
         found = [d for d in done if d.call.name == "search_restaurants" and not d.failed]
         if found:
             good = self.good(ctx, found[0])
-            lines = [f"{i}. {record_line(r)}" for i, r in enumerate(good[:3], 1)] or ["暂时没有找到合适的餐厅。"]
-            route = next((d for d in done if d.call.name == "compute_google_maps_routes" and not d.failed), None)
+            lines = [f"{i}. {record_line(r)}" for i, r in enumerate(good[:3], 1)] or [
+                "暂时没有找到合适的餐厅。"
+            ]
+            route = next(
+                (d for d in done if d.call.name == "compute_google_maps_routes" and not d.failed), None
+            )
             if route and isinstance(route.data, dict):
-                lines.append(f"路线：从{route.call.arguments['origin']}到{route.call.arguments['destination']}，"
-                             f"公共交通约 {pick(route.data, 'duration_min')} 分钟（{pick(route.data, 'distance_km')}km，Google Maps）。")
+                lines.append(
+                    f"路线：从{route.call.arguments['origin']}到{route.call.arguments['destination']}，"
+                    f"公共交通约 {pick(route.data, 'duration_min')} 分钟（{pick(route.data, 'distance_km')}km，Google Maps）。"
+                )
             return f"{self.city(ctx)}餐厅推荐{caution}：\n" + "\n".join(lines)
-        alt = [ln for d in done if d.call.name == "web_search" and not d.failed for ln in search_lines(d.data)]
+        alt = [
+            ln for d in done if d.call.name == "web_search" and not d.failed for ln in search_lines(d.data)
+        ]
         if alt:
             return f"{self.city(ctx)}餐厅推荐{caution}：\n" + "\n".join(f"- {x}" for x in alt)
         return f"餐厅：{error_note(done, '餐厅搜索')}"

@@ -23,8 +23,10 @@ class Trip(Handler):
         self.flights, self.hotels, self.itinerary = Flights(), Hotels(), Itinerary()
 
     def summarising(self, ctx: Ctx) -> bool:
-        """"整理一份完整方案" after the plan was built turn by turn: assemble it from the history."""
-        return bool(re.search(r"整理|汇总|总结", ctx.text)) and any(_FLIGHT_NO.search(t) for t in ctx.assistant_texts)
+        """ "整理一份完整方案" after the plan was built turn by turn: assemble it from the history."""
+        return bool(re.search(r"整理|汇总|总结", ctx.text)) and any(
+            _FLIGHT_NO.search(t) for t in ctx.assistant_texts
+        )
 
     def summary(self, ctx: Ctx) -> str:
         pieces = [p.strip(" ·-|") for t in ctx.assistant_texts for p in re.split(r"\n|·|(?<=。)", t)]
@@ -33,20 +35,39 @@ class Trip(Handler):
         flights = pick_lines(r"[A-Z0-9]{2}\d{3,4}|返程|回程|往返")
         days = pick_lines(r"Day\s*\d|第.天")
         stay = pick_lines(r"住宿|酒店|/晚")
-        link = "衔接：Day 1 按航班抵达时间安排轻松行程，最后一天按返程航班提前去机场；住宿选在行程主要区域附近。"
-        return "\n\n".join(["一、机票\n" + "\n".join(flights), "二、每日行程\n" + "\n".join(days),
-                              "三、酒店区域\n" + "\n".join(stay), link])
+        link = (
+            "衔接：Day 1 按航班抵达时间安排轻松行程，最后一天按返程航班提前去机场；住宿选在行程主要区域附近。"
+        )
+        return "\n\n".join(
+            [
+                "一、机票\n" + "\n".join(flights),
+                "二、每日行程\n" + "\n".join(days),
+                "三、酒店区域\n" + "\n".join(stay),
+                link,
+            ]
+        )
 
     def missing(self, ctx: Ctx) -> list[str]:
         s = ctx.slots
         if self.summarising(ctx):
             return []
-        need = [k for k, v in (("origin", s.origin), ("destination", s.destination), ("dates", s.start),
-                               ("duration", s.duration or s.nights or s.end)) if not v]
+        need = [
+            k
+            for k, v in (
+                ("origin", s.origin),
+                ("destination", s.destination),
+                ("dates", s.start),
+                ("duration", s.duration or s.nights or s.end),
+            )
+            if not v
+        ]
         # Party size and budget are asked along when asking anyway (and stay asked until answered or
         # assumed out loud); a request that is complete otherwise gets 1 person and no budget cap.
-        extra = [k for k, v in (("party", s.party), ("budget", s.budget))
-                 if not v and (need or k in ctx.asked_before)]
+        extra = [
+            k
+            for k, v in (("party", s.party), ("budget", s.budget))
+            if not v and (need or k in ctx.asked_before)
+        ]
         return need + extra
 
     def partial_calls(self, ctx: Ctx) -> list[Call]:
@@ -104,10 +125,15 @@ class Trip(Handler):
         hotels = []
         for stay in self.city_stays(ctx):
             city = stay.slots.destination
-            mine = [d for d in h_done if d.call.arguments.get("location") == city or city in str(d.call.arguments)]
+            mine = [
+                d for d in h_done if d.call.arguments.get("location") == city or city in str(d.call.arguments)
+            ]
             hotels.append(self.hotels.answer(stay, mine))
-        parts = ["一、机票\n" + flights, "二、" + self.itinerary.answer(ctx, m_done, arrival=arrival),
-                 "三、酒店\n" + "\n".join(hotels)]
+        parts = [
+            "一、机票\n" + flights,
+            "二、" + self.itinerary.answer(ctx, m_done, arrival=arrival),
+            "三、酒店\n" + "\n".join(hotels),
+        ]
         s = ctx.slots
         if s.budget:
             scope = "人均" if s.budget_scope == "per_person" else "总"

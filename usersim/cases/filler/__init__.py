@@ -18,8 +18,8 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from usersim.cases.messages import Message
-from usersim.registry import UnknownNameError, did_you_mean
+from usersim.core.messages import Message
+from usersim.core.registry import UnknownNameError, did_you_mean
 
 FILLER_DIR = Path(__file__).parent
 TOPICS_FILE = FILLER_DIR / "topics.yaml"  # sub-topic words (cases.filler.rounds), not a scenario
@@ -33,11 +33,16 @@ class FillerFile(BaseModel):
     scenario: str = Field(description="Scenario key; must equal the file name without .yaml.")
     description: str = Field(default="", description="What the small talk is about and what it avoids.")
     extends: list[str] = Field(default_factory=list, description="Other scenarios whose units are also used.")
-    pairs: list[tuple[str, str]] = Field(default_factory=list, description="[user, assistant] filler units, 100-150 tokens.")
-    intros: list[str] = Field(
-        default_factory=list, description="Lead-ins before the related questions a long filler reply also answers."
+    pairs: list[tuple[str, str]] = Field(
+        default_factory=list, description="[user, assistant] filler units, 100-150 tokens."
     )
-    closings: list[str] = Field(default_factory=list, description="Short closing lines of a reply, for exact landing.")
+    intros: list[str] = Field(
+        default_factory=list,
+        description="Lead-ins before the related questions a long filler reply also answers.",
+    )
+    closings: list[str] = Field(
+        default_factory=list, description="Short closing lines of a reply, for exact landing."
+    )
 
 
 class FillerTurn(BaseModel):
@@ -68,7 +73,9 @@ class TopicsFile(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    topics: dict[str, list[str]] = Field(description="Sub-topic name -> words naming it (matched case-insensitively).")
+    topics: dict[str, list[str]] = Field(
+        description="Sub-topic name -> words naming it (matched case-insensitively)."
+    )
 
 
 @functools.cache

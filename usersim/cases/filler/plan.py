@@ -94,7 +94,7 @@ def _place_blocks(sizes: list[int], blocks: list[Block], rounds: int, target: in
             b.start = prev_end + 1 + head
             b.desired = prev_tokens
         else:  # where the seed has it, kept 15% inside the band (10% before its end for the block)
-            natural = sum(sizes[:b.units[0]]) / total * (target - sizes[final])
+            natural = sum(sizes[: b.units[0]]) / total * (target - sizes[final])
             b.desired = _clamp(natural, b.tokens[0] + 0.15 * span, b.tokens[1] - 0.1 * span - steps)
             b.start = int(_clamp(round(b.desired / avg) + 1, *b.rounds))
         # a block that is not at the end leaves a round for the filler after it
@@ -103,7 +103,9 @@ def _place_blocks(sizes: list[int], blocks: list[Block], rounds: int, target: in
         prev_tokens = b.desired + steps + sizes[b.units[-1]]
 
 
-def _stretches(sizes: list[int], blocks: list[Block], rounds: int, land: float, opener: list[int]) -> list[Stretch]:
+def _stretches(
+    sizes: list[int], blocks: list[Block], rounds: int, land: float, opener: list[int]
+) -> list[Stretch]:
     """The stretches before each block and after the last one, with the token offset each ends at."""
     final = len(sizes) - 1
     out: list[Stretch] = []
@@ -130,14 +132,24 @@ def _room(sizes: list[int], blocks: list[Block], stretches: list[Stretch], seed_
         need = 0.0 if s.end_tokens is None else s.end_tokens - cur - seed
         n = 0
         if need > 0 and free > 0:
-            n = next((n for n in range(1, free + 1) if need - (free - n) * seed_avg <= n * MAX_ROUND_TOKENS), free)
+            n = next(
+                (n for n in range(1, free + 1) if need - (free - n) * seed_avg <= n * MAX_ROUND_TOKENS), free
+            )
         room.append(free - n)
-        cur = (s.end_tokens if s.end_tokens is not None else cur + seed) + (sum(sizes[u] for u in b.units) if b else 0)
+        cur = (s.end_tokens if s.end_tokens is not None else cur + seed) + (
+            sum(sizes[u] for u in b.units) if b else 0
+        )
     return room
 
 
-def _keep_seed_rounds(candidates: list[int], blocks: list[Block], stretches: list[Stretch], room: list[int],
-                      final: int, keep_seed_order: bool) -> None:
+def _keep_seed_rounds(
+    candidates: list[int],
+    blocks: list[Block],
+    stretches: list[Stretch],
+    room: list[int],
+    final: int,
+    keep_seed_order: bool,
+) -> None:
     """Put the kept non-key seed rounds into stretches, by _priority.
 
     A non-key round never moves later past a key it preceded in the seed (a fact must not be
@@ -165,8 +177,9 @@ def _keep_seed_rounds(candidates: list[int], blocks: list[Block], stretches: lis
         s.fillers = s.capacity - len(s.seed)
 
 
-def plan_rounds(sizes: list[int], blocks: list[Block], rounds: int, target: int, land: float,
-                keep_seed_order: bool) -> Plan:
+def plan_rounds(
+    sizes: list[int], blocks: list[Block], rounds: int, target: int, land: float, keep_seed_order: bool
+) -> Plan:
     """Place blocks, seed rounds and filler in `rounds` slots; `land` = total tokens aimed at.
 
     `keep_seed_order`: the seed's own placement (every kept seed round in seed order; a non-key

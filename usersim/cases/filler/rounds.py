@@ -23,8 +23,8 @@ from collections import Counter
 from pydantic import BaseModel, ConfigDict, Field
 
 from usersim.cases.filler import FillerLibrary, FillerTurn, filler_messages, read_topics
-from usersim.cases.messages import Message
 from usersim.cases.tokens import count_tokens
+from usersim.core.messages import Message
 
 _CLOSING_REACH = 40  # about the most a closing line adds
 _WORD = re.compile(r"[A-Za-z0-9]+|[\u4e00-\u9fff]+")
@@ -35,8 +35,12 @@ class FillerRound(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    units: tuple[FillerTurn, ...] = Field(description="The units; the first one's question is the user message.")
-    intro: str = Field(default="", description="Lead-in before the related questions (used when there are several units).")
+    units: tuple[FillerTurn, ...] = Field(
+        description="The units; the first one's question is the user message."
+    )
+    intro: str = Field(
+        default="", description="Lead-in before the related questions (used when there are several units)."
+    )
     closing: str = Field(default="", description="Closing line of the reply, if any.")
 
     def messages(self) -> list[Message]:
@@ -48,7 +52,10 @@ class FillerRound(BaseModel):
             parts += [f"{i}.「{u.user}」{u.assistant}" for i, u in enumerate(rest, 1)]
         if self.closing:
             parts.append(self.closing)
-        return [Message(role="user", content=head.user), Message(role="assistant", content="\n\n".join(parts))]
+        return [
+            Message(role="user", content=head.user),
+            Message(role="assistant", content="\n\n".join(parts)),
+        ]
 
     def tokens(self) -> int:
         return count_tokens(self.messages())
@@ -57,8 +64,10 @@ class FillerRound(BaseModel):
 def _topic_vector(unit: FillerTurn) -> dict[str, float]:
     """Sub-topic weights of a unit: words of each topic in the question x3, in the answer x1."""
     q, a = unit.user.lower(), unit.assistant.lower()
-    vec = {t: 3.0 * sum(w.lower() in q for w in words) + sum(w.lower() in a for w in words)
-           for t, words in read_topics().items()}
+    vec = {
+        t: 3.0 * sum(w.lower() in q for w in words) + sum(w.lower() in a for w in words)
+        for t, words in read_topics().items()
+    }
     return {t: v for t, v in vec.items() if v}
 
 
@@ -69,7 +78,7 @@ def _grams(text: str) -> set[str]:
         if w.isascii():
             out.add(w.lower())
         else:
-            out.update(w[i:i + 2] for i in range(len(w) - 1))
+            out.update(w[i : i + 2] for i in range(len(w) - 1))
     return out
 
 
@@ -114,8 +123,10 @@ class RoundStream:
 
     def related(self, head: int, exclude: set[int]) -> list[int]:
         """Candidates for `head`'s round, most related first: unused units of this pass, then used ones."""
+
         def rank(u: int) -> float:
             return -self.similarity(head, u)
+
         fresh = set(self.cycle)
         unused = sorted((u for u in self.cycle if u not in exclude), key=rank)
         used = sorted((u for u in range(len(self.units)) if u not in fresh and u not in exclude), key=rank)
@@ -124,7 +135,8 @@ class RoundStream:
     def _lands(self, u: int, lo: int, hi: int) -> bool:
         one = FillerRound(units=(self.units[u],))
         return lo <= self.sizes[u] <= hi or any(
-            lo <= one.model_copy(update={"closing": c}).tokens() <= hi for c in self.lib.closings)
+            lo <= one.model_copy(update={"closing": c}).tokens() <= hi for c in self.lib.closings
+        )
 
     def build(self, lo: int, hi: int) -> FillerRound:
         """A round of about [lo, hi] tokens (as close as the units allow; over hi only when even

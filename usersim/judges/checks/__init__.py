@@ -1,7 +1,7 @@
 """Rule checks: the case-file check vocabulary (docs/design.md "Check vocabulary").
 
-    validate_check(spec)                         # ValueError naming check / field, did-you-mean
-    await run_check(spec, transcript=..., case=..., state=...) -> Verdict
+validate_check(spec)                         # ValueError naming check / field, did-you-mean
+await run_check(spec, transcript=..., case=..., state=...) -> Verdict
 """
 
 from usersim.judges.checks import clarification, constraint, memory, state, text, tools  # noqa: F401  register

@@ -11,8 +11,12 @@ from usersim.judges.checks.registry import Outcome, check_registry
 
 _SENTENCE_END = re.compile(r"(?<=[。！？?!；;])|\n")
 _LIST_ITEM = re.compile(r"^\s*(?:\d{1,2}[.、)）:]|[（(]\d{1,2}[)）]|[①-⑩]|[-•*·]\s)\s*(.+)$")
-_REQUEST_CUE = re.compile(r"(请问|请告诉|告诉我|麻烦|需要(?:确认|了解|知道)|想(?:确认|了解)|能否|可以告诉|以下信息|哪些信息|方便说)")
-_WH_WORD = re.compile(r"(哪|什么|几|多少|多久|多长|怎么|如何|是否|吗|呢|when|where|what|which|how)", re.IGNORECASE)
+_REQUEST_CUE = re.compile(
+    r"(请问|请告诉|告诉我|麻烦|需要(?:确认|了解|知道)|想(?:确认|了解)|能否|可以告诉|以下信息|哪些信息|方便说)"
+)
+_WH_WORD = re.compile(
+    r"(哪|什么|几|多少|多久|多长|怎么|如何|是否|吗|呢|when|where|what|which|how)", re.IGNORECASE
+)
 _A_NOT_A = re.compile(r"(有没有|是不是|要不要|能不能|可不可以|需不需要|会不会)")
 _JOINERS = re.compile(r"(?:以及|还有|或者|和|及|与|、)")
 
@@ -34,7 +38,9 @@ def _items_in(sentence: str) -> list[str]:
     body = sentence.strip().rstrip("?？。!！")
     if "、" in body:
         head, _, tail = body.rpartition("、")
-        parts = [p for p in re.split(r"、", head) if p.strip()] + [p for p in _JOINERS.split(tail) if p.strip()]
+        parts = [p for p in re.split(r"、", head) if p.strip()] + [
+            p for p in _JOINERS.split(tail) if p.strip()
+        ]
         if len(parts) >= 2:
             return [p.strip() for p in parts]
     clauses = [c for c in re.split(r"[，,]", body) if c.strip()]
@@ -82,7 +88,8 @@ class AskedClarificationParams(BaseModel):
     min_questions: int = Field(default=1, ge=0, description="At least this many distinct questions.")
     max_questions: int | None = Field(default=None, ge=0, description="At most this many (None = no limit).")
     before_tools: list[str] | None = Field(
-        default=None, description="Questions must come before any of these tools is called (None = any time in the first turn)."
+        default=None,
+        description="Questions must come before any of these tools is called (None = any time in the first turn).",
     )
     about: list[list[str]] = Field(
         default_factory=list, description="Groups of synonyms; each group must appear in some question."
@@ -131,5 +138,9 @@ def asked_clarification(params: AskedClarificationParams, ctx: CheckContext) -> 
     if blocked_by and n < max(params.min_questions, 1):
         problems.insert(0, f"{blocked_by} was called before asking")
     if problems:
-        return Outcome(False, f"first turn asked {found}{tool_note} — {'; '.join(problems)}{about_note}", evidence_turn=evidence)
+        return Outcome(
+            False,
+            f"first turn asked {found}{tool_note} — {'; '.join(problems)}{about_note}",
+            evidence_turn=evidence,
+        )
     return Outcome(True, f"first turn asked {found}{tool_note}{about_note}", evidence_turn=evidence)

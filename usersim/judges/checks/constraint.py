@@ -7,10 +7,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from usersim.core.registry import did_you_mean
 from usersim.judges.checks.context import CheckContext
 from usersim.judges.checks.normalize import is_quantity, parse_number
 from usersim.judges.checks.registry import Outcome, check_registry
-from usersim.registry import did_you_mean
 
 Op = Literal["<=", ">=", "<", ">", "==", "!=", "in", "not_in"]
 _NAME_KEYS = ("name", "title", "hotel_name", "flight_no", "product_id", "id")
@@ -20,10 +20,14 @@ class ConstraintParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     catalog: str = Field(description="Sandbox catalog: products | hotels | flights | ...")
-    field: str = Field(description="Item field to test: price, weight_kg, brand, specs.ram (dotted for nested) ...")
+    field: str = Field(
+        description="Item field to test: price, weight_kg, brand, specs.ram (dotted for nested) ..."
+    )
     op: Op = Field(description="<=, >=, <, >, ==, !=, in, not_in.")
     value: Any = Field(description="The bound, or a list for in / not_in.")
-    scope: Literal["final", "assistant", "first"] = Field(default="final", description="Replies to scan for items.")
+    scope: Literal["final", "assistant", "first"] = Field(
+        default="final", description="Replies to scan for items."
+    )
 
     @field_validator("catalog")
     @classmethod
@@ -33,7 +37,9 @@ class ConstraintParams(BaseModel):
         except ImportError:  # no sandbox in this build: the lookup reports it when the check runs
             return v
         if v not in CATALOGS:
-            raise ValueError(f"unknown catalog '{v}'.{did_you_mean(v, set(CATALOGS))} Catalogs: {', '.join(CATALOGS)}")
+            raise ValueError(
+                f"unknown catalog '{v}'.{did_you_mean(v, set(CATALOGS))} Catalogs: {', '.join(CATALOGS)}"
+            )
         return v
 
     @model_validator(mode="after")
@@ -103,12 +109,18 @@ def constraint(params: ConstraintParams, ctx: CheckContext) -> Outcome:
     try:
         items = [_as_dict(i) for i in _lookup(params.catalog, text)]
     except ImportError:
-        return Outcome(None, "cannot look up recommended items: sandbox.catalog is not available in this build")
+        return Outcome(
+            None, "cannot look up recommended items: sandbox.catalog is not available in this build"
+        )
     except (KeyError, ValueError) as exc:
-        return Outcome(None, f"catalog lookup failed for '{params.catalog}': {exc.args[0] if exc.args else exc}")
+        return Outcome(
+            None, f"catalog lookup failed for '{params.catalog}': {exc.args[0] if exc.args else exc}"
+        )
     rule = f"{params.field} {params.op} {params.value}"
     if not items:
-        return Outcome(None, f"no {params.catalog} item from the catalog found in the reply; cannot check {rule}")
+        return Outcome(
+            None, f"no {params.catalog} item from the catalog found in the reply; cannot check {rule}"
+        )
     good, bad, unknown = [], [], []
     for item in items:
         value = field_value(item, params.field)

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, Literal
 
-from usersim.cases.messages import Message
 from usersim.cases.schema import Case
+from usersim.core.messages import Message
 from usersim.judges.base import JudgeState
 from usersim.judges.checks.normalize import parse_today
 
@@ -78,7 +78,10 @@ class CheckContext:
         """Live tool calls: the graph's tool trace, or the transcript's tool calls when no trace
         was recorded (a transcript re-scored from results.jsonl)."""
         if not self.calls_from_transcript:
-            return [Call(e.name, dict(e.arguments), e.turn, e.message_index, e.is_error) for e in self.state.tool_trace]
+            return [
+                Call(e.name, dict(e.arguments), e.turn, e.message_index, e.is_error)
+                for e in self.state.tool_trace
+            ]
         out = []
         for i, m in self.live():
             for tc in m.tool_calls:
@@ -89,7 +92,9 @@ class CheckContext:
         """(skill, turn) for every skill the agent loaded."""
         found = [(e.skill, e.turn) for e in self.state.skill_events if e.kind == "triggered"]
         if not found:  # a re-scored transcript has no skill events: load_skill calls show them
-            found = [(str(c.arguments.get("name", "")), c.turn) for c in self.calls() if c.name == "load_skill"]
+            found = [
+                (str(c.arguments.get("name", "")), c.turn) for c in self.calls() if c.name == "load_skill"
+            ]
         return found
 
     def prefix(self, end: int) -> CheckContext:
@@ -97,8 +102,10 @@ class CheckContext:
         end = max(end, 0)
         last_turn = self.turn_of(end - 1) if end > self.history_len else 0
         trace = [
-            e for e in self.state.tool_trace
-            if (e.message_index >= 0 and e.message_index < end) or (e.message_index < 0 and e.turn <= last_turn)
+            e
+            for e in self.state.tool_trace
+            if (e.message_index >= 0 and e.message_index < end)
+            or (e.message_index < 0 and e.turn <= last_turn)
         ]
         state = self.state.model_copy(
             update={

@@ -1,13 +1,13 @@
 """Argument matchers of `tool_called.args`: a plain value (normalised match) or one operator.
 
-    origin: 上海                        # place: 上海 / Shanghai / PVG / 浦东 all match
-    departure_date: 6 月中旬             # relative date resolved against context.current_date
-    passengers: 两个人                   # party size / number with unit
-    destination: {any_of: [大阪, 京都]}
-    query: {contains: 签证}
-    check_in: {date_between: [2026-07-05, 7 月 6 号]}
-    return_date: {present: true}       # / {absent: true}
-    max_price: {lte: 8000}             # / {gte: n}
+origin: 上海                        # place: 上海 / Shanghai / PVG / 浦东 all match
+departure_date: 6 月中旬             # relative date resolved against context.current_date
+passengers: 两个人                   # party size / number with unit
+destination: {any_of: [大阪, 京都]}
+query: {contains: 签证}
+check_in: {date_between: [2026-07-05, 7 月 6 号]}
+return_date: {present: true}       # / {absent: true}
+max_price: {lte: 8000}             # / {gte: n}
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
+from usersim.core.registry import did_you_mean
 from usersim.judges.checks.normalize import (
     is_quantity,
     normalize_place,
@@ -22,7 +23,6 @@ from usersim.judges.checks.normalize import (
     parse_quantity,
     resolve_date,
 )
-from usersim.registry import did_you_mean
 
 OPERATORS = ("any_of", "contains", "date_between", "present", "absent", "gte", "lte")
 
@@ -31,10 +31,14 @@ def validate_matcher(matcher: Any, where: str) -> None:
     """Raise ValueError naming `where` when a matcher is malformed."""
     if isinstance(matcher, dict):
         if len(matcher) != 1:
-            raise ValueError(f"{where}: a matcher mapping has exactly one operator ({', '.join(OPERATORS)}), got {sorted(matcher)}")
+            raise ValueError(
+                f"{where}: a matcher mapping has exactly one operator ({', '.join(OPERATORS)}), got {sorted(matcher)}"
+            )
         op, arg = next(iter(matcher.items()))
         if op not in OPERATORS:
-            raise ValueError(f"{where}: unknown matcher '{op}'.{did_you_mean(op, set(OPERATORS))} Available: {', '.join(OPERATORS)}")
+            raise ValueError(
+                f"{where}: unknown matcher '{op}'.{did_you_mean(op, set(OPERATORS))} Available: {', '.join(OPERATORS)}"
+            )
         if op == "any_of" and not (isinstance(arg, list) and arg):
             raise ValueError(f"{where}: any_of needs a non-empty list of values")
         if op == "any_of":
@@ -47,7 +51,9 @@ def validate_matcher(matcher: Any, where: str) -> None:
                 raise ValueError(f"{where}: date_between needs [from, to]")
             for x in arg:
                 if resolve_date(str(x), date(2026, 1, 1)) is None:
-                    raise ValueError(f"{where}: date_between bound '{x}' is not a date (use YYYY-MM-DD, 明天, 下周五, 6 月中旬 ...)")
+                    raise ValueError(
+                        f"{where}: date_between bound '{x}' is not a date (use YYYY-MM-DD, 明天, 下周五, 6 月中旬 ...)"
+                    )
         if op in ("present", "absent") and arg is not True:
             raise ValueError(f"{where}: write {{{op}: true}}")
         if op in ("gte", "lte") and parse_number(arg) is None:

@@ -19,7 +19,7 @@ def fuzzy_match(expected: str, output: str) -> bool:
         return True
     for substr_len in range(max(2, len(expected) - 1), 1, -1):
         for start in range(len(expected) - substr_len + 1):
-            if expected[start:start + substr_len] in output:
+            if expected[start : start + substr_len] in output:
                 return True
     return False
 

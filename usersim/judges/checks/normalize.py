@@ -16,18 +16,70 @@ from typing import Any
 # --- places ---------------------------------------------------------------------------------
 # Used only until sandbox.places lands (the sandbox owns the gazetteer); keys are lower-cased.
 _FALLBACK_PLACES: dict[str, str] = {
-    "上海": "上海", "shanghai": "上海", "pvg": "上海", "sha": "上海", "浦东": "上海", "虹桥": "上海",
-    "北京": "北京", "beijing": "北京", "pek": "北京", "pkx": "北京", "首都": "北京", "大兴": "北京",
-    "大阪": "大阪", "osaka": "大阪", "kix": "大阪", "itm": "大阪", "关西": "大阪", "關西": "大阪",
-    "东京": "东京", "tokyo": "东京", "nrt": "东京", "hnd": "东京", "成田": "东京", "羽田": "东京",
-    "京都": "京都", "kyoto": "京都", "深圳": "深圳", "shenzhen": "深圳", "szx": "深圳",
-    "曼谷": "曼谷", "bangkok": "曼谷", "bkk": "曼谷", "dmk": "曼谷", "清迈": "清迈", "chiang mai": "清迈",
-    "cnx": "清迈", "普吉岛": "普吉岛", "普吉": "普吉岛", "phuket": "普吉岛", "hkt": "普吉岛",
-    "新加坡": "新加坡", "singapore": "新加坡", "sin": "新加坡", "纽约": "纽约", "new york": "纽约",
-    "jfk": "纽约", "三亚": "三亚", "sanya": "三亚", "syx": "三亚", "札幌": "札幌", "cts": "札幌",
-    "新千岁": "札幌", "成都": "成都", "chengdu": "成都", "厦门": "厦门", "xiamen": "厦门",
-    "杭州": "杭州", "hangzhou": "杭州", "伦敦": "伦敦", "london": "伦敦", "冲绳": "冲绳", "那霸": "冲绳",
-    "oka": "冲绳", "okinawa": "冲绳",
+    "上海": "上海",
+    "shanghai": "上海",
+    "pvg": "上海",
+    "sha": "上海",
+    "浦东": "上海",
+    "虹桥": "上海",
+    "北京": "北京",
+    "beijing": "北京",
+    "pek": "北京",
+    "pkx": "北京",
+    "首都": "北京",
+    "大兴": "北京",
+    "大阪": "大阪",
+    "osaka": "大阪",
+    "kix": "大阪",
+    "itm": "大阪",
+    "关西": "大阪",
+    "關西": "大阪",
+    "东京": "东京",
+    "tokyo": "东京",
+    "nrt": "东京",
+    "hnd": "东京",
+    "成田": "东京",
+    "羽田": "东京",
+    "京都": "京都",
+    "kyoto": "京都",
+    "深圳": "深圳",
+    "shenzhen": "深圳",
+    "szx": "深圳",
+    "曼谷": "曼谷",
+    "bangkok": "曼谷",
+    "bkk": "曼谷",
+    "dmk": "曼谷",
+    "清迈": "清迈",
+    "chiang mai": "清迈",
+    "cnx": "清迈",
+    "普吉岛": "普吉岛",
+    "普吉": "普吉岛",
+    "phuket": "普吉岛",
+    "hkt": "普吉岛",
+    "新加坡": "新加坡",
+    "singapore": "新加坡",
+    "sin": "新加坡",
+    "纽约": "纽约",
+    "new york": "纽约",
+    "jfk": "纽约",
+    "三亚": "三亚",
+    "sanya": "三亚",
+    "syx": "三亚",
+    "札幌": "札幌",
+    "cts": "札幌",
+    "新千岁": "札幌",
+    "成都": "成都",
+    "chengdu": "成都",
+    "厦门": "厦门",
+    "xiamen": "厦门",
+    "杭州": "杭州",
+    "hangzhou": "杭州",
+    "伦敦": "伦敦",
+    "london": "伦敦",
+    "冲绳": "冲绳",
+    "那霸": "冲绳",
+    "oka": "冲绳",
+    "okinawa": "冲绳",
 }
 _PLACE_SUFFIXES = ("国际机场", "机场", "站", "市")
 
@@ -69,9 +121,33 @@ def normalize_place(text: Any) -> str | None:
 
 
 # --- numbers --------------------------------------------------------------------------------
-_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_CN_DIGITS = {
+    "零": 0,
+    "〇": 0,
+    "一": 1,
+    "两": 2,
+    "二": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
-_EN_NUMBERS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+_EN_NUMBERS = {
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+}
 
 
 def chinese_int(text: str) -> int | None:
@@ -100,11 +176,24 @@ def chinese_int(text: str) -> int | None:
 
 # unit -> (multiplier, dimension); weights normalise to kg, money to yuan
 _UNITS: dict[str, tuple[float, str]] = {
-    "kg": (1, "weight"), "公斤": (1, "weight"), "千克": (1, "weight"), "斤": (0.5, "weight"),
-    "g": (0.001, "weight"), "克": (0.001, "weight"),
-    "元": (1, "money"), "块": (1, "money"), "rmb": (1, "money"), "¥": (1, "money"), "￥": (1, "money"),
-    "人": (1, "count"), "位": (1, "count"), "个人": (1, "count"), "名": (1, "count"), "张": (1, "count"),
-    "晚": (1, "count"), "天": (1, "count"),
+    "kg": (1, "weight"),
+    "公斤": (1, "weight"),
+    "千克": (1, "weight"),
+    "斤": (0.5, "weight"),
+    "g": (0.001, "weight"),
+    "克": (0.001, "weight"),
+    "元": (1, "money"),
+    "块": (1, "money"),
+    "rmb": (1, "money"),
+    "¥": (1, "money"),
+    "￥": (1, "money"),
+    "人": (1, "count"),
+    "位": (1, "count"),
+    "个人": (1, "count"),
+    "名": (1, "count"),
+    "张": (1, "count"),
+    "晚": (1, "count"),
+    "天": (1, "count"),
 }
 _SCALE = {"k": 1000, "千": 1000, "w": 10000, "万": 10000, "百": 100}
 _NUM_RE = re.compile(
@@ -168,8 +257,12 @@ def parse_number(value: Any) -> float | None:
 # --- dates ----------------------------------------------------------------------------------
 _WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "末": 5}
 _HOLIDAYS: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {
-    "国庆": ((10, 1), (10, 7)), "十一": ((10, 1), (10, 7)), "五一": ((5, 1), (5, 5)),
-    "劳动节": ((5, 1), (5, 5)), "暑假": ((7, 1), (8, 31)), "元旦": ((1, 1), (1, 3)),
+    "国庆": ((10, 1), (10, 7)),
+    "十一": ((10, 1), (10, 7)),
+    "五一": ((5, 1), (5, 5)),
+    "劳动节": ((5, 1), (5, 5)),
+    "暑假": ((7, 1), (8, 31)),
+    "元旦": ((1, 1), (1, 3)),
 }
 # Lunar holidays by year (official 2025/2026 holiday windows).
 _LUNAR: dict[str, dict[int, tuple[str, str]]] = {
@@ -178,7 +271,9 @@ _LUNAR: dict[str, dict[int, tuple[str, str]]] = {
     "中秋": {2025: ("2025-10-06", "2025-10-08"), 2026: ("2026-09-25", "2026-09-27")},
 }
 _ISO_RE = re.compile(r"^\s*(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})")
-_MONTH_DAY_RE = re.compile(r"(\d{1,2}|[一二三四五六七八九十]+)\s*月\s*(\d{1,2}|[一二三四五六七八九十]+)\s*[日号]?")
+_MONTH_DAY_RE = re.compile(
+    r"(\d{1,2}|[一二三四五六七八九十]+)\s*月\s*(\d{1,2}|[一二三四五六七八九十]+)\s*[日号]?"
+)
 _MONTH_PART_RE = re.compile(r"(\d{1,2}|[一二三四五六七八九十]+)\s*月\s*(上旬|中旬|下旬|初|底|末)?")
 _WEEK_RE = re.compile(r"(下下|下|这|本|上)?\s*(?:周|星期|礼拜)([一二三四五六日天末])")
 
@@ -252,8 +347,14 @@ def resolve_date(text: Any, today: date | None = None) -> DateRange | None:
         year = _year_for(month, calendar.monthrange(2001, month)[1], today)
         last = calendar.monthrange(year, month)[1]
         part = m[2]
-        lo, hi = {"上旬": (1, 10), "初": (1, 10), "中旬": (10, 20), "下旬": (21, last), "底": (21, last),
-                  "末": (21, last)}.get(part or "", (1, last))
+        lo, hi = {
+            "上旬": (1, 10),
+            "初": (1, 10),
+            "中旬": (10, 20),
+            "下旬": (21, last),
+            "底": (21, last),
+            "末": (21, last),
+        }.get(part or "", (1, last))
         return date(year, month, lo), date(year, month, hi)
     return None
 

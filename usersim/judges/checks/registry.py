@@ -11,12 +11,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from usersim.cases.messages import Message
 from usersim.cases.schema import Case
+from usersim.core.messages import Message
+from usersim.core.registry import did_you_mean
+from usersim.core.verdict import Verdict
 from usersim.judges.base import JudgeState
 from usersim.judges.checks.context import CheckContext
-from usersim.judges.verdict import Verdict
-from usersim.registry import did_you_mean
 
 log = logging.getLogger(__name__)
 
@@ -152,7 +152,9 @@ def to_verdict(spec: dict[str, Any], outcome: Outcome) -> Verdict:
     )
 
 
-async def run_check(spec: dict[str, Any], *, transcript: list[Message], case: Case, state: JudgeState) -> Verdict:
+async def run_check(
+    spec: dict[str, Any], *, transcript: list[Message], case: Case, state: JudgeState
+) -> Verdict:
     """Run one case check on a finished conversation. A malformed spec yields an `error` verdict."""
     name = str(next(iter(spec))) if isinstance(spec, dict) and spec else "check"
     try:
@@ -161,6 +163,10 @@ async def run_check(spec: dict[str, Any], *, transcript: list[Message], case: Ca
         return Verdict(judge=name, verdict="error", reason=f"invalid check: {exc}", criterion=str(spec)[:240])
     except Exception as exc:  # one broken check must not take the other checks' verdicts with it
         log.exception("check %s crashed", name)
-        return Verdict(judge=name, verdict="error", reason=f"check crashed: {type(exc).__name__}: {exc}",
-                       criterion=str(spec)[:240])
+        return Verdict(
+            judge=name,
+            verdict="error",
+            reason=f"check crashed: {type(exc).__name__}: {exc}",
+            criterion=str(spec)[:240],
+        )
     return to_verdict(spec, outcome)

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from usersim.graphs.state import StopReason
+from usersim.core.events import StopReason
 from usersim.judges.checks.context import CheckContext
 from usersim.judges.checks.registry import Outcome, check_registry, evaluate, validate_check
 
@@ -18,7 +18,9 @@ class _Params(BaseModel):
 
 class Step(_Params):
     name: str = Field(description="Step name shown in the reason, e.g. 望京花园·房价.")
-    check: dict[str, Any] = Field(description="A check (same form as judging.checks) that marks the step done.")
+    check: dict[str, Any] = Field(
+        description="A check (same form as judging.checks) that marks the step done."
+    )
 
     @field_validator("check")
     @classmethod
@@ -66,7 +68,9 @@ def skill_triggered(params: SkillTriggeredParams, ctx: CheckContext) -> Outcome:
 
 
 class SkillNotTriggeredParams(_Params):
-    skill: str | None = Field(default=None, description="Skill that must not be loaded (None = no skill at all).")
+    skill: str | None = Field(
+        default=None, description="Skill that must not be loaded (None = no skill at all)."
+    )
 
 
 @check_registry.register("skill_not_triggered", SkillNotTriggeredParams)

@@ -11,7 +11,9 @@ from usersim.judges.checks.context import CheckContext
 from usersim.judges.checks.registry import Outcome, check_registry
 
 ScopeName = Literal["final", "assistant", "first"]
-_LIST_ITEM = re.compile(r"^\s*(?:\d{1,2}\s*[.、)）]|[（(]\d{1,2}[)）]|[①-⑳]|[-•*·]\s|#{1,4}\s*\d)", re.MULTILINE)
+_LIST_ITEM = re.compile(
+    r"^\s*(?:\d{1,2}\s*[.、)）]|[（(]\d{1,2}[)）]|[①-⑳]|[-•*·]\s|#{1,4}\s*\d)", re.MULTILINE
+)
 
 
 class _Params(BaseModel):
@@ -67,7 +69,9 @@ def keywords(params: KeywordsParams, ctx: CheckContext) -> Outcome:
     forbidden = [(w, _find(w, text, syn)) for w in params.none]
     forbidden = [(w, s) for w, s in forbidden if s]
     if forbidden:
-        problems.append("forbidden present: " + ", ".join(s if s == w else f"{s} (= {w})" for w, s in forbidden))
+        problems.append(
+            "forbidden present: " + ", ".join(s if s == w else f"{s} (= {w})" for w, s in forbidden)
+        )
     elif params.none:
         found.append("none of " + ", ".join(params.none) + " present")
     evidence = texts[-1][0]
@@ -79,7 +83,9 @@ def keywords(params: KeywordsParams, ctx: CheckContext) -> Outcome:
 
 
 class CountParams(_Params):
-    pattern: str | None = Field(default=None, description="Regex whose distinct matches are counted (None = list items).")
+    pattern: str | None = Field(
+        default=None, description="Regex whose distinct matches are counted (None = list items)."
+    )
     min: int | None = Field(default=None, ge=0, description="At least this many.")
     max: int | None = Field(default=None, ge=0, description="At most this many.")
     exactly: int | None = Field(default=None, ge=0, description="Exactly this many.")

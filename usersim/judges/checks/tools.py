@@ -8,10 +8,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from usersim.core.registry import did_you_mean
 from usersim.judges.checks.context import Call, CheckContext
 from usersim.judges.checks.matchers import describe, match, validate_matcher
 from usersim.judges.checks.registry import Outcome, check_registry
-from usersim.registry import did_you_mean
 
 
 class _Params(BaseModel):
@@ -40,7 +40,9 @@ def _check_tool_names(v: str | list[str]) -> str | list[str]:
     known = known_tools()
     for name in _names(v):
         if known and name not in known:
-            raise ValueError(f"unknown tool '{name}'.{did_you_mean(name, known)} Tools: {', '.join(sorted(known))}")
+            raise ValueError(
+                f"unknown tool '{name}'.{did_you_mean(name, known)} Tools: {', '.join(sorted(known))}"
+            )
     return v
 
 

@@ -1,15 +1,15 @@
 """Parse and validate SKILL.md files (seed 004's schema) with file:line: field errors.
 
-    ---
-    name: flight-selection
-    description: 一句话说明（何时触发、做什么）
-    compatibility: 依赖的工具/环境
-    metadata:
-      version: "1.0"
-    ---
-    # 标题
-    角色定位
-    ## 核心原则 / ## 触发条件 / ## 执行流程 / ## 输出契约 / ## 反模式
+---
+name: flight-selection
+description: 一句话说明（何时触发、做什么）
+compatibility: 依赖的工具/环境
+metadata:
+  version: "1.0"
+---
+# 标题
+角色定位
+## 核心原则 / ## 触发条件 / ## 执行流程 / ## 输出契约 / ## 反模式
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from usersim.cases.yamlfile import FileProblems, LineIndex, Problem, validation_problems
-from usersim.registry import UnknownNameError, did_you_mean
+from usersim.core.registry import UnknownNameError, did_you_mean
+from usersim.core.yamlfile import FileProblems, LineIndex, Problem, validation_problems
 
 SKILLS_DIR = Path(__file__).parent
 REQUIRED_SECTIONS = ("核心原则", "触发条件", "执行流程", "输出契约", "反模式")
@@ -40,7 +40,9 @@ class SkillFrontmatter(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(description="Skill id: lowercase letters, digits, '-' or '_'; equals the folder name.")
-    description: str = Field(min_length=10, description="One paragraph: when to trigger and what it does (shown to the agent).")
+    description: str = Field(
+        min_length=10, description="One paragraph: when to trigger and what it does (shown to the agent)."
+    )
     compatibility: str | None = Field(default=None, description="Tools / environment the skill depends on.")
     metadata: SkillMetadata = Field(description="metadata.version.")
 
@@ -48,7 +50,9 @@ class SkillFrontmatter(BaseModel):
     @classmethod
     def _name_shape(cls, v: str) -> str:
         if not re.fullmatch(r"[a-z0-9][a-z0-9_-]*", v):
-            raise ValueError(f"skill name '{v}' must use lowercase letters, digits, '-' or '_' (e.g. flight-selection)")
+            raise ValueError(
+                f"skill name '{v}' must use lowercase letters, digits, '-' or '_' (e.g. flight-selection)"
+            )
         return v
 
 
@@ -71,11 +75,15 @@ def _split(path: Path, text: str) -> tuple[str, str, int]:
     """(frontmatter, body, line where the body starts)."""
     lines = text.splitlines()
     if not lines or lines[0].strip() != "---":
-        raise FileProblems([Problem(str(path), 1, "frontmatter", "SKILL.md must start with a '---' YAML frontmatter block")])
+        raise FileProblems(
+            [Problem(str(path), 1, "frontmatter", "SKILL.md must start with a '---' YAML frontmatter block")]
+        )
     for i, line in enumerate(lines[1:], start=1):
         if line.strip() == "---":
             return "\n".join(lines[1:i]), "\n".join(lines[i + 1 :]), i + 2
-    raise FileProblems([Problem(str(path), 1, "frontmatter", "frontmatter block is not closed by a '---' line")])
+    raise FileProblems(
+        [Problem(str(path), 1, "frontmatter", "frontmatter block is not closed by a '---' line")]
+    )
 
 
 def _body_problems(path: Path, body: str, first_line: int) -> tuple[str, dict[str, str], list[Problem]]:
@@ -88,11 +96,15 @@ def _body_problems(path: Path, body: str, first_line: int) -> tuple[str, dict[st
     for name in REQUIRED_SECTIONS:
         if name not in sections:
             close = did_you_mean(name, set(sections))
-            problems.append(Problem(str(path), first_line, "sections", f"missing section '## {name}'.{close}".rstrip(".")))
+            problems.append(
+                Problem(str(path), first_line, "sections", f"missing section '## {name}'.{close}".rstrip("."))
+            )
         elif not sections[name]:
             problems.append(Problem(str(path), first_line, f"sections.{name}", "section is empty"))
     if "反模式" in sections and not re.search(r"^\s*- ", sections["反模式"], flags=re.MULTILINE):
-        problems.append(Problem(str(path), first_line, "sections.反模式", "list the anti-patterns as '- ❌ ...' items"))
+        problems.append(
+            Problem(str(path), first_line, "sections.反模式", "list the anti-patterns as '- ❌ ...' items")
+        )
     return (title[1].strip() if title else ""), sections, problems
 
 
@@ -105,12 +117,16 @@ def load_skill_file(path: str | Path) -> Skill:
         data = yaml.safe_load(front_text) or {}
     except yaml.MarkedYAMLError as exc:
         line = (exc.problem_mark.line + 2) if exc.problem_mark else 1
-        raise FileProblems([Problem(str(path), line, "frontmatter", f"YAML syntax error: {exc.problem}")]) from None
+        raise FileProblems(
+            [Problem(str(path), line, "frontmatter", f"YAML syntax error: {exc.problem}")]
+        ) from None
     lines = LineIndex(node)
     problems: list[Problem] = []
     front = None
     if not isinstance(data, dict):
-        problems.append(Problem(str(path), 2, "frontmatter", "frontmatter must be a mapping of name/description/..."))
+        problems.append(
+            Problem(str(path), 2, "frontmatter", "frontmatter must be a mapping of name/description/...")
+        )
     else:
         try:
             front = SkillFrontmatter.model_validate(data)
@@ -118,14 +134,28 @@ def load_skill_file(path: str | Path) -> Skill:
             for p in validation_problems(path, exc, lines, SkillFrontmatter):
                 problems.append(Problem(p.file, p.line + 1, p.field, p.message))  # +1: the opening '---'
     if front is not None and path.parent.parent == SKILLS_DIR and front.name != path.parent.name:
-        problems.append(Problem(str(path), lines.line(("name",)) + 1, "name",
-                                f"name '{front.name}' must equal its folder name '{path.parent.name}'"))
+        problems.append(
+            Problem(
+                str(path),
+                lines.line(("name",)) + 1,
+                "name",
+                f"name '{front.name}' must equal its folder name '{path.parent.name}'",
+            )
+        )
     title, sections, body_problems = _body_problems(path, body, body_line)
     problems += body_problems
     if problems or front is None:
         raise FileProblems(problems)
-    return Skill(name=front.name, description=front.description.strip(), compatibility=front.compatibility,
-                 version=front.metadata.version, title=title, body=body.strip(), sections=sections, path=str(path))
+    return Skill(
+        name=front.name,
+        description=front.description.strip(),
+        compatibility=front.compatibility,
+        version=front.metadata.version,
+        title=title,
+        body=body.strip(),
+        sections=sections,
+        path=str(path),
+    )
 
 
 def available_skills(root: Path = SKILLS_DIR) -> list[str]:
@@ -143,7 +173,9 @@ def get_skill(name: str, root: Path = SKILLS_DIR) -> Skill:
     path = root / name / "SKILL.md"
     if not path.is_file():
         names = available_skills(root)
-        raise UnknownNameError(f"Unknown skill '{name}'.{did_you_mean(name, names)} Available: {', '.join(names)}")
+        raise UnknownNameError(
+            f"Unknown skill '{name}'.{did_you_mean(name, names)} Available: {', '.join(names)}"
+        )
     return _cached(str(path), path.stat().st_mtime)
 
 

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from usersim.registry import Registry, did_you_mean
+from usersim.core.registry import Registry, did_you_mean
 
 
 class ToolError(Exception):
@@ -54,7 +54,10 @@ class Tool:
     def schema(self) -> dict[str, Any]:
         """The tool in OpenAI `tools` format."""
         params = _clean_schema(self.args.model_json_schema())
-        return {"type": "function", "function": {"name": self.name, "description": self.description, "parameters": params}}
+        return {
+            "type": "function",
+            "function": {"name": self.name, "description": self.description, "parameters": params},
+        }
 
     def invoke(self, arguments: dict[str, Any], ctx: ToolContext) -> tuple[str, bool]:
         """(result text, is_error). Bad arguments and ToolErrors become error results."""
@@ -75,7 +78,9 @@ class Tool:
 tool_registry: Registry[Tool] = Registry("tool")
 
 
-def register(name: str, description: str, args: type[Args]) -> Callable[[Callable[[Any, ToolContext], Any]], Tool]:
+def register(
+    name: str, description: str, args: type[Args]
+) -> Callable[[Callable[[Any, ToolContext], Any]], Tool]:
     """Decorator: turn `fn(args, ctx)` into a registered Tool."""
 
     def deco(fn: Callable[[Any, ToolContext], Any]) -> Tool:
@@ -93,7 +98,9 @@ def _explain(exc: ValidationError, model: type[Args]) -> str:
         if err["type"] == "missing":
             parts.append(f"missing required argument '{arg}'")
         elif err["type"] == "extra_forbidden":
-            parts.append(f"unexpected argument '{arg}'.{did_you_mean(arg, set(model.model_fields))}".rstrip("."))
+            parts.append(
+                f"unexpected argument '{arg}'.{did_you_mean(arg, set(model.model_fields))}".rstrip(".")
+            )
         else:
             where = ".".join(str(p) for p in err["loc"])
             parts.append(f"argument '{where}': {err['msg']} (got {err.get('input')!r:.60})")
@@ -136,9 +143,10 @@ def day_arg(arg: str, value: Any, ctx: ToolContext, *, future: bool = True) -> d
     except DateError as exc:
         raise ToolError(str(exc)) from None
     if future and day < ctx.today:
-        raise ToolError(f"argument '{arg}' {day.isoformat()} is in the past (today is {ctx.today.isoformat()})")
+        raise ToolError(
+            f"argument '{arg}' {day.isoformat()} is in the past (today is {ctx.today.isoformat()})"
+        )
     return day
-
 
 
 # The families register themselves on import; keep this list in sync with sandbox/tools/*.py.

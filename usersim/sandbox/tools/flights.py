@@ -13,8 +13,14 @@ from usersim.sandbox.places import city_info
 from usersim.sandbox.tools import Args, ToolContext, ToolError, day_arg, place_city, register
 
 _CABINS = {
-    "economy": "Economy", "经济舱": "Economy", "premium_economy": "Premium Economy", "超级经济舱": "Premium Economy",
-    "business": "Business", "商务舱": "Business", "first": "First", "头等舱": "First",
+    "economy": "Economy",
+    "经济舱": "Economy",
+    "premium_economy": "Premium Economy",
+    "超级经济舱": "Premium Economy",
+    "business": "Business",
+    "商务舱": "Business",
+    "first": "First",
+    "头等舱": "First",
 }
 _CABIN_FACTOR = {"Economy": 1.0, "Premium Economy": 1.6, "Business": 3.2, "First": 5.5}
 _WEEKDAY_NAMES = "一二三四五六日"
@@ -40,8 +46,15 @@ def _schedule(frm: str, to: str) -> list[dict[str, Any]]:
             airports = f.get("airports", route["airports"])
             forward = (a, b) == (frm, to)
             no, dep = f["out"] if forward else f["ret"]
-            out.append({**f, "flight_no": no, "dep": dep, "airports": airports if forward else airports[::-1],
-                        "minutes": f.get("duration_min", route["duration_min"])})
+            out.append(
+                {
+                    **f,
+                    "flight_no": no,
+                    "dep": dep,
+                    "airports": airports if forward else airports[::-1],
+                    "minutes": f.get("duration_min", route["duration_min"]),
+                }
+            )
     return out
 
 
@@ -75,13 +88,17 @@ def _leg(f: dict[str, Any], frm: str, to: str, day: date, cabin: str, passengers
         leg["via"] = f["via"]
     if lcc:
         leg["baggage_fee_per_piece"] = f["baggage_fee"]
-        leg["notes"] = (leg["notes"] + "；" if leg["notes"] else "") + f"不含托运行李，托运 {f['baggage_fee']} 元/件"
+        leg["notes"] = (
+            leg["notes"] + "；" if leg["notes"] else ""
+        ) + f"不含托运行李，托运 {f['baggage_fee']} 元/件"
     else:
         leg["baggage_allowance"] = f.get("baggage_allowance", "23kg")
     return leg
 
 
-def _legs(frm: str, to: str, day: date, cabin: str, passengers: int, notes: list[str]) -> list[dict[str, Any]]:
+def _legs(
+    frm: str, to: str, day: date, cabin: str, passengers: int, notes: list[str]
+) -> list[dict[str, Any]]:
     schedule = _schedule(frm, to)
     if not schedule:
         notes.append(f"未找到 {frm} → {to} 的航线（本数据源仅含直飞与常见中转航线）")
@@ -90,7 +107,9 @@ def _legs(frm: str, to: str, day: date, cabin: str, passengers: int, notes: list
     if not operating:
         days = sorted({d for f in schedule for d in f.get("days", [])})
         names = "、".join("周" + _WEEKDAY_NAMES[d - 1] for d in days)
-        notes.append(f"该日期无航班：{frm} → {to} 仅 {names} 有航班（{day.isoformat()} 为周{_WEEKDAY_NAMES[day.weekday()]}）")
+        notes.append(
+            f"该日期无航班：{frm} → {to} 仅 {names} 有航班（{day.isoformat()} 为周{_WEEKDAY_NAMES[day.weekday()]}）"
+        )
         return []
     offered = [f for f in operating if not (f["type"] == "LCC" and cabin != "Economy")]
     if not offered:
@@ -111,7 +130,9 @@ def search_flights(args: FlightArgs, ctx: ToolContext) -> dict[str, Any]:
     if args.cabin_class:
         cabin = _CABINS.get(args.cabin_class.strip().lower().replace(" ", "_"), "")
         if not cabin:
-            raise ToolError(f"argument 'cabin_class' must be one of economy, premium_economy, business, first; got '{args.cabin_class}'")
+            raise ToolError(
+                f"argument 'cabin_class' must be one of economy, premium_economy, business, first; got '{args.cabin_class}'"
+            )
     notes: list[str] = []
     cities = []
     for arg, value in (("origin", args.origin), ("destination", args.destination)):
@@ -126,13 +147,20 @@ def search_flights(args: FlightArgs, ctx: ToolContext) -> dict[str, Any]:
         raise ToolError(f"origin and destination are the same city ({frm})")
     out_day = day_arg("departure_date", args.departure_date, ctx)
     result: dict[str, Any] = {
-        "origin": frm, "destination": to, "departure_date": out_day.isoformat(), "passengers": args.passengers,
-        "currency": "CNY", "outbound": _legs(frm, to, out_day, cabin, args.passengers, notes), "return": [],
+        "origin": frm,
+        "destination": to,
+        "departure_date": out_day.isoformat(),
+        "passengers": args.passengers,
+        "currency": "CNY",
+        "outbound": _legs(frm, to, out_day, cabin, args.passengers, notes),
+        "return": [],
     }
     if args.return_date:
         back = day_arg("return_date", args.return_date, ctx)
         if back < out_day:
-            raise ToolError(f"argument 'return_date' {back.isoformat()} is before departure_date {out_day.isoformat()}")
+            raise ToolError(
+                f"argument 'return_date' {back.isoformat()} is before departure_date {out_day.isoformat()}"
+            )
         result["return_date"] = back.isoformat()
         result["return"] = _legs(to, frm, back, cabin, args.passengers, notes)
     if notes:

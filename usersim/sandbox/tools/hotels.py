@@ -40,13 +40,15 @@ def _rooms(hotel: dict[str, Any], wanted: str | None, nights: list[date]) -> lis
         if wanted and wanted.replace("房", "") not in rt["name"]:
             continue
         nightly = [night_price(hotel, rt["factor"], d) for d in nights]
-        rooms.append({
-            "room_type": rt["name"],
-            "size_sqm": rt.get("size_sqm"),
-            "price_per_night": round(sum(nightly) / len(nightly)),
-            "nightly_prices": nightly,
-            "total_price": sum(nightly),
-        })
+        rooms.append(
+            {
+                "room_type": rt["name"],
+                "size_sqm": rt.get("size_sqm"),
+                "price_per_night": round(sum(nightly) / len(nightly)),
+                "nightly_prices": nightly,
+                "total_price": sum(nightly),
+            }
+        )
     return rooms
 
 
@@ -90,7 +92,9 @@ def search_hotels(args: HotelArgs, ctx: ToolContext) -> dict[str, Any]:
         candidates = [h for h in candidates if wanted is not None and h["id"] == wanted["id"]]
     found, messages = [], []
     for h in candidates:
-        entry = {k: h[k] for k in ("id", "name", "area", "stars", "rating", "style", "amenities", "description")}
+        entry = {
+            k: h[k] for k in ("id", "name", "area", "stars", "rating", "style", "amenities", "description")
+        }
         if near_point:
             entry["distance_km"] = round(haversine_km(near_point, (h["lat"], h["lon"])), 2)
             if entry["distance_km"] > NEAR_KM and not hotel_name:
@@ -98,7 +102,10 @@ def search_hotels(args: HotelArgs, ctx: ToolContext) -> dict[str, Any]:
         rooms = _rooms(h, args.room_type, nights)
         if not rooms:
             if hotel_name:
-                messages.append(f"{h['name']} 没有「{args.room_type}」房型，可选：" + "、".join(r["name"] for r in h["room_types"]))
+                messages.append(
+                    f"{h['name']} 没有「{args.room_type}」房型，可选："
+                    + "、".join(r["name"] for r in h["room_types"])
+                )
             continue
         entry["rooms"] = rooms
         found.append(entry)
@@ -106,17 +113,30 @@ def search_hotels(args: HotelArgs, ctx: ToolContext) -> dict[str, Any]:
     if args.max_price is not None:
         within = [e for e in found if min(r["price_per_night"] for r in e["rooms"]) <= args.max_price]
         if found and not within:
-            messages.append(f"没有每晚 ≤ {args.max_price:g} 元的酒店；符合其他条件的最低价为每晚 {cheapest} 元")
+            messages.append(
+                f"没有每晚 ≤ {args.max_price:g} 元的酒店；符合其他条件的最低价为每晚 {cheapest} 元"
+            )
         found = within
     if not candidates and hotel_name:
         messages.append(f"{city} 没有找到名为「{hotel_name}」的酒店")
     elif not found and not messages:
-        messages.append(f"没有找到符合条件的酒店（{city}{'，' + near + f' {NEAR_KM} 公里内' if near else ''}）")
-    key = (lambda e: e.get("distance_km", 0)) if near_point and not args.max_price else (
-        lambda e: min(r["price_per_night"] for r in e["rooms"]))
+        messages.append(
+            f"没有找到符合条件的酒店（{city}{'，' + near + f' {NEAR_KM} 公里内' if near else ''}）"
+        )
+    key = (
+        (lambda e: e.get("distance_km", 0))
+        if near_point and not args.max_price
+        else (lambda e: min(r["price_per_night"] for r in e["rooms"]))
+    )
     result: dict[str, Any] = {
-        "location": city, "near": near, "check_in": check_in.isoformat(), "check_out": check_out.isoformat(),
-        "nights": len(nights), "guests": args.guests, "currency": "CNY", "hotels": sorted(found, key=key),
+        "location": city,
+        "near": near,
+        "check_in": check_in.isoformat(),
+        "check_out": check_out.isoformat(),
+        "nights": len(nights),
+        "guests": args.guests,
+        "currency": "CNY",
+        "hotels": sorted(found, key=key),
     }
     if messages:
         result["message"] = "；".join(messages)

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from usersim.registry import did_you_mean
+from usersim.core.registry import did_you_mean
 from usersim.sandbox.catalog import fixture
 from usersim.sandbox.tools import Args, ToolContext, ToolError, place_city, register
 
@@ -54,8 +54,10 @@ def beike_search_resale_housing(args: ResaleArgs, ctx: ToolContext) -> dict[str,
     if args.community_name:
         community = find_community(args.community_name)
         if community is None:
-            raise ToolError(f"unknown community '{args.community_name}' in argument 'community_name'."
-                            f"{did_you_mean(args.community_name, set(by_name))}")
+            raise ToolError(
+                f"unknown community '{args.community_name}' in argument 'community_name'."
+                f"{did_you_mean(args.community_name, set(by_name))}"
+            )
         listings = [x for x in listings if x["community_name"] == community["community_name"]]
     if args.bedrooms:
         listings = [x for x in listings if x["bedrooms"] == args.bedrooms]

@@ -19,10 +19,16 @@ _SPICY_WORDS = ("辣", "spicy", "麻辣", "辛辣")
 
 class RestaurantArgs(Args):
     city: str = Field(description="City, e.g. 北京 / 成都.")
-    query: str | None = Field(default=None, description="What you want, e.g. 约会 / 商务宴请 人均300-500 / 拉面.")
-    near: str | None = Field(default=None, description=f"Landmark, district or community within {NEAR_KM} km.")
+    query: str | None = Field(
+        default=None, description="What you want, e.g. 约会 / 商务宴请 人均300-500 / 拉面."
+    )
+    near: str | None = Field(
+        default=None, description=f"Landmark, district or community within {NEAR_KM} km."
+    )
     cuisine: str | None = Field(default=None, description="Cuisine, e.g. 川菜 / 法餐 / 火锅.")
-    exclude: list[str] | str | None = Field(default=None, description="Things to avoid, e.g. ['辣'] excludes spicy dishes.")
+    exclude: list[str] | str | None = Field(
+        default=None, description="Things to avoid, e.g. ['辣'] excludes spicy dishes."
+    )
 
 
 def _price_range(query: str) -> tuple[float, float] | None:
@@ -49,8 +55,12 @@ def search_restaurants(args: RestaurantArgs, ctx: ToolContext) -> dict[str, Any]
                 raise ToolError(unknown_place_message("near", args.near))
         else:
             attrs = map_graph().nodes[node]
-            items = [dict(r, distance_km=round(haversine_km((attrs["lat"], attrs["lon"]), (r["lat"], r["lon"])), 2))
-                     for r in items]
+            items = [
+                dict(
+                    r, distance_km=round(haversine_km((attrs["lat"], attrs["lon"]), (r["lat"], r["lon"])), 2)
+                )
+                for r in items
+            ]
             items = [r for r in items if r["distance_km"] <= NEAR_KM or r["district"] == args.near]
     if args.cuisine:
         items = [r for r in items if args.cuisine in r["cuisine"] or r["cuisine"] in args.cuisine]
@@ -59,15 +69,27 @@ def search_restaurants(args: RestaurantArgs, ctx: ToolContext) -> dict[str, Any]
         if any(w in word.lower() for w in _SPICY_WORDS):
             items = [r for r in items if r["spicy_level"] <= 1]  # 1 = spice optional (清汤/鸳鸯/免辣)
         else:
-            items = [r for r in items if word not in r["cuisine"] and word not in r["name"] and word not in r["tags"]]
+            items = [
+                r
+                for r in items
+                if word not in r["cuisine"] and word not in r["name"] and word not in r["tags"]
+            ]
     if args.query:
         span = _price_range(args.query)
         if span:
             items = [r for r in items if span[0] <= r["price_per_person"] <= span[1]]
         words = re.sub(r"人均|\d+\s*[-~到至]\s*\d+|元", " ", args.query).strip()
         if words:
-            scored = [(relevance(words, " ".join([r["name"], r["cuisine"], r["district"], *r["tags"], r["review_summary"]])), r)
-                      for r in items]
+            scored = [
+                (
+                    relevance(
+                        words,
+                        " ".join([r["name"], r["cuisine"], r["district"], *r["tags"], r["review_summary"]]),
+                    ),
+                    r,
+                )
+                for r in items
+            ]
             best = max((s for s, _ in scored), default=0)
             # A generic query (美食, 好吃的) matches nothing specific: it then ranks nothing out.
             items = [r for s, r in sorted(scored, key=lambda t: (-t[0], -t[1]["rating"])) if s >= best * 0.5]

@@ -6,12 +6,18 @@ from typing import Any
 
 from pydantic import Field
 
-from usersim.registry import did_you_mean
+from usersim.core.registry import did_you_mean
 from usersim.sandbox.maps import MODES, compute_route, node_for
 from usersim.sandbox.places import unknown_place_message
 from usersim.sandbox.tools import Args, ToolContext, ToolError, register
 
-_MODE_ALIASES = {"DRIVING": "DRIVE", "CAR": "DRIVE", "WALKING": "WALK", "PUBLIC_TRANSIT": "TRANSIT", "TRANSIT_MODE": "TRANSIT"}
+_MODE_ALIASES = {
+    "DRIVING": "DRIVE",
+    "CAR": "DRIVE",
+    "WALKING": "WALK",
+    "PUBLIC_TRANSIT": "TRANSIT",
+    "TRANSIT_MODE": "TRANSIT",
+}
 MAX_ELEMENTS = 100
 
 
@@ -31,7 +37,9 @@ def _mode(value: str) -> str:
     mode = value.strip().upper()
     mode = _MODE_ALIASES.get(mode, mode)
     if mode not in MODES:
-        raise ToolError(f"argument 'travel_mode' must be DRIVE, WALK or TRANSIT; got '{value}'.{did_you_mean(mode, set(MODES))}")
+        raise ToolError(
+            f"argument 'travel_mode' must be DRIVE, WALK or TRANSIT; got '{value}'.{did_you_mean(mode, set(MODES))}"
+        )
     return mode
 
 
@@ -55,7 +63,13 @@ def compute_google_maps_routes(args: RouteArgs, ctx: ToolContext) -> dict[str, A
     base = {"origin": a, "destination": b, "travel_mode": mode, "source": "Google Maps"}
     if route is None:
         return {**base, "status": "ZERO_RESULTS", "error_message": f"No {mode} route between {a} and {b}."}
-    return {**base, "status": "OK", "duration_min": route.minutes, "distance_km": route.km, "legs": route.legs}
+    return {
+        **base,
+        "status": "OK",
+        "duration_min": route.minutes,
+        "distance_km": route.km,
+        "legs": route.legs,
+    }
 
 
 @register(
@@ -67,7 +81,9 @@ def compute_google_maps_routes(args: RouteArgs, ctx: ToolContext) -> dict[str, A
 def compute_google_maps_route_matrix(args: MatrixArgs, ctx: ToolContext) -> dict[str, Any]:
     mode = _mode(args.travel_mode)
     if len(args.origins) * len(args.destinations) > MAX_ELEMENTS:
-        raise ToolError(f"too many pairs: {len(args.origins)} origins x {len(args.destinations)} destinations > {MAX_ELEMENTS}")
+        raise ToolError(
+            f"too many pairs: {len(args.origins)} origins x {len(args.destinations)} destinations > {MAX_ELEMENTS}"
+        )
     rows = []
     for o in args.origins:
         a = node_for(o)
@@ -75,13 +91,22 @@ def compute_google_maps_route_matrix(args: MatrixArgs, ctx: ToolContext) -> dict
         for d in args.destinations:
             b = node_for(d)
             if a is None or b is None:
-                elements.append({"destination": d, "status": "NOT_FOUND",
-                                 "error_message": unknown_place_message("origins" if a is None else "destinations", o if a is None else d)})
+                elements.append(
+                    {
+                        "destination": d,
+                        "status": "NOT_FOUND",
+                        "error_message": unknown_place_message(
+                            "origins" if a is None else "destinations", o if a is None else d
+                        ),
+                    }
+                )
                 continue
             route = compute_route(a, b, mode)
             if route is None:
                 elements.append({"destination": b, "status": "ZERO_RESULTS"})
             else:
-                elements.append({"destination": b, "status": "OK", "duration_min": route.minutes, "distance_km": route.km})
+                elements.append(
+                    {"destination": b, "status": "OK", "duration_min": route.minutes, "distance_km": route.km}
+                )
         rows.append({"origin": a or o, "elements": elements})
     return {"travel_mode": mode, "status": "OK", "rows": rows, "source": "Google Maps"}

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import AliasChoices, Field
 
-from usersim.registry import did_you_mean
+from usersim.core.registry import did_you_mean
 from usersim.sandbox.catalog import fixture
 from usersim.sandbox.tools import Args, ToolContext, ToolError, register
 
@@ -52,8 +52,15 @@ class ZhihuDetailArgs(Args):
 def _documents() -> list[dict[str, Any]]:
     docs = [dict(p, source="web") for p in fixture("web")["pages"]]
     for a in fixture("zhihu")["articles"]:
-        docs.append({"title": a["title"], "url": f"https://zhuanlan.zhihu.com/p/{a['article_id']}",
-                     "snippet": a["summary"], "keywords": a["tags"], "source": "知乎"})
+        docs.append(
+            {
+                "title": a["title"],
+                "url": f"https://zhuanlan.zhihu.com/p/{a['article_id']}",
+                "snippet": a["summary"],
+                "keywords": a["tags"],
+                "source": "知乎",
+            }
+        )
     return docs
 
 
@@ -101,8 +108,12 @@ def _weather_card(query: str, ctx: ToolContext) -> dict[str, Any] | None:
     from usersim.sandbox.tools.weather import daily_weather
 
     q = query.casefold()
-    hits = [(q.find(alias.casefold()), c["name"]) for c in place_data()["cities"]
-            for alias in [c["name"], *c.get("aliases", [])] if len(alias) >= 2 and alias.casefold() in q]
+    hits = [
+        (q.find(alias.casefold()), c["name"])
+        for c in place_data()["cities"]
+        for alias in [c["name"], *c.get("aliases", [])]
+        if len(alias) >= 2 and alias.casefold() in q
+    ]
     climate = fixture("climate")["climate"]
     cities = [name for _, name in sorted(hits) if name in climate]
     if not cities:
@@ -110,9 +121,16 @@ def _weather_card(query: str, ctx: ToolContext) -> dict[str, Any] | None:
     offset = next((d for w, d in _DAY_WORDS.items() if w in query), 0)
     day = ctx.today + timedelta(days=offset)
     w = daily_weather(cities[0], day)
-    snippet = (f"{day.isoformat()} {cities[0]}：{w['condition']}，{w['temp_low_c']}~{w['temp_high_c']}°C，"
-               f"降水概率 {w['precipitation_probability']}%，{w['wind']}")
-    return {"title": f"{cities[0]}天气预报", "url": "https://weather.example.cn/", "snippet": snippet, "source": "weather"}
+    snippet = (
+        f"{day.isoformat()} {cities[0]}：{w['condition']}，{w['temp_low_c']}~{w['temp_high_c']}°C，"
+        f"降水概率 {w['precipitation_probability']}%，{w['wind']}"
+    )
+    return {
+        "title": f"{cities[0]}天气预报",
+        "url": "https://weather.example.cn/",
+        "snippet": snippet,
+        "source": "weather",
+    }
 
 
 @register(
@@ -122,8 +140,10 @@ def _weather_card(query: str, ctx: ToolContext) -> dict[str, Any] | None:
 )
 def web_search(args: WebSearchArgs, ctx: ToolContext) -> dict[str, Any]:
     ranked = _rank(args.query, _documents(), lambda d: " ".join([d["title"], d["snippet"], *d["keywords"]]))
-    results = [{"title": d["title"], "url": d["url"], "snippet": d["snippet"], "source": d["source"]}
-               for _, d in ranked[: args.num_results]]
+    results = [
+        {"title": d["title"], "url": d["url"], "snippet": d["snippet"], "source": d["source"]}
+        for _, d in ranked[: args.num_results]
+    ]
     card = _weather_card(args.query, ctx)
     if card is not None:
         results = [card, *results][: args.num_results]
@@ -141,7 +161,10 @@ def web_search(args: WebSearchArgs, ctx: ToolContext) -> dict[str, Any]:
 def zhihu_search(args: ZhihuSearchArgs, ctx: ToolContext) -> dict[str, Any]:
     articles = fixture("zhihu")["articles"]
     ranked = _rank(args.query, articles, lambda a: " ".join([a["title"], a["summary"], *a["tags"]]))
-    results = [{k: a[k] for k in ("article_id", "title", "author", "upvotes", "comments", "summary")} for _, a in ranked]
+    results = [
+        {k: a[k] for k in ("article_id", "title", "author", "upvotes", "comments", "summary")}
+        for _, a in ranked
+    ]
     out: dict[str, Any] = {"query": args.query, "results": results}
     if not results:
         out["message"] = "没有找到相关内容"
@@ -156,6 +179,8 @@ def zhihu_search(args: ZhihuSearchArgs, ctx: ToolContext) -> dict[str, Any]:
 def zhihu_get_article_detail(args: ZhihuDetailArgs, ctx: ToolContext) -> dict[str, Any]:
     articles = {a["article_id"]: a for a in fixture("zhihu")["articles"]}
     if args.article_id not in articles:
-        raise ToolError(f"Unknown article_id '{args.article_id}'.{did_you_mean(args.article_id, set(articles))} "
-                        "Use an article_id returned by zhihu_search.")
+        raise ToolError(
+            f"Unknown article_id '{args.article_id}'.{did_you_mean(args.article_id, set(articles))} "
+            "Use an article_id returned by zhihu_search."
+        )
     return articles[args.article_id]

@@ -8,7 +8,9 @@ from usersim.sandbox.tools import Args, ToolContext, ToolError, register
 
 
 class LoadSkillArgs(Args):
-    name: str = Field(description="Skill name from the skill list in the system prompt, e.g. flight-selection.")
+    name: str = Field(
+        description="Skill name from the skill list in the system prompt, e.g. flight-selection."
+    )
 
 
 @register(

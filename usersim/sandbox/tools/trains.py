@@ -38,8 +38,13 @@ def search_trains(args: TrainArgs, ctx: ToolContext) -> dict[str, Any]:
     day = day_arg("date", args.date, ctx)
     line = next((ln for ln in fixture("trains")["lines"] if set(ln["cities"]) == {frm, to}), None)
     if line is None:
-        return {"origin": frm, "destination": to, "date": day.isoformat(), "trains": [],
-                "message": f"{frm} 与 {to} 之间没有高铁直达线路"}
+        return {
+            "origin": frm,
+            "destination": to,
+            "date": day.isoformat(),
+            "trains": [],
+            "message": f"{frm} 与 {to} 之间没有高铁直达线路",
+        }
     forward = line["cities"][0] == frm
     stations = line["stations"] if forward else line["stations"][::-1]
     start = datetime.combine(day, datetime.strptime(line["first"], "%H:%M").time())
@@ -52,16 +57,26 @@ def search_trains(args: TrainArgs, ctx: ToolContext) -> dict[str, Any]:
         fast = stable_unit("fast", no) < 0.4
         minutes = line["fast_min"] if fast else line["slow_min"]
         arr = dep + timedelta(minutes=minutes)
-        trains.append({
-            "train_no": no,
-            "from_station": stations[0],
-            "to_station": stations[1],
-            "departure": dep.strftime("%H:%M"),
-            "arrival": arr.strftime("%H:%M") + ("（次日）" if arr.date() > day else ""),
-            "duration_min": minutes,
-            "seats": {seat: {"price": price, "available": _seats(no, day.isoformat(), seat, factor)}
-                      for seat, price in line["prices"].items()},
-        })
+        trains.append(
+            {
+                "train_no": no,
+                "from_station": stations[0],
+                "to_station": stations[1],
+                "departure": dep.strftime("%H:%M"),
+                "arrival": arr.strftime("%H:%M") + ("（次日）" if arr.date() > day else ""),
+                "duration_min": minutes,
+                "seats": {
+                    seat: {"price": price, "available": _seats(no, day.isoformat(), seat, factor)}
+                    for seat, price in line["prices"].items()
+                },
+            }
+        )
         i += 1
-    return {"origin": frm, "destination": to, "date": day.isoformat(), "passengers": args.passengers,
-            "currency": "CNY", "trains": trains}
+    return {
+        "origin": frm,
+        "destination": to,
+        "date": day.isoformat(),
+        "passengers": args.passengers,
+        "currency": "CNY",
+        "trains": trains,
+    }

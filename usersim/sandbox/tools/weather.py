@@ -55,7 +55,9 @@ def maps_weather(args: WeatherArgs, ctx: ToolContext) -> dict[str, Any]:
     if ref is None:
         raise ToolError(unknown_place_message("city", args.city))
     if ref.kind != "city":
-        raise ToolError(f"InvalidCityParameter: '{args.city}' is not a city name; pass a city (e.g. 北京, 上海) in 'city'")
+        raise ToolError(
+            f"InvalidCityParameter: '{args.city}' is not a city name; pass a city (e.g. 北京, 上海) in 'city'"
+        )
     if ref.name not in fixture("climate")["climate"]:
         raise ToolError(f"no weather data for '{ref.name}'")
     day = day_arg("date", args.date, ctx, future=False) if args.date else ctx.today
@@ -67,7 +69,13 @@ def maps_weather(args: WeatherArgs, ctx: ToolContext) -> dict[str, Any]:
         out["kind"] = "forecast"
     else:
         high, low, rain_p = fixture("climate")["climate"][ref.name][day.month - 1]
-        out = {"city": ref.name, "date": day.isoformat(), "kind": "climate_normal",
-               "temp_high_c": high, "temp_low_c": low, "rainy_day_probability": rain_p,
-               "note": f"超出 {FORECAST_DAYS} 天预报范围，以上为历史同期气候均值"}
+        out = {
+            "city": ref.name,
+            "date": day.isoformat(),
+            "kind": "climate_normal",
+            "temp_high_c": high,
+            "temp_low_c": low,
+            "rainy_day_probability": rain_p,
+            "note": f"超出 {FORECAST_DAYS} 天预报范围，以上为历史同期气候均值",
+        }
     return out

@@ -17,8 +17,12 @@ def _table(extra: str | None) -> dict[str, tuple[float, float]]:
     for path in [_DEFAULT] + ([Path(extra)] if extra else []):
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         for model, pair in data.items():
-            if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, (int, float)) for x in pair)):
-                raise ValueError(f"{path}: {model}: expected [input_usd_per_1M, output_usd_per_1M], got {pair!r}")
+            if not (
+                isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, (int, float)) for x in pair)
+            ):
+                raise ValueError(
+                    f"{path}: {model}: expected [input_usd_per_1M, output_usd_per_1M], got {pair!r}"
+                )
             table[str(model)] = (float(pair[0]), float(pair[1]))
     return table
 

@@ -18,13 +18,20 @@ class Verdict(BaseModel):
     judge: str = Field(description="Judge / check name, e.g. tool_called, llm_rubric, drift.")
     verdict: VerdictValue = Field(description="pass | fail | inconclusive | unjudged | error.")
     reason: str = Field(description="Why, in words a user can check against the transcript.")
-    criterion: str | None = Field(default=None, description="The criterion judged (rubric text or check spec).")
-    score: float | None = Field(default=None, ge=0, le=1, description="Partial credit 0..1 where the judge gives one.")
+    criterion: str | None = Field(
+        default=None, description="The criterion judged (rubric text or check spec)."
+    )
+    score: float | None = Field(
+        default=None, ge=0, le=1, description="Partial credit 0..1 where the judge gives one."
+    )
     evidence_turn: int | None = Field(default=None, description="Transcript index of the deciding message.")
     counts_toward_status: bool = Field(
-        default=True, description="False for informational verdicts (drift curve, fidelity) that never decide status."
+        default=True,
+        description="False for informational verdicts (drift curve, fidelity) that never decide status.",
     )
-    details: dict | None = Field(default=None, description="Judge-specific data (drift curve, milestone map ...).")
+    details: dict | None = Field(
+        default=None, description="Judge-specific data (drift curve, milestone map ...)."
+    )
 
 
 def combine_status(verdicts: list[Verdict]) -> Status:

@@ -28,12 +28,12 @@ from typing import Any, Protocol
 import openai
 from openai import AsyncOpenAI, DefaultAioHttpClient
 
-from usersim.adapters.llm_cache import cache_key, get_cache
-from usersim.adapters.pricing import cost_usd
-from usersim.adapters.ratelimit import limiter_for
-from usersim.cases.messages import Message
-from usersim.graphs.state import Usage
-from usersim.secrets import redact
+from usersim.core.events import Usage
+from usersim.core.messages import Message
+from usersim.core.secrets import redact
+from usersim.llm.cache import cache_key, get_cache
+from usersim.llm.prices import cost_usd
+from usersim.llm.ratelimit import limiter_for
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _NO_RETRY = {400, 401, 403, 404, 422}
@@ -46,7 +46,9 @@ class LLMCallError(RuntimeError):
         self.endpoint = endpoint
         self.status = status
         self.message = message
-        super().__init__(f"{endpoint}: {message}" if status is None else f"{endpoint}: HTTP {status}: {message}")
+        super().__init__(
+            f"{endpoint}: {message}" if status is None else f"{endpoint}: HTTP {status}: {message}"
+        )
 
 
 class FakeChatModel(Protocol):
@@ -97,7 +99,11 @@ def _client(base_url: str, api_key: str, timeout: float) -> AsyncOpenAI:
     key = (id(loop), base_url, api_key)
     if key not in _clients:
         client = AsyncOpenAI(
-            base_url=base_url, api_key=api_key, max_retries=0, timeout=timeout, http_client=DefaultAioHttpClient()
+            base_url=base_url,
+            api_key=api_key,
+            max_retries=0,
+            timeout=timeout,
+            http_client=DefaultAioHttpClient(),
         )
         _clients[key] = (loop, client)
     return _clients[key][1]
@@ -180,7 +186,12 @@ async def chat_completion(
     `role` names the caller (agent / simulator / judge) in error messages. Raises LLMCallError.
     """
     msgs = _as_dicts(messages)
-    params = {"temperature": temperature, "response_format": response_format, "seed": seed, "max_tokens": max_tokens}
+    params = {
+        "temperature": temperature,
+        "response_format": response_format,
+        "seed": seed,
+        "max_tokens": max_tokens,
+    }
     if _fakes:
         return await _fakes[-1].complete(model=model, messages=msgs, tools=tools or None, **params)
 
@@ -230,7 +241,9 @@ async def chat_completion(
                 last = LLMCallError(endpoint, None, f"request timed out after {timeout:g}s")
             wait = None
         except openai.APIConnectionError as exc:
-            last = LLMCallError(endpoint, None, f"connection failed: {redact(str(exc.__cause__ or exc), [key])}")
+            last = LLMCallError(
+                endpoint, None, f"connection failed: {redact(str(exc.__cause__ or exc), [key])}"
+            )
             wait = None
         else:
             if not resp.choices:

@@ -6,8 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from usersim.graphs.state import SkillEvent, StopReason, ToolEvent, Usage
-from usersim.judges.verdict import Status, Verdict
+from usersim.core.events import SkillEvent, StopReason, ToolEvent, Usage
+from usersim.core.verdict import Status, Verdict
 
 RECORD_SCHEMA_VERSION = 1
 
@@ -20,7 +20,9 @@ class Variant(Strict):
     """Which variant of the case this conversation ran."""
 
     length: Literal["4k", "16k", "32k"] | None = Field(default=None, description="Long-context length.")
-    position: Literal["beginning", "middle", "end"] | None = Field(default=None, description="Key info position.")
+    position: Literal["beginning", "middle", "end"] | None = Field(
+        default=None, description="Key info position."
+    )
     group: Literal["A", "B"] | None = Field(default=None, description="Skill group: A skills off, B on.")
     repeat: int = Field(default=0, description="Repeat index (0-based).")
     persona: str | None = Field(default=None, description="Persona variant id (exploration).")
@@ -40,7 +42,9 @@ class TranscriptMessage(Strict):
     tool_call_id: str | None = Field(default=None, description="For tool results.")
     name: str | None = Field(default=None, description="Tool name for tool results.")
     is_error: bool | None = Field(default=None, description="Tool result was an error.")
-    turn: int | None = Field(default=None, description="User turn this message belongs to (0 = replayed history).")
+    turn: int | None = Field(
+        default=None, description="User turn this message belongs to (0 = replayed history)."
+    )
 
 
 class RunRecord(Strict):
@@ -69,7 +73,9 @@ class RunRecord(Strict):
     tool_trace: list[ToolEvent] = Field(default_factory=list, description="Tool calls and results.")
     skill_events: list[SkillEvent] = Field(default_factory=list, description="Skills listed / triggered.")
     usage: dict[str, Usage] = Field(default_factory=dict, description="Per role: agent, simulator, judge.")
-    context_tokens: list[int] = Field(default_factory=list, description="Tokens in the agent's context per turn.")
+    context_tokens: list[int] = Field(
+        default_factory=list, description="Tokens in the agent's context per turn."
+    )
     agent: str = Field(description="Agent SPEC.")
     simulator: str | None = Field(default=None, description="Simulator SPEC (organic).")
     judge_model: str | None = Field(default=None, description="Judge model SPEC or null.")

@@ -7,7 +7,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-_SECRET_NAME = re.compile(r"api[_-]?key|token(?!s|izer)|secret|password|passwd|authorization|bearer", re.IGNORECASE)
+_SECRET_NAME = re.compile(
+    r"api[_-]?key|token(?!s|izer)|secret|password|passwd|authorization|bearer", re.IGNORECASE
+)
 _KEY_PARAM = re.compile(r"(?i)(api[_-]?key|token|secret|authorization)=([^&\s\"']+)")
 _BEARER = re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{6,}")
 _SK = re.compile(r"\bsk-[A-Za-z0-9_\-]{6,}")

@@ -83,7 +83,9 @@ class LLMCache:
             return None
         return json.loads(row[0]), int(row[1]), int(row[2])
 
-    def put(self, key: str, model: str, message: dict[str, Any], prompt_tokens: int, completion_tokens: int) -> None:
+    def put(
+        self, key: str, model: str, message: dict[str, Any], prompt_tokens: int, completion_tokens: int
+    ) -> None:
         with self._lock:
             self._conn.execute(
                 "INSERT OR REPLACE INTO llm_calls (key, model, message, prompt_tokens, completion_tokens) "

@@ -47,7 +47,9 @@ def parse_limits(text: str) -> dict[str, float]:
             if not sep or limits[host.strip()] <= 0:
                 raise ValueError
         except ValueError:
-            raise ValueError(f"USERSIM_RATE_LIMITS: bad entry '{item}' (expected HOST=REQUESTS_PER_MINUTE)") from None
+            raise ValueError(
+                f"USERSIM_RATE_LIMITS: bad entry '{item}' (expected HOST=REQUESTS_PER_MINUTE)"
+            ) from None
     return limits
 
 

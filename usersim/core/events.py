@@ -1,0 +1,63 @@
+"""Shared event types: tool calls as the sandbox answered them, skill disclosure, stops, usage."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+StopReason = Literal["goal_met", "gave_up", "max_turns", "agent_error", "simulator_error", "replay_complete"]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolEvent(Strict):
+    """One tool call and its result, as the sandbox answered it."""
+
+    turn: int = Field(description="User turn (1-based) during which the call happened.")
+    message_index: int = Field(default=-1, description="Transcript index of the tool result message.")
+    call_number: int = Field(description="1-based count of calls to this tool in the conversation.")
+    name: str = Field(description="Tool name.")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="Arguments as called.")
+    result: str = Field(description="Result text returned to the agent.")
+    is_error: bool = Field(default=False, description="Whether the result is an error.")
+    intercepted: bool = Field(default=False, description="Whether a tool_intercept replaced the result.")
+    latency_s: float = Field(default=0.0, description="Simulated latency.")
+
+
+class SkillEvent(Strict):
+    """A skill disclosed to the agent (listed) or loaded by it (triggered)."""
+
+    turn: int = Field(description="User turn of the event.")
+    skill: str = Field(description="Skill name.")
+    kind: Literal["listed", "triggered"] = Field(description="listed up front, or triggered (body loaded).")
+
+
+class Stop(Strict):
+    """Why the conversation ended."""
+
+    reason: StopReason = Field(description="Typed stop reason.")
+    detail: str = Field(default="", description="Human-readable detail (error text, simulator reason).")
+
+
+class Usage(Strict):
+    """Token and cost accounting for one role."""
+
+    calls: int = Field(default=0, description="Model calls.")
+    prompt_tokens: int = Field(default=0, description="Prompt tokens.")
+    completion_tokens: int = Field(default=0, description="Completion tokens.")
+    cached_calls: int = Field(default=0, description="Calls answered from the LLM cache.")
+    cost_usd: float = Field(default=0.0, description="Estimated cost.")
+
+    def add(self, other: Usage | None) -> Usage:
+        if other is None:
+            return self
+        return Usage(
+            calls=self.calls + other.calls,
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            cached_calls=self.cached_calls + other.cached_calls,
+            cost_usd=round(self.cost_usd + other.cost_usd, 6),
+        )
