@@ -161,6 +161,22 @@ class Milestone(Strict):
     requires: list[str] = Field(default_factory=list, description="Milestones that must be reached before.")
 
 
+class Criterion(Strict):
+    """One criterion for the LLM judge, with its polarity: a requirement must hold; a failure is an
+    event that must not happen (the seeds' Fail conditions). A plain string in YAML is a requirement."""
+
+    text: str = Field(min_length=1, description="The criterion in the case's language.")
+    polarity: Literal["requirement", "failure"] = Field(
+        default="requirement",
+        description="requirement: passes when it holds; failure: passes when the event did NOT happen.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, v: Any) -> Any:
+        return {"text": v} if isinstance(v, str) else v
+
+
 class Judging(Strict):
     """What only the judges see: the seed's expected behaviour, criteria and machine checks."""
 
@@ -172,8 +188,10 @@ class Judging(Strict):
         default_factory=list,
         description="Machine checks, each a one-key mapping {check_type: params}; see `usersim judges list`.",
     )
-    rubric: list[str] = Field(
-        default_factory=list, description="Criteria for the LLM judge (defaults to pass/fail criteria)."
+    rubric: list[Criterion] = Field(
+        default_factory=list,
+        description="Criteria for the LLM judge, each a string (a requirement) or {text, polarity}; "
+        "defaults to the pass criteria.",
     )
     milestones: list[Milestone] = Field(
         default_factory=list, description="Milestone DAG with partial credit."

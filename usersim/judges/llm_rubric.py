@@ -69,7 +69,8 @@ class C1Output(BaseModel):
 
 def rubric_criteria(case: Case) -> list[str]:
     """The criteria judged: the case's rubric, else its pass criteria, else its expected behaviour."""
-    return list(case.judging.rubric or case.judging.pass_criteria or case.judging.expected_behavior)
+    rubric = [c.text for c in case.judging.rubric]
+    return rubric or list(case.judging.pass_criteria or case.judging.expected_behavior)
 
 
 def uses_c1_rubric(case: Case, state: JudgeState) -> bool:
