@@ -8,7 +8,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from usersim.cases.decay import (
+from usersim.core.registry import UnknownNameError
+from usersim.graphs.decay import (
     CONFLICT_LEVELS,
     DEFAULT_TURNS,
     build_decay_case,
@@ -18,7 +19,6 @@ from usersim.cases.decay import (
     run_decay,
     summarize_decay,
 )
-from usersim.core.registry import UnknownNameError
 
 SYSTEM = {
     "context_strategy": "window",
@@ -154,7 +154,7 @@ def test_run_decay_with_a_fake_runner_writes_decay_json(tmp_path):
 
 
 def test_cli_decay(tmp_path, monkeypatch):
-    from usersim.cases.cli_longctx import decay
+    from usersim.cli.longctx import decay
     from usersim.graphs import runner as graphs_runner
 
     async def fake_run_cases(cases, **kw):

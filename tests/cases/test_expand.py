@@ -297,7 +297,7 @@ def test_errors_name_the_problem():
 
 def test_cli_expand_json(monkeypatch):
     from usersim.cases import loader
-    from usersim.cases.cli_longctx import expand
+    from usersim.cli.longctx import expand
 
     monkeypatch.setattr(loader, "find_case", lambda cid, paths=None: C5[cid])
     res = CliRunner().invoke(expand, ["C5-LT-01", "--length", "4k", "--position", "end", "--json"])

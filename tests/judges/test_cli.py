@@ -2,7 +2,7 @@ import json
 
 from click.testing import CliRunner
 
-from usersim.judges.cli import judges
+from usersim.cli.judges import judges
 from usersim.judges.human import QUEUED
 
 

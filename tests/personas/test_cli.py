@@ -8,7 +8,7 @@ import yaml
 from click.testing import CliRunner
 
 from usersim.cli import main
-from usersim.personas.cli import persona
+from usersim.cli.persona import persona
 from usersim.personas.loader import load_persona_file
 
 

@@ -6,7 +6,7 @@ import json
 
 from click.testing import CliRunner
 
-from usersim.reports.cli import report
+from usersim.cli.report import report
 
 from .factory import record, transcript_record
 
@@ -63,4 +63,8 @@ def test_bad_line_names_file_line_and_field(tmp_path):
 def test_main_cli_exposes_report():
     from usersim.cli import main
 
-    assert "report" in main.commands
+    from click.testing import CliRunner
+
+    out = CliRunner().invoke(main, ["--help"]).output
+    assert "report" in out and "Rebuild summary.json" in out
+    assert main.get_command(None, "report").name == "report"

@@ -21,7 +21,7 @@ def test_report_and_expander_agree_on_degradation_rate(scores):
 
 
 def test_decay_json_from_the_sweep_renders_curves_breakpoints_and_system(tmp_path):
-    decay = pytest.importorskip("usersim.cases.decay")
+    decay = pytest.importorskip("usersim.graphs.decay")
     recs = []
     for n, memory, ref in ((3, 1.0, 1.0), (5, 0.4, 1.0), (8, 0.2, 0.0)):
         recs.append(

@@ -8,7 +8,7 @@ import yaml
 from click.testing import CliRunner
 
 from tests.sandbox.seed_intercepts import SEED_INTERCEPTS as SEED
-from usersim.sandbox.cli import tools
+from usersim.cli.tools import tools
 
 
 def _run(*args: str):

@@ -7,7 +7,7 @@ from usersim.cases.schema import Case
 from usersim.core.events import Stop
 from usersim.core.messages import Message
 from usersim.judges.base import JudgeState
-from usersim.simulator.fidelity import judge_fidelity
+from usersim.judges.fidelity import judge_fidelity
 
 CASE = Case.model_validate(
     {

@@ -24,8 +24,8 @@ from usersim.judges.base import Judge, JudgeConfig, JudgeState, judge_registry
 
 
 def fidelity_available() -> bool:
-    """usersim.simulator.fidelity is written by the simulator package; absent in partial builds."""
-    return importlib.util.find_spec("usersim.simulator.fidelity") is not None
+    """usersim.judges.fidelity is written by the simulator package; absent in partial builds."""
+    return importlib.util.find_spec("usersim.judges.fidelity") is not None
 
 
 class FidelityJudge:
@@ -37,7 +37,7 @@ class FidelityJudge:
         self.config = config
 
     async def __call__(self, *, transcript: list[Message], case: Case, state: JudgeState) -> list[Verdict]:
-        judge_fidelity: Any = importlib.import_module("usersim.simulator.fidelity").judge_fidelity
+        judge_fidelity: Any = importlib.import_module("usersim.judges.fidelity").judge_fidelity
         out = judge_fidelity(transcript=transcript, case=case, state=state)
         if hasattr(out, "__await__"):
             out = await out

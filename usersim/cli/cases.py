@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -11,9 +10,6 @@ import click
 
 from usersim.cases.loader import case_files, load_case, load_cases_or_exit
 from usersim.core.yamlfile import FileProblems, Problem, read_yaml
-
-if importlib.util.find_spec("usersim.cases.cli_longctx") is not None:
-    from usersim.cases.cli_longctx import decay, expand  # noqa: F401  (registered by usersim.cli)
 
 
 def _kind(path: Path) -> str:

@@ -5,23 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from string import Template
 
 import click
 
 from usersim.core.registry import UnknownNameError
 from usersim.personas.loader import LIBRARY_DIR, library_ids, load_persona
-
-SCAFFOLD_DIR = Path(__file__).resolve().parent / "scaffold"
-DOMAINS = ["travel", "shopping", "housing", "food"]
-
-
-def scaffold(persona_id: str, domain: str, path: Path) -> str:
-    """The commented YAML of a new persona for `domain` (every field explained)."""
-    header = Template((SCAFFOLD_DIR / "_header.yaml").read_text(encoding="utf-8"))
-    body = (SCAFFOLD_DIR / f"{domain}.yaml").read_text(encoding="utf-8")
-    name = persona_id.replace("-", " ").replace("_", " ").title()
-    return header.substitute(id=persona_id, name=name, path=path) + body
+from usersim.personas.scaffold import DOMAINS, scaffold
 
 
 @click.group()
@@ -132,7 +121,7 @@ def preview(
 ) -> None:
     """Print a sample conversation of PERSONA (id or file) against an agent."""
     from usersim.adapters.base import AgentError
-    from usersim.personas.preview import format_preview, run_preview
+    from usersim.graphs.preview import format_preview, run_preview
     from usersim.simulator.base import SimulatorError
 
     case = None

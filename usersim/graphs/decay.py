@@ -14,7 +14,6 @@ beside every curve, because the curve measures that configuration, not the bare 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import random
 import re
 from collections.abc import Awaitable, Callable
@@ -370,8 +369,8 @@ async def run_decay(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "decay.json").write_text(summary.model_dump_json(indent=2), encoding="utf-8")
-    if (out / "results.jsonl").is_file() and importlib.util.find_spec("usersim.reports.cli") is not None:
-        from usersim.reports.cli import rebuild
+    if (out / "results.jsonl").is_file():
+        from usersim.reports.rebuild import rebuild
 
         rebuild(out)  # report.html was written before decay.json existed: add the decay section
     return summary

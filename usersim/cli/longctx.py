@@ -99,8 +99,8 @@ def decay(
 ) -> None:
     """Decay sweep (seed 003): memory / reference / switch / conflict at each turn count; writes
     DIR/decay.json with the curves, memory half-life, reference fail point and stable intervals."""
-    from usersim.cases.decay import DECAY_TESTS, run_decay
     from usersim.core.registry import did_you_mean
+    from usersim.graphs.decay import DECAY_TESTS, run_decay
 
     names = [t.strip() for t in tests.split(",") if t.strip()]
     for t in names:

@@ -1,0 +1,51 @@
+"""The `usersim` console script. Each command lives in its own module under usersim/cli and is
+imported only when it runs, so `usersim --help` does not import the whole framework."""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+from usersim import __version__
+
+# name -> ("module:attribute", one-line help shown by `usersim --help` without importing the module)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "validate": ("usersim.cli.cases:validate", "Validate case, persona and SKILL.md files."),
+    "cases": ("usersim.cli.cases:cases", "Inspect the case library."),
+    "schema": ("usersim.cli.cases:schema", "Print the JSON Schema of a file format."),
+    "expand": ("usersim.cli.longctx:expand", "Expand a long-context case's history to 4k/16k/32k tokens."),
+    "decay": ("usersim.cli.longctx:decay", "Decay sweep (seed 003) over turn counts."),
+    "run": ("usersim.cli.run:run", "Run cases against an agent; writes results, summary and report."),
+    "demo": ("usersim.cli.run:demo", "The offline demo: seed cases against the reference agent."),
+    "rescore": ("usersim.cli.run:rescore", "Re-judge the stored transcripts of a run without re-running."),
+    "explore": ("usersim.cli.run:explore", "Persona variants x seeds on organic cases; failures clustered."),
+    "promote": ("usersim.cli.run:promote", "Turn a failing record of a run into a regression case."),
+    "tools": ("usersim.cli.tools:tools", "The simulated tool sandbox: list tools, call one."),
+    "persona": ("usersim.cli.persona:persona", "Author personas: scaffold, lint, preview, list and vary."),
+    "judges": ("usersim.cli.judges:judges", "Judges and rule checks: list, calibrate, human review."),
+    "report": ("usersim.cli.report:report", "Rebuild summary.json and report.html of a run folder."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        module_name, attr = COMMANDS[cmd_name][0].split(":")
+        return getattr(importlib.import_module(module_name), attr)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, COMMANDS[name][1]) for name in self.list_commands(ctx)])
+
+
+@click.group(cls=LazyGroup)
+@click.version_option(version=__version__, prog_name="usersim")
+def main() -> None:
+    """usersim: simulated users talk to your agent; judges score what happened."""
