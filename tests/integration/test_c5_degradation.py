@@ -9,28 +9,17 @@ rounds at 32k, while the full-history `reference` keeps everything at every leng
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.support.cli import usersim
+
 ROUNDS = {"4k": 8, "16k": 20, "32k": 28}
 
 
 def _run(out: Path, *args: str) -> tuple[dict, list[dict]]:
-    res = subprocess.run(
-        [sys.executable, "-m", "usersim", "run", "usersim/cases/c5", *args, "--out", str(out)],
-        check=False,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env=dict(os.environ),
-        timeout=600,
-    )
-    assert res.returncode == 0, f"usersim run exited {res.returncode}\n{res.stdout}\n{res.stderr}"
+    usersim("run", "usersim/cases/c5", *args, "--out", str(out))
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     records = [json.loads(line) for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines()]
     return summary["long_context"], records

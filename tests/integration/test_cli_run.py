@@ -11,22 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli import REPO, usersim, usersim_process
+
 DEMO_IDS = {"B1-EI-01", "B1-CL-01", "B1-IF-01", "B1-MR-02", "C2-TD-04"}
-REPO = Path(__file__).resolve().parents[2]
-
-
-def usersim(*args: str, env: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
-    res = subprocess.run(
-        [sys.executable, "-m", "usersim", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env={**os.environ, **(env or {})},
-        timeout=600,
-    )
-    if check and res.returncode != 0:
-        raise AssertionError(f"usersim {' '.join(args)} exited {res.returncode}\n{res.stdout}\n{res.stderr}")
-    return res
 
 
 def records(out: Path) -> list[dict]:
