@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import subprocess
 import sys
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import REPO, usersim, usersim_process
+from tests.support.cli import REPO, usersim
 
 DEMO_IDS = {"B1-EI-01", "B1-CL-01", "B1-IF-01", "B1-MR-02", "C2-TD-04"}
 
