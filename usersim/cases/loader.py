@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
+import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -10,8 +10,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from usersim.cases.schema import Case
+from usersim.core import registry as registries
 from usersim.core.registry import UnknownNameError, did_you_mean
-from usersim.core.yamlfile import FileProblems, LineIndex, Problem, read_yaml, validation_problems
+from usersim.core.yamlfile import FileProblems, LineIndex, Problem, read_yaml, short, validation_problems
 
 CASES_DIR = Path(__file__).resolve().parent
 # Folders that hold support data (filler library, persona scaffolds, templates), not case or persona files.
@@ -28,62 +29,84 @@ def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _read_with_includes(path: Path, seen: tuple[Path, ...] = ()) -> tuple[dict[str, Any], LineIndex]:
+MAX_INCLUDE_DEPTH = 8
+
+
+def include_roots(root: Path | None = None) -> list[Path]:
+    """Folders an `include:` may point into: the bundled cases, the folder being loaded and the
+    folders listed in USERSIM_INCLUDE_PATH (os.pathsep-separated)."""
+    roots = [CASES_DIR]
+    if root is not None:
+        roots.append(root.resolve())
+    for extra in os.environ.get("USERSIM_INCLUDE_PATH", "").split(os.pathsep):
+        if extra.strip():
+            roots.append(Path(extra.strip()).expanduser().resolve())
+    return roots
+
+
+def _read_with_includes(
+    path: Path, roots: list[Path] | None = None, seen: tuple[Path, ...] = ()
+) -> tuple[dict[str, Any], LineIndex]:
+    roots = roots if roots is not None else include_roots(path.parent)
     data, lines = read_yaml(path)
     if not isinstance(data, dict):
         raise FileProblems([Problem(str(path), 1, "", "a case file must be a YAML mapping")])
     include = data.pop("include", None)
     if include is None:
         return data, lines
-    base_path = (path.parent / str(include)).resolve()
-    if base_path in seen or base_path == path.resolve():
-        raise FileProblems([Problem(str(path), lines.line(("include",)), "include", "include cycle")])
-    if not base_path.is_file():
-        raise FileProblems(
-            [Problem(str(path), lines.line(("include",)), "include", f"included file not found: {base_path}")]
+    line = lines.line(("include",))
+
+    def bad(message: str) -> FileProblems:
+        return FileProblems([Problem(str(path), line, "include", message)])
+
+    if not isinstance(include, str) or not include.strip():
+        raise bad(f"include must be the path of a case file (a string), got {short(include)}")
+    if len(seen) >= MAX_INCLUDE_DEPTH:
+        raise bad(f"includes nest deeper than {MAX_INCLUDE_DEPTH} files")
+    try:
+        base_path = (path.parent / include).resolve()
+        here = path.resolve()
+    except (OSError, ValueError, RuntimeError) as exc:
+        raise bad(f"cannot resolve include {short(include)}: {exc}") from None
+    if not any(base_path.is_relative_to(r) for r in roots):
+        raise bad(
+            f"include {short(include)} points outside the case folders ({', '.join(map(str, roots))}); "
+            "add its folder to USERSIM_INCLUDE_PATH to allow it"
         )
-    base, _ = _read_with_includes(base_path, seen + (path.resolve(),))
+    if base_path in seen or base_path == here:
+        raise bad("include cycle")
+    if not base_path.is_file():
+        raise bad(f"included file not found: {short(str(base_path), 200)}")
+    base, _ = _read_with_includes(base_path, roots, seen + (here,))
     return deep_merge(base, data), lines
 
 
 def _semantic_problems(case: Case, path: Path, lines: LineIndex) -> list[Problem]:
-    """Checks that need other packages: check specs, tool names."""
+    """Check specs and tool names, against the check types and tools registered by the installed plugins."""
     problems: list[Problem] = []
-    if importlib.util.find_spec("usersim.judges.checks") is not None:
-        from usersim.judges.checks import validate_check
-
-        groups: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
-        groups += [(("judging", "checks", i), c) for i, c in enumerate(case.judging.checks)]
-        groups += [(("judging", "minefields", i), c) for i, c in enumerate(case.judging.minefields)]
-        groups += [
-            (("judging", "milestones", i, "check"), m.check) for i, m in enumerate(case.judging.milestones)
-        ]
-        for loc, spec in groups:
-            try:
-                validate_check(spec, case_tools=[t.name for t in case.mock_tools])
-            except ValueError as exc:
-                field = ".".join(str(p) for p in loc)
-                problems.append(Problem(str(path), lines.line(loc), field, str(exc)))
-    if importlib.util.find_spec("usersim.sandbox.tools") is not None:
-        from usersim.sandbox.tools import tool_registry
-
-        known = set(tool_registry.names()) | {t.name for t in case.mock_tools}
-        named = [(("tools", i), t) for i, t in enumerate(case.tools or [])]
-        named += [
-            (("tool_intercepts", i, "intercept_tool"), t.intercept_tool)
-            for i, t in enumerate(case.tool_intercepts)
-        ]
-        for loc, name in named:
-            if name not in known:
-                field = ".".join(str(p) for p in loc)
-                problems.append(
-                    Problem(
-                        str(path),
-                        lines.line(loc),
-                        field,
-                        f"unknown tool '{name}'.{did_you_mean(name, known)}",
-                    )
-                )
+    case_tools = [t.name for t in case.mock_tools]
+    groups: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+    groups += [(("judging", "checks", i), c) for i, c in enumerate(case.judging.checks)]
+    groups += [(("judging", "minefields", i), c) for i, c in enumerate(case.judging.minefields)]
+    groups += [(("judging", "milestones", i, "check"), m.check) for i, m in enumerate(case.judging.milestones)]
+    for loc, spec in groups:
+        name, raw = next(iter(spec.items()))  # the schema keeps checks one-key mappings
+        try:
+            registries.checks.get(str(name)).validate(raw, case_tools=case_tools)
+        except (UnknownNameError, ValueError) as exc:
+            field = ".".join(str(p) for p in loc)
+            problems.append(Problem(str(path), lines.line(loc), field, str(exc)))
+    known = set(registries.tools.names()) | set(case_tools)
+    named = [(("tools", i), t) for i, t in enumerate(case.tools or [])]
+    named += [
+        (("tool_intercepts", i, "intercept_tool"), t.intercept_tool) for i, t in enumerate(case.tool_intercepts)
+    ]
+    for loc, name in named:
+        if name not in known:
+            field = ".".join(str(p) for p in loc)
+            problems.append(
+                Problem(str(path), lines.line(loc), field, f"unknown tool '{name}'.{did_you_mean(name, known)}")
+            )
     ids = [m.id for m in case.judging.milestones]
     for i, m in enumerate(case.judging.milestones):
         for req in m.requires:
@@ -108,18 +131,32 @@ def load_cases_or_exit(paths: list[str] | None) -> list[Case]:
     except FileProblems as exc:
         for p in exc.problems:
             print(str(p), file=sys.stderr)
+        bad = len({p.file for p in exc.problems})
+        print(f"{bad} case file(s) with problems; nothing was run", file=sys.stderr)
+        sys.exit(2)
+    except FileNotFoundError as exc:
+        print(str(exc), file=sys.stderr)
         sys.exit(2)
 
 
-def load_case(path: str | Path) -> Case:
-    """Load one case file; raises FileProblems listing every problem with file:line: field."""
+def load_case(path: str | Path, root: Path | None = None) -> Case:
+    """Load one case file; raises FileProblems listing every problem with file:line: field.
+    `include:` may point into the bundled cases, `root` (default: the file's folder) and
+    USERSIM_INCLUDE_PATH."""
     path = Path(path)
-    data, lines = _read_with_includes(path)
+    data, lines = _read_with_includes(path, include_roots(root or path.parent))
     try:
         case = Case.model_validate(data)
     except ValidationError as exc:
         raise FileProblems(validation_problems(path, exc, lines, Case)) from None
-    problems = _semantic_problems(case, path, lines)
+    except Exception as exc:  # noqa: BLE001  a validator bug must not hide the other files
+        raise FileProblems(
+            [Problem(str(path), 1, "", f"cannot validate: {type(exc).__name__}: {exc}")]
+        ) from None
+    try:
+        problems = _semantic_problems(case, path, lines)
+    except Exception as exc:  # noqa: BLE001  same: report it as this file's problem
+        problems = [Problem(str(path), 1, "judging", f"cannot check: {type(exc).__name__}: {exc}")]
     if problems:
         raise FileProblems(problems)
     return case
@@ -127,17 +164,23 @@ def load_case(path: str | Path) -> Case:
 
 def case_files(paths: list[str | Path] | None = None) -> list[Path]:
     """Case YAML files under the given files/dirs (default: the bundled cases/), sorted."""
+    return [p for p, _ in _case_files_with_roots(paths)]
+
+
+def _case_files_with_roots(paths: list[str | Path] | None) -> list[tuple[Path, Path]]:
+    """(case file, the folder it was found under) for each case file under `paths`."""
     roots = [Path(p) for p in paths] if paths else [CASES_DIR]
-    found: list[Path] = []
+    found: list[tuple[Path, Path]] = []
     for root in roots:
         if root.is_file():
-            found.append(root)
+            found.append((root, root.parent))
         elif root.is_dir():
             for p in sorted(root.rglob("*.y*ml")):
                 rel = p.relative_to(root).parts
                 if any(part in _NOT_CASE_DIRS for part in rel) or p.name.startswith("_"):
                     continue
-                found.append(p)
+                if p.is_file():
+                    found.append((p, root))
         else:
             raise FileNotFoundError(f"No such case file or directory: {root}")
     return found
@@ -146,12 +189,21 @@ def case_files(paths: list[str | Path] | None = None) -> list[Path]:
 def load_cases(paths: list[str | Path] | None = None) -> list[Case]:
     """Load every case under `paths`; all problems of all files are raised together.
     Duplicate ids are an error (ids identify results)."""
+    cases, problems = load_cases_partial(paths)
+    if problems:
+        raise FileProblems(problems)
+    return cases
+
+
+def load_cases_partial(paths: list[str | Path] | None = None) -> tuple[list[Case], list[Problem]]:
+    """(the valid cases, the problems of the others): one bad file never hides the rest.
+    Raises FileNotFoundError for a path that does not exist."""
     cases: list[Case] = []
     problems: list[Problem] = []
     where: dict[str, Path] = {}
-    for path in case_files(paths):
+    for path, root in _case_files_with_roots(paths):
         try:
-            case = load_case(path)
+            case = load_case(path, root)
         except FileProblems as exc:
             problems.extend(exc.problems)
             continue
@@ -162,9 +214,7 @@ def load_cases(paths: list[str | Path] | None = None) -> list[Case]:
             continue
         where[case.id] = path
         cases.append(case)
-    if problems:
-        raise FileProblems(problems)
-    return cases
+    return cases, problems
 
 
 @lru_cache(maxsize=8)

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from usersim.cases.environment import Environment, build_tools
 from usersim.core.messages import Message
 
 CASE_SCHEMA_VERSION = 1
@@ -143,7 +144,12 @@ class ScoringSpec(Strict):
     def _aliases(cls, v: Any) -> Any:
         if isinstance(v, str):
             v = [p.strip() for p in v.replace("＋", "+").split("+")]
-        return [_SCORING_ALIASES.get(str(m).lower(), _SCORING_ALIASES.get(m, m)) for m in v]
+        if not isinstance(v, list):
+            return v  # pydantic reports the wrong type
+        return [
+            _SCORING_ALIASES.get(m.lower(), _SCORING_ALIASES.get(m, m)) if isinstance(m, str) else m
+            for m in v
+        ]
 
     @property
     def label(self) -> str:
@@ -213,7 +219,7 @@ class Judging(Strict):
         for i, item in enumerate(v):
             if len(item) != 1:
                 raise ValueError(
-                    f"item {i} must be a one-key mapping {{check_type: params}}, got {sorted(item)}"
+                    f"item {i} must be a one-key mapping {{check_type: params}}, got {sorted(map(str, item))[:8]}"
                 )
         return v
 
@@ -297,6 +303,25 @@ class Case(Strict):
         description="Tools defined by this case (always available in it, intercepts apply).",
     )
     long_context: LongContextSpec | None = Field(default=None, description="Long-context expansion (C5).")
+    environment: Environment | None = Field(
+        default=None,
+        description="A stateful domain: tables of records and tools that read/write them, fresh per "
+        "conversation (judged by `final_state`). Usually shared through a suite file (`include:`).",
+    )
+    language: Literal["zh", "en"] | None = Field(
+        default=None,
+        description="Language of the agent-facing context (prompt headers); null = detected from the case text.",
+    )
+    system_prompt: str | None = Field(
+        default=None,
+        description="The agent's system prompt template (replaces the built-in one). Placeholders: "
+        "{current_date} {weekday} {policy} {memory} {images} {skills}; a missing {policy} is appended.",
+    )
+    policy: str | None = Field(
+        default=None,
+        description="Domain policy the agent must follow, given in its system prompt; text, or a .md/.txt "
+        "file relative to the case file.",
+    )
 
     # --- what only the judges see ------------------------------------------------------------
     judging: Judging = Field(description="Expected behaviour, criteria, scoring and checks.")
@@ -312,7 +337,7 @@ class Case(Strict):
     @field_validator("difficulty", mode="before")
     @classmethod
     def _difficulty_alias(cls, v: Any) -> Any:
-        return _DIFFICULTY_ALIASES.get(v, v)
+        return _DIFFICULTY_ALIASES.get(v, v) if isinstance(v, str) else v
 
     @model_validator(mode="after")
     def _mode_fields(self) -> Case:
@@ -324,6 +349,27 @@ class Case(Strict):
         elif not (self.input.message or self.input.script or self.input.history):
             raise ValueError("static cases need `input.message`, `input.script` or `input.history`")
         return self
+
+    @field_validator("policy")
+    @classmethod
+    def _policy_file(cls, v: str | None, info: Any) -> str | None:
+        if v and "\n" not in v and v.strip().endswith((".md", ".txt")):
+            from pathlib import Path
+
+            path = Path(v.strip())
+            path = path if path.is_absolute() else Path((info.context or {}).get("case_dir") or ".") / path
+            if not path.is_file():
+                raise ValueError(f"policy file not found: {path}")
+            return path.read_text(encoding="utf-8")
+        return v
+
+    @property
+    def own_tool_names(self) -> list[str]:
+        """Tools the case defines itself: mock tools and environment tools."""
+        names = [t.name for t in self.mock_tools]
+        if self.environment is not None:
+            names += [n for n in build_tools(self.environment) if n not in names]
+        return names
 
     @property
     def scoring_label(self) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from usersim.cases.loader import case_files, load_case, load_cases_or_exit
+from usersim.cases.loader import case_files, load_case, load_cases_partial
 from usersim.core.yamlfile import FileProblems, Problem, read_yaml
 
 
@@ -56,6 +56,8 @@ def validate_file(path: Path) -> list[Problem]:
             load_case(path)
     except FileProblems as exc:
         return exc.problems
+    except Exception as exc:  # noqa: BLE001  one broken file must not stop the others being checked
+        return [Problem(str(path), 1, "", f"internal error while validating: {type(exc).__name__}: {exc}")]
     return []
 
 
@@ -84,8 +86,14 @@ def cases() -> None:
 @click.argument("paths", nargs=-1)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
 def list_cases(paths: tuple[str, ...], as_json: bool) -> None:
-    """List cases (default: the bundled library)."""
-    found = load_cases_or_exit(list(paths) or None)
+    """List cases (default: the bundled library). Files with problems are reported on stderr and
+    skipped (exit 2 at the end); the valid ones are still listed."""
+    try:
+        found, problems = load_cases_partial(list(paths) or None)
+    except FileNotFoundError as exc:
+        raise click.BadParameter(str(exc), param_hint="PATHS") from None
+    for p in problems:
+        click.echo(str(p), err=True)
     rows = [
         {
             "id": c.id,
@@ -103,10 +111,14 @@ def list_cases(paths: tuple[str, ...], as_json: bool) -> None:
     ]
     if as_json:
         click.echo(json.dumps(rows, ensure_ascii=False, indent=1))
-        return
-    for r in rows:
-        click.echo(f"{r['id']:<12} {r['dimension']:<4} {r['mode']:<8} {r['scoring']:<18} {r['title']}")
-    click.echo(f"{len(rows)} case(s)", err=True)
+    else:
+        for r in rows:
+            click.echo(f"{r['id']:<12} {r['dimension']:<4} {r['mode']:<8} {r['scoring']:<18} {r['title']}")
+        click.echo(f"{len(rows)} case(s)", err=True)
+    if problems:
+        bad = len({p.file for p in problems})
+        click.echo(f"{bad} file(s) with problems were skipped (listed above)", err=True)
+        sys.exit(2)
 
 
 @click.command()

@@ -1,8 +1,22 @@
-"""YAML files with line numbers for error messages (safe_load only; `include:` never runs code)."""
+"""Safe reading of every YAML (and text) file the project loads, with line numbers for errors.
+
+`read_yaml(path)` never runs code (SafeLoader), never crashes on hostile input and never blows up:
+
+* bytes are decoded as UTF-8 (a BOM is allowed); other bytes are a `file:line` problem;
+* files above `MAX_BYTES`, nesting deeper than `MAX_DEPTH` and documents whose aliases expand to
+  more than `MAX_NODES` nodes (billion laughs) are refused before anything is built;
+* duplicate keys in a mapping are an error (`file:line: key: duplicate key`), not "last one wins";
+* every scalar that cannot be built (`2026-13-45`, `!!int abc`) is a problem at its line;
+* messages quote at most ~80 characters of any value (`short`).
+
+Every failure is raised as `FileProblems`; callers report and skip the file.
+"""
 
 from __future__ import annotations
 
 import difflib
+import os
+import reprlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,6 +24,27 @@ from typing import Any
 
 import yaml
 from pydantic import BaseModel, ValidationError
+
+MAX_BYTES = int(os.environ.get("USERSIM_MAX_FILE_BYTES") or 4_000_000)
+MAX_DEPTH = 64
+MAX_NODES = 200_000
+MAX_MESSAGE = 400
+QUOTE = 80
+
+_repr = reprlib.Repr()
+_repr.maxstring = QUOTE
+_repr.maxother = QUOTE
+_repr.maxlist = _repr.maxtuple = _repr.maxdict = _repr.maxset = 6
+_repr.maxlevel = 3
+
+
+def short(value: Any, limit: int = QUOTE) -> str:
+    """repr of `value` cut to about `limit` characters (never builds a huge repr first)."""
+    if isinstance(value, str):
+        text = repr(value[:limit]) + ("…" if len(value) > limit else "")
+    else:
+        text = _repr.repr(value)
+    return text if len(text) <= limit + 8 else text[:limit] + "…"
 
 
 @dataclass
@@ -21,6 +56,12 @@ class Problem:
     field: str
     message: str
 
+    def __post_init__(self) -> None:
+        if len(self.message) > MAX_MESSAGE:
+            self.message = self.message[:MAX_MESSAGE] + "…"
+        if len(self.field) > 120:
+            self.field = self.field[:120] + "…"
+
     def __str__(self) -> str:
         return f"{self.file}:{self.line}: {self.field or '<file>'}: {self.message}"
 
@@ -31,6 +72,10 @@ class FileProblems(ValueError):
     def __init__(self, problems: list[Problem]):
         self.problems = problems
         super().__init__("\n".join(str(p) for p in problems))
+
+
+def _fail(path: Path | str, line: int, message: str, field: str = "") -> FileProblems:
+    return FileProblems([Problem(str(path), line, field, message)])
 
 
 class LineIndex:
@@ -46,11 +91,13 @@ class LineIndex:
             child = None
             if isinstance(node, yaml.MappingNode):
                 for k, v in node.value:
-                    if k.value == str(part):
+                    if isinstance(k, yaml.ScalarNode) and k.value == str(part):
                         child = v
                         best = k.start_mark.line + 1
                         break
-            elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            elif (
+                isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value)
+            ):
                 child = node.value[part]
                 best = child.start_mark.line + 1
             if child is None:
@@ -59,17 +106,173 @@ class LineIndex:
         return best
 
 
-def read_yaml(path: Path) -> tuple[Any, LineIndex]:
-    """Parse a YAML file safely; syntax errors become FileProblems with the line."""
-    text = path.read_text(encoding="utf-8")
+def read_text_file(path: str | Path, *, max_bytes: int = MAX_BYTES) -> str:
+    """The file's text, decoded as UTF-8; anything else (missing, a folder, a device, too big,
+    not UTF-8, unreadable) raises FileProblems naming the file (and the line of a bad byte)."""
+    path = Path(path)
     try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        if not path.exists():
+            raise _fail(path, 1, "file not found")
+        if not path.is_file():
+            raise _fail(path, 1, "not a regular file")
+        if path.stat().st_size > max_bytes:
+            raise _fail(path, 1, f"file is larger than {max_bytes} bytes; refusing to read it")
+        with path.open("rb") as f:
+            raw = f.read(max_bytes + 1)
+    except OSError as exc:
+        raise _fail(path, 1, f"cannot read the file: {exc.strerror or exc}") from None
+    if len(raw) > max_bytes:
+        raise _fail(path, 1, f"file is larger than {max_bytes} bytes; refusing to read it")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise _fail(
+            path,
+            line,
+            f"not UTF-8 text: byte 0x{raw[exc.start]:02x} at offset {exc.start}; save the file as UTF-8",
+        ) from None
+
+
+class _Bad(Exception):
+    """A problem at a YAML mark (raised inside the loader, turned into a Problem)."""
+
+    def __init__(self, mark: Any, message: str):
+        self.mark = mark
+        self.message = message
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader with a nesting limit and scalar errors tied to their node's line."""
+
+    def __init__(self, stream: str):
+        super().__init__(stream)
+        self._depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _Bad(self.peek_event().start_mark, f"nested deeper than {MAX_DEPTH} levels")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_object(self, node: Any, deep: bool = False) -> Any:
+        try:
+            return super().construct_object(node, deep)
+        except (_Bad, yaml.YAMLError):
+            raise
+        except (ValueError, TypeError, OverflowError, ArithmeticError, LookupError) as exc:
+            value = node.value if isinstance(node, yaml.ScalarNode) else ""
+            raise _Bad(
+                node.start_mark, f"cannot read {short(value)} as {node.tag.rsplit(':', 1)[-1]}: {exc}"
+            ) from None
+
+
+_MERGE = "tag:yaml.org,2002:merge"
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for kv in node.value for n in kv]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def _check_tree(root: yaml.Node, path: Path, offset: int) -> None:
+    """Refuse recursive aliases, alias expansion beyond MAX_NODES and duplicate keys."""
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+    problems: list[Problem] = []
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        nid = id(node)
+        if done:
+            on_path.discard(nid)
+            sizes[nid] = 1 + sum(sizes[id(c)] for c in _children(node))
+            if sizes[nid] > MAX_NODES:
+                raise _fail(
+                    path,
+                    node.start_mark.line + 1 + offset,
+                    f"anchors/aliases expand to more than {MAX_NODES} values; refusing to build it",
+                )
+            continue
+        if nid in sizes:
+            continue
+        if nid in on_path:
+            raise _fail(
+                path, node.start_mark.line + 1 + offset, "an alias refers to its own anchor (recursion)"
+            )
+        on_path.add(nid)
+        stack.append((node, True))
+        if isinstance(node, yaml.MappingNode):
+            first: dict[tuple[str, str], int] = {}
+            for k, _ in node.value:
+                if not isinstance(k, yaml.ScalarNode) or k.tag == _MERGE:
+                    continue
+                line = k.start_mark.line + 1 + offset
+                key = (k.tag, k.value)
+                if key in first:
+                    problems.append(
+                        Problem(
+                            str(path),
+                            line,
+                            k.value[:QUOTE],
+                            f"duplicate key {short(k.value)} (first at line {first[key]}); "
+                            "each key may appear once in a mapping",
+                        )
+                    )
+                else:
+                    first[key] = line
+        stack.extend((c, False) for c in _children(node) if id(c) not in sizes)
+    if problems:
+        raise FileProblems(problems)
+
+
+def parse_yaml(text: str, path: str | Path, *, line_offset: int = 0) -> tuple[Any, LineIndex]:
+    """Parse YAML text safely; every failure is FileProblems with `path` and a line
+    (`line_offset` is added, for YAML embedded after other lines, e.g. SKILL.md frontmatter)."""
+    path = Path(path)
+    if len(text) > MAX_BYTES:
+        raise _fail(path, 1, f"text is longer than {MAX_BYTES} characters; refusing to parse it")
+    try:
+        loader = _Loader(text)
+    except yaml.reader.ReaderError as exc:
+        line = text[: exc.position].count("\n") + 1 + line_offset
+        code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "\0")
+        raise _fail(path, line, f"control character U+{code:04X} is not allowed in YAML") from None
+    try:
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                return None, LineIndex(None)
+            _check_tree(node, path, line_offset)
+            data = loader.construct_document(node)
+        finally:
+            loader.dispose()
+    except FileProblems:
+        raise
+    except _Bad as exc:
+        raise _fail(path, exc.mark.line + 1 + line_offset, exc.message) from None
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark
-        line = mark.line + 1 if mark is not None else 1
-        raise FileProblems([Problem(str(path), line, "", f"YAML syntax error: {exc.problem}")]) from None
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 + line_offset if mark is not None else 1
+        what = exc.problem or exc.context or "invalid YAML"
+        raise _fail(path, line, f"YAML syntax error: {what}") from None
+    except yaml.YAMLError as exc:
+        raise _fail(path, 1 + line_offset, f"YAML error: {short(str(exc), 200)}") from None
+    except RecursionError:
+        raise _fail(path, 1 + line_offset, "YAML is nested too deeply") from None
     return data, LineIndex(node)
+
+
+def read_yaml(path: str | Path) -> tuple[Any, LineIndex]:
+    """Read and parse a YAML file safely (see the module docstring); raises FileProblems."""
+    path = Path(path)
+    return parse_yaml(read_text_file(path), path)
 
 
 def _loc_str(loc: tuple[Any, ...]) -> str:
@@ -86,14 +289,14 @@ def validation_problems(
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
             allowed = _allowed_fields(model, loc[:-1])
-            close = difflib.get_close_matches(str(loc[-1]), allowed, n=1, cutoff=0.6)
-            msg = f"unknown field '{loc[-1]}'" + (f"; did you mean '{close[0]}'?" if close else "")
+            close = difflib.get_close_matches(str(loc[-1])[:QUOTE], allowed, n=1, cutoff=0.6)
+            msg = f"unknown field {short(str(loc[-1]))}" + (f"; did you mean '{close[0]}'?" if close else "")
             if allowed:
                 msg += f" (allowed: {', '.join(allowed)})"
         elif err["type"] == "missing":
             msg = "required field is missing"
         elif "input" in err and err["type"] not in ("value_error", "assertion_error"):
-            msg = f"{msg} (got {err['input']!r:.60})"
+            msg = f"{msg} (got {short(err['input'])})"
         problems.append(Problem(str(path), lines.line(loc), _loc_str(loc), msg))
     return problems
 

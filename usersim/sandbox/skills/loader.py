@@ -18,11 +18,10 @@ import re
 from functools import cache
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from usersim.core.registry import UnknownNameError, did_you_mean
-from usersim.core.yamlfile import FileProblems, LineIndex, Problem, validation_problems
+from usersim.core.yamlfile import FileProblems, Problem, parse_yaml, read_text_file, validation_problems
 
 SKILLS_DIR = Path(__file__).parent
 REQUIRED_SECTIONS = ("核心原则", "触发条件", "执行流程", "输出契约", "反模式")
@@ -111,16 +110,9 @@ def _body_problems(path: Path, body: str, first_line: int) -> tuple[str, dict[st
 def load_skill_file(path: str | Path) -> Skill:
     """Parse one SKILL.md; raises FileProblems listing every problem as file:line: field: message."""
     path = Path(path)
-    front_text, body, body_line = _split(path, path.read_text(encoding="utf-8"))
-    try:
-        node = yaml.compose(front_text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(front_text) or {}
-    except yaml.MarkedYAMLError as exc:
-        line = (exc.problem_mark.line + 2) if exc.problem_mark else 1
-        raise FileProblems(
-            [Problem(str(path), line, "frontmatter", f"YAML syntax error: {exc.problem}")]
-        ) from None
-    lines = LineIndex(node)
+    front_text, body, body_line = _split(path, read_text_file(path))
+    data, lines = parse_yaml(front_text, path, line_offset=1)  # safe: limits, duplicate keys, lines
+    data = data or {}
     problems: list[Problem] = []
     front = None
     if not isinstance(data, dict):
