@@ -84,7 +84,7 @@ def _read_with_includes(
 def _semantic_problems(case: Case, path: Path, lines: LineIndex) -> list[Problem]:
     """Check specs and tool names, against the check types and tools registered by the installed plugins."""
     problems: list[Problem] = []
-    case_tools = [t.name for t in case.mock_tools]
+    case_tools = case.own_tool_names  # mock tools and environment tools
     groups: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
     groups += [(("judging", "checks", i), c) for i, c in enumerate(case.judging.checks)]
     groups += [(("judging", "minefields", i), c) for i, c in enumerate(case.judging.minefields)]
@@ -146,7 +146,7 @@ def load_case(path: str | Path, root: Path | None = None) -> Case:
     path = Path(path)
     data, lines = _read_with_includes(path, include_roots(root or path.parent))
     try:
-        case = Case.model_validate(data)
+        case = Case.model_validate(data, context={"case_dir": path.parent})
     except ValidationError as exc:
         raise FileProblems(validation_problems(path, exc, lines, Case)) from None
     except Exception as exc:  # noqa: BLE001  a validator bug must not hide the other files

@@ -4,12 +4,14 @@ calls counted per tool) and skill events. Contract: docs/design.md "Sandbox cont
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from usersim.cases.environment import EnvState
 from usersim.cases.schema import Case
 from usersim.core.events import SkillEvent, ToolEvent
 from usersim.core.registry import UnknownNameError, did_you_mean
@@ -20,12 +22,45 @@ from usersim.sandbox.skills.loader import Skill, load_skills
 from usersim.sandbox.tools import DEFAULT_TOOLS, ToolContext, ToolError, tool_registry
 
 PROMPT_FILE = Path(__file__).parent / "system_prompt.md"
-_WEEKDAYS = ["星期一", "星期二", "星期三", "星期四", "星期五", "星期六", "星期日"]
+PROMPT_FILES = {"zh": PROMPT_FILE, "en": Path(__file__).parent / "system_prompt.en.md"}
+_WEEKDAYS = {
+    "zh": ["星期一", "星期二", "星期三", "星期四", "星期五", "星期六", "星期日"],
+    "en": ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"],
+}
+# Section headers of the agent's system prompt, in the case's language.
+_HEADERS = {
+    "zh": {
+        "policy": "## 必须遵守的业务规则",
+        "memory": "## 关于用户的记忆",
+        "images": "## 用户本轮附带的图片（文字描述）",
+        "image": "图片",
+        "skills": "## 可用技能（Skills）\n执行技能覆盖的任务前，先调用 load_skill(name) 读取技能全文，再按技能执行。",
+    },
+    "en": {
+        "policy": "## Policy you must follow",
+        "memory": "## What you remember about the user",
+        "images": "## Images the user attached (text descriptions)",
+        "image": "Image",
+        "skills": "## Skills\nBefore a task a skill covers, call load_skill(name) to read the whole skill, then follow it.",
+    },
+}
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
-@lru_cache(maxsize=1)
-def _prompt_template() -> str:
-    return PROMPT_FILE.read_text(encoding="utf-8")
+@lru_cache(maxsize=2)
+def _prompt_template(language: str = "zh") -> str:
+    return PROMPT_FILES[language].read_text(encoding="utf-8")
+
+
+def case_language(case: Case) -> str:
+    """The language of the agent-facing context: `case.language`, else zh when the case text has
+    Chinese characters, else en."""
+    if case.language:
+        return case.language
+    text = " ".join(
+        t or "" for t in (case.title, case.goal, case.input.message, case.policy, *case.input.script)
+    )
+    return "zh" if _CJK.search(text) else "en"
 
 
 class Sandbox:
@@ -38,10 +73,18 @@ class Sandbox:
         enabled = case.skills.skill_enabled if skills_on is None else skills_on
         self.skills: list[Skill] = load_skills(case.skills.active_skills) if enabled else []
         self.mocks = {t.name: t for t in case.mock_tools}
-        names = [n for n in (case.tools if case.tools is not None else DEFAULT_TOOLS) if n != "load_skill"]
-        names += [n for n in self.mocks if n not in names]  # the case's own tools are always available
+        # The domain state of this conversation: a fresh copy of the case's environment.
+        self.env: EnvState | None = EnvState(case.environment) if case.environment else None
+        env_tools = list(self.env.tools) if self.env else []
+        if case.tools is not None:
+            base = case.tools
+        else:  # a domain case (its own tools) does not get the travel/shopping tools unless it lists them
+            base = [] if case.environment else DEFAULT_TOOLS
+        names = [n for n in base if n != "load_skill"]
+        # the case's own tools are always available
+        names += [n for n in [*self.mocks, *env_tools] if n not in names]
         for n in names:
-            if n not in tool_registry and n not in self.mocks:
+            if n not in tool_registry and n not in self.mocks and n not in env_tools:
                 raise UnknownNameError(
                     f"Unknown tool '{n}' in case {case.id} field 'tools'.{did_you_mean(n, tool_registry.names())} "
                     f"Available: {', '.join(tool_registry.names())}"
@@ -56,34 +99,41 @@ class Sandbox:
     # --- what the agent is given ---------------------------------------------------------------
     def tool_schemas(self) -> list[dict[str, Any]]:
         """The available tools in OpenAI format (case.tools or the default set; + load_skill when skills on)."""
-        return [
-            mock_schema(self.mocks[n]) if n in self.mocks else tool_registry.get(n).schema()
-            for n in self.tool_names
-        ]
+        return [self._schema(n) for n in self.tool_names]
+
+    def _schema(self, name: str) -> dict[str, Any]:
+        if name in self.mocks:
+            return mock_schema(self.mocks[name])
+        if self.env and name in self.env.tools:
+            return self.env.tools[name].schema()
+        return tool_registry.get(name).schema()
+
+    def state(self) -> dict[str, list[dict[str, Any]]] | None:
+        """A copy of the domain state as it stands now (None without an environment)."""
+        return self.env.snapshot() if self.env else None
 
     def system_prompt(self) -> str:
-        """Current date, memory entries, image captions and (skills on) the skill list."""
+        """Current date, the domain policy, memory entries, image captions and (skills on) the skill
+        list, under headers in the case's language; `case.system_prompt` replaces the template."""
         ctx = self.case.context
+        lang = case_language(self.case)
+        h = _HEADERS[lang]
         memory = "".join(f"- {m}\n" for m in ctx.memory)
-        images = "".join(f"[图片: {img.caption}]\n" for img in ctx.images)
+        images = "".join(f"[{h['image']}: {img.caption}]\n" for img in ctx.images)
         skills = "".join(f"- {s.name}: {s.description}\n" for s in self.skills)
-        return (
-            _prompt_template()
-            .format(
-                current_date=self.today.isoformat(),
-                weekday=_WEEKDAYS[self.today.weekday()],
-                memory=f"\n## 关于用户的记忆\n{memory}" if memory else "",
-                images=f"\n## 用户本轮附带的图片（文字描述）\n{images}" if images else "",
-                skills=(
-                    "\n## 可用技能（Skills）\n执行技能覆盖的任务前，先调用 load_skill(name) 读取技能全文，再按技能执行。\n"
-                    + skills
-                )
-                if skills
-                else "",
-            )
-            .rstrip()
-            + "\n"
-        )
+        policy = (self.case.policy or "").strip()
+        parts = {
+            "current_date": self.today.isoformat(),
+            "weekday": _WEEKDAYS[lang][self.today.weekday()],
+            "policy": f"\n{h['policy']}\n{policy}\n" if policy else "",
+            "memory": f"\n{h['memory']}\n{memory}" if memory else "",
+            "images": f"\n{h['images']}\n{images}" if images else "",
+            "skills": f"\n{h['skills']}\n{skills}" if skills else "",
+        }
+        template = self.case.system_prompt or _prompt_template(lang)
+        if "{policy}" not in template:
+            template = template.rstrip() + "\n{policy}"
+        return _fill(template, parts).rstrip() + "\n"
 
     # --- tool calls ------------------------------------------------------------------------------
     async def call(
@@ -121,15 +171,21 @@ class Sandbox:
         if name in self.mocks:
             result, is_error = answer_mock(self.mocks[name], arguments)
             return self._event(turn, name, arguments, result, is_error, number, False, latency)
+        if self.env and name in self.env.tools:
+            result, is_error = self.env.call(name, arguments)
+            return self._event(turn, name, arguments, result, is_error, number, False, latency)
         ctx = ToolContext(today=self.today, turn=turn, skills=self)
         result, is_error = tool_registry.get(name).invoke(arguments, ctx)
         return self._event(turn, name, arguments, result, is_error, number, False, latency)
 
     def restore(self, events: list[ToolEvent]) -> None:
         """Continue a conversation replayed up to a checkpoint: per-tool call counts resume after the
-        calls already in `events` (so intercepts keyed on a call number fire as in the original)."""
+        calls already in `events` (so intercepts keyed on a call number fire as in the original), and
+        the domain state is rebuilt by re-running the environment calls that were not intercepted."""
         for e in events:
             self.calls[e.name] = max(self.calls[e.name], e.call_number)
+            if self.env and e.name in self.env.tools and not e.intercepted:
+                self.env.call(e.name, dict(e.arguments))
 
     def _event(
         self,
@@ -168,6 +224,11 @@ class Sandbox:
         """Skill events since the last drain (the graph appends them to its state)."""
         events, self._events = self._events, []
         return events
+
+
+def _fill(template: str, parts: dict[str, str]) -> str:
+    """str.format for the known placeholders only: other braces (JSON in a policy) stay as written."""
+    return re.sub(r"\{(\w+)\}", lambda m: parts.get(m[1], m[0]), template)
 
 
 def open_sandbox(case: Case, *, seed: int = 0, skills_on: bool | None = None) -> Sandbox:

@@ -134,7 +134,7 @@ def validate_check(spec: dict[str, Any], *, case_tools: Iterable[str] = ()) -> N
 
 def evaluate(spec: dict[str, Any], ctx: CheckContext) -> Outcome:
     """Run one check on a context (used by run_check, step_completion and milestones)."""
-    ctype, params = _parse(spec, [t.name for t in ctx.case.mock_tools])
+    ctype, params = _parse(spec, ctx.case.own_tool_names)
     return ctype.fn(params, ctx)
 
 
