@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from usersim.cases.schema import Case
 from usersim.core.events import Usage
 from usersim.core.messages import Message
+from usersim.core import registry as registries
 from usersim.core.registry import Registry
 
 # Runs one sandbox tool for an agent that drives its own tool loop (LangGraph adapter):
@@ -56,13 +57,11 @@ class AgentUnderTest(Protocol):
 
 
 # scheme ("reference", "openai", "python", "http", "langgraph") -> factory(spec) -> AgentUnderTest
-agent_registry: Registry[Callable[[str], AgentUnderTest]] = Registry("agent")
+agent_registry: Registry[Callable[[str], AgentUnderTest]] = registries.agents
 
 
 def load_agent(spec: str) -> AgentUnderTest:
     """Resolve an agent SPEC such as `reference`, `reference:window-10`, `openai:gpt-4o`,
     `python:pkg.mod:func`, `http://host/chat`."""
-    import usersim.adapters.catalog  # noqa: F401  registers the built-in schemes
-
     scheme = "http" if spec.startswith(("http://", "https://")) else spec.split(":", 1)[0]
     return agent_registry.get(scheme)(spec)

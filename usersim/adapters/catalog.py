@@ -5,6 +5,7 @@
 | `reference[:OPTIONS]` | the deterministic offline reference agent (`adapters/reference/`) |
 | `openai:MODEL[?options]` | an OpenAI-compatible chat model (`adapters/openai_agent.py`) |
 | `python:module:function` | a Python callable (`adapters/python_fn.py`) |
+| `callable:NAME` | a callable handed to `usersim.run(..., agent=fn)` in this process |
 | `http://...`, `https://...` | an HTTP chat endpoint (`adapters/http_agent.py`) |
 | `langgraph:module:attr[?mode=thread]` | a LangGraph graph / LangChain Runnable (`adapters/langgraph_agent.py`) |
 
@@ -32,6 +33,7 @@ def _openai(spec: str) -> AgentUnderTest:
 
 
 @agent_registry.register("python")
+@agent_registry.register("callable")
 def _python(spec: str) -> AgentUnderTest:
     from usersim.adapters.python_fn import PythonFunctionAgent
 

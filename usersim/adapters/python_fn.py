@@ -56,8 +56,33 @@ def import_target(spec: str, body: str, example: str = "python:my_agent:respond"
     return target
 
 
+# Callables handed to the Python API (`usersim.run(..., agent=fn)`), by the name in their spec.
+_CALLABLES: dict[str, Callable[..., Any]] = {}
+
+
+def callable_spec(fn: Callable[..., Any]) -> str:
+    """The agent SPEC `callable:NAME` of an in-process callable (the Python API and pytest plugin)."""
+    if not callable(fn):
+        raise AgentError(f"agent must be a SPEC string or a callable, not {type(fn).__name__}")
+    base = getattr(fn, "__qualname__", None) or type(fn).__name__
+    name, n = base, 1
+    while name in _CALLABLES and _CALLABLES[name] is not fn:
+        n += 1
+        name = f"{base}#{n}"
+    _CALLABLES[name] = fn
+    return f"callable:{name}"
+
+
 def load_callable(spec: str) -> Callable[..., Any]:
-    """Import the callable named by `python:module:function`."""
+    """The callable named by `python:module:function` (imported) or `callable:NAME` (handed over)."""
+    if spec.startswith("callable:"):
+        name = spec.removeprefix("callable:")
+        if name not in _CALLABLES:
+            raise AgentError(
+                f"Agent spec '{spec}': no callable '{name}' was handed to usersim.run in this process "
+                "(callables cannot cross processes, e.g. with --ray; use python:module:function)"
+            )
+        return _CALLABLES[name]
     body = spec.removeprefix("python:")
     target = import_target(spec, body)
     attr = body.rpartition(":")[2]
@@ -96,7 +121,7 @@ class PythonFunctionAgent:
     def describe(self) -> dict[str, Any]:
         return {
             "agent": "python",
-            "callable": self.spec[len("python:") :],
+            "callable": self.spec.split(":", 1)[1],
             "context_strategy": "full",
             "window_turns": None,
             "profile_injection": False,

@@ -10,8 +10,8 @@ import click
 
 from usersim.cases.loader import load_cases_or_exit
 from usersim.core.record import RunRecord
-from usersim.graphs.runner import RunConfig, run_meta, run_trials
-from usersim.graphs.trials import plan_trials
+from usersim.graphs.runner import RunConfig, check_specs, run_suite
+from usersim.reports.outcome import outcome_line
 
 DEMO_CASES = ["B1-EI-01", "B1-CL-01", "B1-IF-01", "B1-MR-02", "C2-TD-04"]
 DEMO_FLAWED_AGENT = "reference:flaw=no-clarify,flaw=ignore-history"
@@ -40,55 +40,17 @@ def _select(paths: tuple[str, ...], ids: tuple[str, ...]):
 def print_outcome(records: list[RunRecord], out_dir: Path) -> None:
     """A short table: one line per conversation, with the deciding reason."""
     for r in records:
-        deciding = [v for v in r.verdicts if v.counts_toward_status]
-        worst = next((v for v in deciding if v.verdict in ("fail", "error")), None) or next(
-            (v for v in deciding if v.verdict in ("unjudged", "inconclusive")), None
-        )
-        if r.error:
-            why = r.error
-        elif worst:
-            why = f"{worst.judge}: {worst.reason}"
-        elif r.stop_reason in ("agent_error", "simulator_error"):
-            why = f"{r.stop_reason}: {r.stop_detail}"
-        else:
-            why = f"{len(deciding)}/{len(deciding)} deciding verdicts pass; stop: {r.stop_reason}"
-        score = "-" if r.score is None else f"{r.score:.2f}"
-        click.echo(f"{r.id:<40} {r.status:<9} score={score:<5} turns={r.turns:<3} {why[:110]}")
+        click.echo(outcome_line(r))
     counts: dict[str, int] = {}
     for r in records:
         counts[r.status] = counts.get(r.status, 0) + 1
     click.echo(", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) + f"  ->  {out_dir}/report.html")
 
 
-def check_specs(cases, cfg: RunConfig) -> None:
-    """Fail fast on a bad agent or simulator SPEC instead of recording one error per conversation."""
-    from usersim.adapters.base import AgentError, load_agent
-    from usersim.core.registry import UnknownNameError
-    from usersim.core.secrets import redact
-    from usersim.simulator.base import load_simulator
-
-    try:
-        from usersim.judges import select  # noqa: F401  registers the judges
-        from usersim.judges.base import judge_registry
-
-        for name in cfg.extra_judges:
-            judge_registry.get(name)
-        load_agent(cfg.agent)
-        if any(c.mode == "organic" for c in cases):
-            load_simulator(cfg.simulator)
-    except (AgentError, UnknownNameError, ValueError) as exc:
-        raise click.ClickException(redact(str(exc))) from None
-
-
 def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
-    check_specs(cases, cfg)
-    trials = plan_trials(
-        cases, repeats=cfg.repeats, lengths=cfg.lengths, positions=cfg.positions, seed=cfg.seed
-    )
-    meta = run_meta(cfg, out, [c.id for c in cases])
     try:
-        return asyncio.run(run_trials(trials, cfg, out, meta))
-    except ValueError as exc:
+        return asyncio.run(run_suite(cases, cfg, out))
+    except ValueError as exc:  # SpecError, a run folder that refuses the run
         raise click.ClickException(str(exc)) from None
 
 
@@ -266,8 +228,8 @@ def explore(paths, ids, agent, simulator, judge_model, n, seed, branch_at, branc
     cfg = RunConfig(
         agent=agent, simulator=simulator, judge_model=judge_model, concurrency=concurrency, seed=seed
     )
-    check_specs(cases, cfg)
     try:
+        check_specs(cases, cfg)
         records, clusters = asyncio.run(
             run_explore(cases, cfg, out, n=n, branch_at=branch_at, branches=branches)
         )

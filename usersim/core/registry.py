@@ -1,10 +1,20 @@
-"""Name -> implementation registries with "did you mean" errors (one per role)."""
+"""Name -> implementation registries with "did you mean" errors, one per role.
+
+Every role's registry lives here, at the bottom layer, and fills itself from the entry-point group
+of its role the first time it is read: built-ins register through the package's own entry points
+exactly as third-party plugins do (pyproject `[project.entry-points."usersim.judges"]` ...). An entry
+point names either a module that registers its items on import, or one object registered under the
+entry point's name. So a case file can be checked against the check types and tools without the
+data layer importing the judges or the sandbox, and adding a judge touches no core file.
+"""
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from importlib.metadata import entry_points
+from types import ModuleType
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -22,12 +32,34 @@ def did_you_mean(name: str, options: list[str] | set[str]) -> str:
     return f" Did you mean '{close[0]}'?" if close else ""
 
 
-class Registry(Generic[T]):
-    """Holds implementations of one role by name; `register` is usable as a decorator."""
+class PluginError(RuntimeError):
+    """An entry point of a usersim plugin group could not be loaded."""
 
-    def __init__(self, role: str) -> None:
+
+class Registry(Generic[T]):
+    """Holds implementations of one role by name; `register` is usable as a decorator.
+    With `group`, the entry points of that group are loaded on first read."""
+
+    def __init__(self, role: str, group: str | None = None) -> None:
         self.role = role
+        self.group = group
         self._items: dict[str, T] = {}
+        self._loaded = group is None
+
+    def _load_plugins(self) -> None:
+        if self._loaded:
+            return
+        self._loaded = True  # before loading: a plugin module registering itself must not recurse
+        for ep in sorted(entry_points(group=self.group or ""), key=lambda e: e.name):
+            try:
+                obj = ep.load()
+            except Exception as exc:
+                raise PluginError(
+                    f"{self.role} plugin '{ep.name}' ({ep.value}, entry-point group {self.group}) "
+                    f"failed to load: {type(exc).__name__}: {exc}. Fix or uninstall the package that provides it."
+                ) from exc
+            if not isinstance(obj, ModuleType) and ep.name not in self._items:
+                self._items[ep.name] = obj
 
     def register(self, name: str) -> Callable[[T], T]:
         def deco(obj: T) -> T:
@@ -39,6 +71,7 @@ class Registry(Generic[T]):
         return deco
 
     def get(self, name: str) -> T:
+        self._load_plugins()
         try:
             return self._items[name]
         except KeyError:
@@ -48,7 +81,19 @@ class Registry(Generic[T]):
             ) from None
 
     def names(self) -> list[str]:
+        self._load_plugins()
         return sorted(self._items)
 
     def __contains__(self, name: str) -> bool:
+        self._load_plugins()
         return name in self._items
+
+
+# One registry per role. Entry-point groups: usersim.agents (agent spec schemes), usersim.simulators
+# (simulator spec schemes), usersim.judges (judge factories), usersim.checks (case-file check types),
+# usersim.tools (sandbox tools).
+agents: Registry[Any] = Registry("agent", "usersim.agents")
+simulators: Registry[Any] = Registry("simulator", "usersim.simulators")
+judges: Registry[Any] = Registry("judge", "usersim.judges")
+checks: Registry[Any] = Registry("check", "usersim.checks")
+tools: Registry[Any] = Registry("tool", "usersim.tools")

@@ -256,39 +256,58 @@ def run_meta(cfg: RunConfig, out_dir: Path, case_ids: list[str]) -> dict[str, An
     }
 
 
-async def run_cases(
-    cases: list[Case],
-    *,
-    agent: str,
-    out_dir: str | Path,
-    simulator: str = "rule",
-    judge_model: str | None = None,
-    concurrency: int = 4,
-    repeats: int = 1,
-    resume: bool = False,
-    seed: int = 0,
-    lengths: list[str] | None = None,
-    positions: list[str] | None = None,
-    progress: bool = False,
-) -> list[RunRecord]:
-    """Library entry point: plan, run and store; returns every record of the run directory."""
-    cfg = RunConfig(
-        agent=agent,
-        simulator=simulator,
-        judge_model=judge_model,
-        repeats=repeats,
-        lengths=lengths,
-        positions=positions,
-        concurrency=concurrency,
-        resume=resume,
-        seed=seed,
-        progress=progress,
-    )
+class SpecError(ValueError):
+    """A bad agent, simulator or judge SPEC, found before any conversation runs."""
+
+
+def check_specs(cases: list[Case], cfg: RunConfig) -> None:
+    """Fail fast on a bad agent, simulator or judge name instead of recording one error per conversation."""
+    from usersim.adapters.base import AgentError
+    from usersim.core.registry import UnknownNameError
+    from usersim.judges.base import judge_registry
+    from usersim.simulator.base import load_simulator
+
+    try:
+        for name in cfg.extra_judges:
+            judge_registry.get(name)
+        load_agent(cfg.agent)
+        if any(c.mode == "organic" for c in cases):
+            load_simulator(cfg.simulator)
+    except (AgentError, UnknownNameError, ValueError) as exc:
+        raise SpecError(redact(str(exc))) from None
+
+
+async def run_suite(cases: list[Case], cfg: RunConfig, out_dir: str | Path) -> list[RunRecord]:
+    """The one entry every run goes through (CLI, Python API, pytest plugin): check the specs, plan
+    the trials, run and store them; returns every record of the run directory."""
+    check_specs(cases, cfg)
     out = Path(out_dir)
-    trials = plan_trials(cases, repeats=repeats, lengths=lengths, positions=positions, seed=seed)
+    trials = plan_trials(
+        cases, repeats=cfg.repeats, lengths=cfg.lengths, positions=cfg.positions, seed=cfg.seed
+    )
     meta = run_meta(cfg, out, [c.id for c in cases])
-    if resume:
+    if cfg.resume and (out / "results.sqlite").is_file():
         old = RunStore(out / "results.sqlite")
         meta["run_id"] = old.get_meta().get("run_id", meta["run_id"])
         old.close()
     return await run_trials(trials, cfg, out, meta)
+
+
+async def run_cases(cases: list[Case], *, out_dir: str | Path, **options: Any) -> list[RunRecord]:
+    """`run_suite` with RunConfig fields as keywords (agent=..., simulator=..., repeats=...)."""
+    return await run_suite(cases, make_config(**options), out_dir)
+
+
+def make_config(**options: Any) -> RunConfig:
+    """A RunConfig from keywords; an unknown option is a TypeError with did-you-mean."""
+    from dataclasses import fields
+
+    from usersim.core.registry import did_you_mean
+
+    known = {f.name for f in fields(RunConfig)}
+    for name in options:
+        if name not in known:
+            raise TypeError(
+                f"unknown run option '{name}'.{did_you_mean(name, known)} Options: {', '.join(sorted(known))}"
+            )
+    return RunConfig(**options)

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from usersim.cases.schema import Case
 from usersim.core.events import SkillEvent, Stop, ToolEvent
 from usersim.core.messages import Message
+from usersim.core import registry as registries
 from usersim.core.registry import Registry
 from usersim.core.verdict import Verdict
 
@@ -41,7 +42,7 @@ class Judge(Protocol):
 
 
 # Judge factories take the JudgeConfig below and return a Judge.
-judge_registry: Registry[Any] = Registry("judge")
+judge_registry: Registry[Any] = registries.judges
 
 
 class JudgeConfig(BaseModel):

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from usersim.core.events import Usage
 from usersim.core.messages import Message
+from usersim.core import registry as registries
 from usersim.core.registry import Registry
 from usersim.personas.schema import Persona
 
@@ -52,11 +53,9 @@ class UserSimulator(Protocol):
     async def next_turn(self, view: SimulatorView) -> SimulatorTurn: ...
 
 
-simulator_registry: Registry[Callable[[str], UserSimulator]] = Registry("simulator")
+simulator_registry: Registry[Callable[[str], UserSimulator]] = registries.simulators
 
 
 def load_simulator(spec: str) -> UserSimulator:
     """Resolve a simulator SPEC: `rule`, `rule:SEEDSALT`, `openai:MODEL`."""
-    import usersim.simulator.catalog  # noqa: F401  registers the built-in schemes
-
     return simulator_registry.get(spec.split(":", 1)[0])(spec)

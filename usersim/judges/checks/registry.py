@@ -12,8 +12,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from usersim.cases.schema import Case
+from usersim.core import registry as registries
 from usersim.core.messages import Message
-from usersim.core.registry import did_you_mean
+from usersim.core.registry import UnknownNameError, did_you_mean
 from usersim.core.verdict import Verdict
 from usersim.judges.base import JudgeState
 from usersim.judges.checks.context import CheckContext
@@ -41,47 +42,55 @@ class CheckType:
     params: type[BaseModel]
     fn: CheckFn
 
+    def validate(self, raw: Any, *, case_tools: Iterable[str] = ()) -> BaseModel:
+        """The params of one check validated; ValueError naming the check and field, with did-you-mean.
+        `case_tools`: tool names the case defines itself (mock_tools), valid in tool checks."""
+        from usersim.judges.checks.tools import CASE_TOOLS
+
+        token = CASE_TOOLS.set(frozenset(case_tools))
+        try:
+            return self.params.model_validate(raw if raw is not None else {})
+        except ValidationError as exc:
+            raise ValueError(_explain(self, exc)) from None
+        finally:
+            CASE_TOOLS.reset(token)
+
     @property
     def doc(self) -> str:
         return (self.fn.__doc__ or "").strip().splitlines()[0] if self.fn.__doc__ else ""
 
 
 class CheckRegistry:
-    """Check types by name; `register(name, Params)` decorates a check function."""
+    """Check types by name, stored in the core `checks` registry (so plugins and case validation
+    see them); `register(name, Params)` decorates a check function."""
 
     def __init__(self) -> None:
-        self._items: dict[str, CheckType] = {}
+        self._items = registries.checks
 
     def register(self, name: str, params: type[BaseModel]) -> Callable[[CheckFn], CheckFn]:
         def deco(fn: CheckFn) -> CheckFn:
-            if name in self._items:
-                raise ValueError(f"check '{name}' is registered twice")
-            self._items[name] = CheckType(name, params, fn)
+            self._items.register(name)(CheckType(name, params, fn))
             return fn
 
         return deco
 
     def names(self) -> list[str]:
-        return sorted(self._items)
+        return self._items.names()
 
     def get(self, name: str) -> CheckType:
-        if name not in self._items:
-            raise ValueError(
-                f"Unknown check '{name}'.{did_you_mean(name, set(self._items))} Available: {', '.join(self.names())}"
-            )
-        return self._items[name]
+        try:
+            return self._items.get(name)
+        except UnknownNameError as exc:
+            raise ValueError(str(exc)) from None
 
-    def parse(self, spec: Any) -> tuple[CheckType, BaseModel]:
+    def parse(self, spec: Any, case_tools: Iterable[str] = ()) -> tuple[CheckType, BaseModel]:
         """Split a one-key spec {check_type: params} and validate the params (ValueError)."""
         if not isinstance(spec, dict) or len(spec) != 1:
             got = sorted(spec) if isinstance(spec, dict) else type(spec).__name__
             raise ValueError(f"a check is a one-key mapping {{check_type: params}}, got {got}")
         name, raw = next(iter(spec.items()))
         ctype = self.get(str(name))
-        try:
-            return ctype, ctype.params.model_validate(raw if raw is not None else {})
-        except ValidationError as exc:
-            raise ValueError(_explain(ctype, exc)) from None
+        return ctype, ctype.validate(raw, case_tools=case_tools)
 
 
 def _explain(ctype: CheckType, exc: ValidationError) -> str:
@@ -116,25 +125,15 @@ def compact(spec: dict[str, Any], limit: int = 240) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _parse(spec: dict[str, Any], case_tools: Iterable[str]) -> tuple[CheckType, BaseModel]:
-    from usersim.judges.checks.tools import CASE_TOOLS
-
-    token = CASE_TOOLS.set(frozenset(case_tools))
-    try:
-        return check_registry.parse(spec)
-    finally:
-        CASE_TOOLS.reset(token)
-
-
 def validate_check(spec: dict[str, Any], *, case_tools: Iterable[str] = ()) -> None:
     """Raise ValueError (naming the check and field, with did-you-mean) if `spec` is not a valid check.
     `case_tools`: tool names the case defines itself (mock_tools), valid in tool checks."""
-    _parse(spec, case_tools)
+    check_registry.parse(spec, case_tools)
 
 
 def evaluate(spec: dict[str, Any], ctx: CheckContext) -> Outcome:
     """Run one check on a context (used by run_check, step_completion and milestones)."""
-    ctype, params = _parse(spec, ctx.case.own_tool_names)
+    ctype, params = check_registry.parse(spec, ctx.case.own_tool_names)
     return ctype.fn(params, ctx)
 
 

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from usersim.core import registry as registries
 from usersim.core.registry import Registry, did_you_mean
 
 
@@ -75,7 +76,7 @@ class Tool:
         return json.dumps(result, ensure_ascii=False), False
 
 
-tool_registry: Registry[Tool] = Registry("tool")
+tool_registry: Registry[Tool] = registries.tools
 
 
 def register(

@@ -1,0 +1,133 @@
+"""The Python API: `usersim.run(cases, agent=...)` -> RunResult. The CLI's `run` and the pytest
+plugin go through the same entry (graphs.runner.run_suite).
+
+    import usersim
+    result = usersim.run("cases/refund.yaml", agent=my_agent)   # a SPEC string or a callable
+    assert result.passed, result.explain()
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from usersim.adapters.python_fn import callable_spec
+from usersim.cases.loader import find_case, load_cases
+from usersim.cases.schema import Case
+from usersim.core.record import RunRecord
+from usersim.graphs.runner import make_config, run_suite
+from usersim.reports.outcome import outcome_line
+
+CaseLike = str | Path | Case
+
+
+@dataclass
+class RunResult:
+    """What a run produced: its records, the summary, where the report is, and the counts."""
+
+    records: list[RunRecord]
+    summary: dict[str, Any]
+    out_dir: Path
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def report_path(self) -> Path:
+        return self.out_dir / "report.html"
+
+    @property
+    def passed(self) -> bool:
+        """True when at least one conversation ran and every one of them passed (an `unjudged`
+        conversation is not a pass: some criterion had no judge)."""
+        return bool(self.records) and all(r.status == "passed" for r in self.records)
+
+    @property
+    def failed(self) -> list[RunRecord]:
+        """The conversations that did not pass (failed, error or unjudged)."""
+        return [r for r in self.records if r.status != "passed"]
+
+    def explain(self, transcript: bool = True) -> str:
+        """Each non-passing conversation with its verdict reasons (and transcript), for a test failure."""
+        lines = [f"{len(self.records)} conversation(s): {self.counts}; report: {self.report_path}"]
+        for r in self.failed:
+            lines.append(outcome_line(r))
+            for v in r.verdicts:
+                if v.counts_toward_status and v.verdict != "pass":
+                    lines.append(f"    {v.judge}: {v.verdict} — {v.reason}")
+            if transcript:
+                for i, m in enumerate(r.transcript):
+                    calls = f" tool_calls={m.tool_calls}" if m.tool_calls else ""
+                    lines.append(f"    [{i}] {m.role}: {m.content[:300]}{calls}")
+        return "\n".join(lines)
+
+
+def resolve_cases(cases: CaseLike | Iterable[CaseLike]) -> list[Case]:
+    """Case objects from files, folders, case ids of the bundled library, or Case objects."""
+    items = [cases] if isinstance(cases, (str, Path, Case)) else list(cases)
+    out: list[Case] = []
+    for item in items:
+        if isinstance(item, Case):
+            out.append(item)
+        elif Path(item).exists():
+            out.extend(load_cases([item]))
+        else:
+            out.append(find_case(str(item)))
+    if not out:
+        raise ValueError("no cases selected")
+    return out
+
+
+async def arun(
+    cases: CaseLike | Iterable[CaseLike],
+    *,
+    agent: str | Callable[..., Any] = "reference",
+    simulator: str = "rule",
+    judge_model: str | None = None,
+    out: str | Path | None = None,
+    **options: Any,
+) -> RunResult:
+    """`run` for code that already has an event loop (async tests, notebooks)."""
+    spec = agent if isinstance(agent, str) else callable_spec(agent)
+    cfg = make_config(
+        agent=spec, simulator=simulator, judge_model=judge_model, **{"progress": False, **options}
+    )
+    out_dir = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="usersim-run-"))
+    records = await run_suite(resolve_cases(cases), cfg, out_dir)
+    summary_file = out_dir / "summary.json"
+    summary = json.loads(summary_file.read_text(encoding="utf-8")) if summary_file.is_file() else {}
+    counts: dict[str, int] = {}
+    for r in records:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    return RunResult(records=records, summary=summary, out_dir=out_dir, counts=counts)
+
+
+def run(
+    cases: CaseLike | Iterable[CaseLike],
+    *,
+    agent: str | Callable[..., Any] = "reference",
+    simulator: str = "rule",
+    judge_model: str | None = None,
+    out: str | Path | None = None,
+    **options: Any,
+) -> RunResult:
+    """Run cases against an agent and judge them.
+
+    cases: a case file, a folder, a bundled case id ("C2-E2E-04"), a Case, or a list of these.
+    agent: an agent SPEC ("reference", "openai:MODEL", "python:mod:fn", "http://...") or a callable
+        `(messages, tools) -> assistant message dict` (sync or async).
+    simulator: "rule" (offline) or "openai:MODEL"; judge_model: "openai:MODEL" or None.
+    out: the run folder (default: a new temporary folder).
+    options: any RunConfig field — repeats, lengths, positions, concurrency, seed, resume,
+        extra_judges, max_tool_rounds, ...
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(
+            arun(cases, agent=agent, simulator=simulator, judge_model=judge_model, out=out, **options)
+        )
+    raise RuntimeError("usersim.run() was called inside a running event loop; use `await usersim.arun(...)`")
