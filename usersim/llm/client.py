@@ -9,6 +9,8 @@ httpx backend on this machine), and adds what every caller needs:
   connection errors (`USERSIM_LLM_MAX_ATTEMPTS`, default 4 attempts; `USERSIM_LLM_BACKOFF_S`,
   default 0.5 s base; a Retry-After above `USERSIM_LLM_MAX_WAIT_S`, default 60 s, is capped);
 * no retry for 400/401/403/404 — those raise `LLMCallError` at once, naming endpoint and model;
+* a 200 reply that is not a usable completion (cut or non-JSON body, no choices, null message,
+  wrong field types) is retried like a transport fault, then an error naming role, endpoint, model;
 * the SQLite call cache of `adapters.llm_cache` (cached answers count in `Usage.cached_calls`);
 * token usage as `graphs.state.Usage`;
 * secrets redacted from every error message.
@@ -155,15 +157,61 @@ def _as_dicts(messages: list[dict[str, Any]] | list[Message]) -> list[dict[str, 
     return [m.to_openai() if isinstance(m, Message) else dict(m) for m in messages]
 
 
-def _message_dict(message: Any) -> dict[str, Any]:
-    data = message.model_dump(exclude_none=True) if hasattr(message, "model_dump") else dict(message)
-    out: dict[str, Any] = {"role": "assistant", "content": data.get("content") or ""}
-    if data.get("tool_calls"):
-        out["tool_calls"] = [
-            {"id": tc.get("id", ""), "type": "function", "function": dict(tc.get("function") or {})}
-            for tc in data["tool_calls"]
-        ]
-    return out
+class BadReply(ValueError):
+    """A 200 reply that is not a usable chat completion (cut or non-JSON body, null message, ...)."""
+
+
+def _get(obj: Any, key: str) -> Any:
+    return obj.get(key) if isinstance(obj, dict) else getattr(obj, key, None)
+
+
+def _snippet(value: Any) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    return text[:80] + ("…" if len(text) > 80 else "")
+
+
+def parse_reply(resp: Any) -> tuple[dict[str, Any], int, int]:
+    """(assistant message dict in OpenAI form, prompt_tokens, completion_tokens) from a completion;
+    anything missing or of the wrong type raises BadReply saying what."""
+    if not (isinstance(resp, dict) or hasattr(resp, "choices")):
+        raise BadReply(f"the body is not a chat completion: {_snippet(resp)}")
+    choices = _get(resp, "choices")
+    if not isinstance(choices, list) or not choices:
+        raise BadReply("the response has no choices")
+    message = _get(choices[0], "message")
+    if message is None:
+        raise BadReply("choices[0].message is null")
+    content = _get(message, "content")
+    if content is not None and not isinstance(content, str):
+        raise BadReply(f"message.content is not text: {_snippet(content)}")
+    out: dict[str, Any] = {"role": "assistant", "content": content or ""}
+    calls = _get(message, "tool_calls")
+    if calls is not None and not isinstance(calls, list):
+        raise BadReply(f"message.tool_calls is not a list: {_snippet(calls)}")
+    if calls:
+        out["tool_calls"] = []
+        for i, tc in enumerate(calls):
+            fn = _get(tc, "function")
+            name, args = _get(fn, "name"), _get(fn, "arguments")
+            if not isinstance(name, str) or not name:
+                raise BadReply(f"message.tool_calls[{i}].function.name is missing")
+            if args is None:
+                args = "{}"
+            elif not isinstance(args, str):
+                raise BadReply(f"message.tool_calls[{i}].function.arguments is not a string")
+            call_id = _get(tc, "id")
+            out["tool_calls"].append(
+                {
+                    "id": call_id if isinstance(call_id, str) else "",
+                    "type": "function",
+                    "function": {"name": name, "arguments": args},
+                }
+            )
+    usage = _get(resp, "usage")
+    p_tok, c_tok = _get(usage, "prompt_tokens"), _get(usage, "completion_tokens")
+    p_tok = p_tok if isinstance(p_tok, int) and p_tok >= 0 else 0
+    c_tok = c_tok if isinstance(c_tok, int) and c_tok >= 0 else 0
+    return out, p_tok, c_tok
 
 
 async def chat_completion(
@@ -245,16 +293,22 @@ async def chat_completion(
                 endpoint, None, f"connection failed: {redact(str(exc.__cause__ or exc), [key])}"
             )
             wait = None
+        except (ValueError, TypeError, openai.APIError) as exc:
+            # a 200 whose body is cut or not JSON: retried like a transport fault
+            why = f"the body is not valid JSON ({exc})" if isinstance(exc, ValueError) else str(exc)
+            last = LLMCallError(endpoint, 200, f"unusable reply: {redact(_snippet(why), [key])}")
+            wait = None
         else:
-            if not resp.choices:
-                raise LLMCallError(endpoint, 200, "the response has no choices")
-            message = _message_dict(resp.choices[0].message)
-            p_tok = resp.usage.prompt_tokens if resp.usage else 0
-            c_tok = resp.usage.completion_tokens if resp.usage else 0
-            if store is not None:
-                store.put(ckey, model, message, p_tok, c_tok)
-            cost = cost_usd(model, p_tok, c_tok)
-            return message, Usage(calls=1, prompt_tokens=p_tok, completion_tokens=c_tok, cost_usd=cost)
+            try:
+                message, p_tok, c_tok = parse_reply(resp)
+            except BadReply as exc:
+                last = LLMCallError(endpoint, 200, f"unusable reply: {redact(str(exc), [key])}")
+                wait = None
+            else:
+                if store is not None:
+                    store.put(ckey, model, message, p_tok, c_tok)
+                cost = cost_usd(model, p_tok, c_tok)
+                return message, Usage(calls=1, prompt_tokens=p_tok, completion_tokens=c_tok, cost_usd=cost)
         if attempt + 1 < attempts:
             # Jitter avoids synchronized retry storms across concurrent conversations.
             delay = wait if wait is not None else base_wait * (2**attempt) * (1 + random.random() / 4)
