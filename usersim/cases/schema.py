@@ -60,7 +60,9 @@ class CaseInput(Strict):
     message: str | None = Field(default=None, description="The current user message the agent must answer.")
     script: list[str] = Field(
         default_factory=list,
-        description="Further scripted user turns (static): the agent answers each one live, in order.",
+        description="Further scripted user turns, answered live in order. Static: the whole script. "
+        "Organic: a replayed prefix (a promoted failure's recorded turns after `message`); the persona's "
+        "simulator continues once it is used up.",
     )
 
 
@@ -270,6 +272,19 @@ class PromotedFrom(Strict):
     agent: str = Field(description="Agent SPEC that produced the transcript.")
     simulator: str | None = Field(default=None, description="Simulator SPEC (organic source).")
     status: str = Field(description="The record's status when promoted.")
+    form: Literal["prefix", "strict"] = Field(
+        default="prefix",
+        description="prefix: the recorded user turns up to the failing turn are replayed, then the persona "
+        "simulates on (organic); strict: a static case judging only the reply at the failing turn.",
+    )
+    failing_turn: int | None = Field(default=None, ge=1, description="First failing user turn (1-based).")
+    failing: list[str] = Field(
+        default_factory=list, description="The criteria that failed in the record (judge: reason)."
+    )
+    persona: str | None = Field(default=None, description="Persona variant id the record ran with.")
+    seed: int | None = Field(
+        default=None, description="The record's conversation seed; the simulator reuses it (pinned wording)."
+    )
 
 
 class Case(Strict):
@@ -346,6 +361,10 @@ class Case(Strict):
                 raise ValueError("organic cases need `persona` (a persona id from personas/)")
             if not self.max_turns:
                 raise ValueError("organic cases need `max_turns`")
+            if self.input.script and self.input.message is None:
+                raise ValueError(
+                    "organic cases replay `input.script` after `input.message`; set `input.message`"
+                )
         elif not (self.input.message or self.input.script or self.input.history):
             raise ValueError("static cases need `input.message`, `input.script` or `input.history`")
         return self

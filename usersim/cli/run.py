@@ -250,12 +250,34 @@ def explore(paths, ids, agent, simulator, judge_model, n, seed, branch_at, branc
     type=click.Path(file_okay=False, path_type=Path),
     help="Folder for the new case file.",
 )
-def promote(run_dir: Path, record_id: str, to: Path) -> None:
-    """Turn RECORD_ID of RUN_DIR into a static regression case that replays its user turns."""
+@click.option(
+    "--form",
+    type=click.Choice(["prefix", "strict"]),
+    default="prefix",
+    show_default=True,
+    help="prefix: replay the recorded user turns up to the failing turn, then the same persona simulates on; "
+    "strict: a static case judging only the reply at the failing turn.",
+)
+@click.option(
+    "--at-turn",
+    default=None,
+    type=click.IntRange(1),
+    help="The failing user turn (default: found from the record).",
+)
+def promote(run_dir: Path, record_id: str, to: Path, form: str, at_turn: int | None) -> None:
+    """Turn RECORD_ID of RUN_DIR into a regression case that fails the way the record did."""
+    import yaml
+
     from usersim.graphs.promote import promote as do_promote
 
     try:
-        path = do_promote(run_dir, record_id, to)
+        path = do_promote(run_dir, record_id, to, form=form, at_turn=at_turn)  # type: ignore[arg-type]
     except (ValueError, KeyError) as exc:
         raise click.ClickException(str(exc)) from None
+    origin = yaml.safe_load(path.read_text(encoding="utf-8")).get("promoted_from", {})
     click.echo(str(path))
+    click.echo(
+        f"  {form} form, failing turn {origin.get('failing_turn')}; failed: "
+        + "; ".join(f[:80] for f in origin.get("failing", [])[:3]),
+        err=True,
+    )

@@ -55,9 +55,13 @@ async def _simulated_turn(ctx: RunContext, turn: int, messages: list[Message]) -
     max_turns = case.max_turns or (ctx.persona.max_turns if ctx.persona else None) or 10
     if turn >= max_turns:
         return {"stop": Stop(reason="max_turns", detail=f"reached max_turns={max_turns} without the goal")}
+    prefix = [case.input.message, *case.input.script] if case.input.script else []
+    if turn < len(prefix):  # a promoted failure: its recorded user turns first, then the simulator
+        return {"messages": [_user(prefix[turn] or "")], "turn": turn + 1, "turn_starts": [len(messages)]}
     assert ctx.simulator is not None and ctx.persona is not None
+    origin = case.promoted_from  # pinned: the original case id and seed give the original wording
     view = SimulatorView(
-        case_id=case.id,
+        case_id=origin.case_id if origin else case.id,
         persona=ctx.persona,
         goal=case.goal,
         opening_message=case.input.message,
@@ -68,7 +72,7 @@ async def _simulated_turn(ctx: RunContext, turn: int, messages: list[Message]) -
         ],
         turn=turn + 1,
         max_turns=max_turns,
-        seed=ctx.seed,
+        seed=origin.seed if origin and origin.seed is not None else ctx.seed,
     )
     try:
         move = await ctx.simulator.next_turn(view)

@@ -1,18 +1,56 @@
-"""Promote a run record (typically a failing organic conversation) to a static regression case."""
+"""Promote a run record (typically a failing organic conversation) to a regression case.
+
+Two forms:
+
+* `prefix` (default): the recorded user turns up to the first failing turn are replayed, then the
+  same persona variant (seed pinned) simulates on through the same graph. The flawed agent fails the
+  same way again; a fixed agent answers the failing turn well and the simulated user carries on from
+  there, so the case can pass. All of the case's own checks are kept (they include the failed ones).
+* `strict`: a static case whose history is the recorded conversation before the failing turn and
+  whose message is that turn's user line; only the agent's reply to it is judged, with the checks
+  that make sense for one reply (conversation-shaped ones such as `turns`, `stop_reason` or
+  `asked_clarification` are dropped; what was still missing becomes keyword checks).
+
+Either way the recorded conversation is kept as `reference_transcript`; the divergence judge reports
+where the agent now departs from it, as information only.
+"""
 
 from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any, Literal
 
 import yaml
 
 from usersim.cases.loader import find_case, load_case
 from usersim.cases.schema import Case, CaseInput, PromotedFrom
+from usersim.core.messages import Message
 from usersim.core.record import RunRecord
 from usersim.core.registry import UnknownNameError, did_you_mean
 from usersim.graphs.replay import messages_of
 from usersim.graphs.store import RunStore
+from usersim.personas.schema import Persona
+
+Form = Literal["prefix", "strict"]
+
+# Checks that judge what a single reply says or does; the rest judge the whole conversation.
+REPLY_CHECKS = {
+    "keywords",
+    "constraint",
+    "count",
+    "memory_recall",
+    "tool_called",
+    "tool_not_called",
+    "tool_order",
+    "skill_triggered",
+    "skill_not_triggered",
+}
+# Checks that are met once for the whole conversation: not asked again of the reply at the failing turn
+# when the conversation before it already met them.
+_MET_ONCE = {"tool_called", "keywords", "skill_triggered"}
+# Judges whose evidence_turn points at what was achieved, not at what went wrong.
+_EVIDENCE_OF_PROGRESS = {"task_completion", "milestones"}
 
 
 def find_record(run_dir: Path, record_id: str) -> tuple[RunRecord, dict]:
@@ -33,49 +71,248 @@ def find_record(run_dir: Path, record_id: str) -> tuple[RunRecord, dict]:
     )
 
 
-def promoted_case(record: RunRecord, case: Case, meta: dict) -> Case:
-    """A static case that replays the record's user turns; the agent answers each live, and the recorded
-    replies are kept as `reference_transcript` so replays report where they diverge."""
-    messages = messages_of(record)
-    history, live = messages[: record.history_len], messages[record.history_len :]
-    users = [m.content for m in live if m.role == "user"]
-    if not users:
-        raise ValueError(f"record {record.id} has no user turn to replay")
-    digest = hashlib.sha256(record.id.encode()).hexdigest()[:6]
-    skills = case.skills.model_copy(deep=True)
-    if record.variant.group is not None:
-        skills.skill_enabled, skills.groups = record.variant.group == "B", []
-    return case.model_copy(
+def record_persona(record: RunRecord, case: Case, meta: dict) -> Persona | None:
+    """The persona (variant) the record ran with, rebuilt from the case and the run's explore settings."""
+    if not case.persona:
+        return None
+    from usersim.personas.loader import resolve_persona
+    from usersim.personas.variation import vary
+
+    base = resolve_persona(case)
+    wanted = record.variant.persona
+    if not wanted or wanted == base.id:
+        return base
+    n = (meta.get("explore") or {}).get("n")
+    if n:
+        for p in vary(base, int(n), int(meta.get("seed") or 0)):
+            if p.id == wanted:
+                return p
+    raise ValueError(
+        f"record {record.id} ran persona variant '{wanted}', which cannot be rebuilt from this run "
+        f"(explore n={n!r}, seed={meta.get('seed')!r})"
+    )
+
+
+def _persona_overrides(case: Case, base: Persona | None, variant: Persona | None) -> dict[str, Any]:
+    """The case's overrides plus every top-level persona field where the variant differs from the base."""
+    if base is None or variant is None or variant.id == base.id:
+        return dict(case.persona_overrides)
+    b, v = base.model_dump(mode="json"), variant.model_dump(mode="json")
+    return {**case.persona_overrides, **{k: val for k, val in v.items() if b.get(k) != val}}
+
+
+def agenda_trace(record: RunRecord, persona: Persona, max_turns: int) -> tuple[int, dict[int, list[str]]]:
+    """Replay the agent's recorded replies through the persona's agenda (as the rule simulator does):
+    the first turn after which nothing the user still wanted was ever delivered (the turn after the
+    last delivery, or the turn a scripted change reopened the request), and the items pending before
+    each reply."""
+    from usersim.simulator.agenda import Agenda, decide
+    from usersim.simulator.rule import agent_replies
+
+    agenda = Agenda.start(persona)
+    for e in persona.events:
+        if e.at_turn == 1:
+            agenda.apply_event(e)
+    replies = agent_replies(messages_of(record)[record.history_len :])
+    progress, pending = 1, {}
+    for t in range(1, record.turns + 1):
+        pending[t] = list(agenda.pending)
+        before = set(agenda.delivered)
+        obs = agenda.observe(replies[t - 1] if t - 1 < len(replies) else "", t)
+        if obs.delivered:
+            progress = t + 1
+        events = [e for e in persona.events if e.at_turn == t + 1]
+        upcoming = any(t + 1 < e.at_turn <= max_turns for e in persona.events)
+        decide(agenda, obs, events, upcoming)
+        if not (before | set(obs.delivered)) <= set(agenda.delivered):  # a change reopened the request
+            progress = t + 1
+    return progress, pending
+
+
+def failing_verdicts(record: RunRecord) -> list[Any]:
+    return [v for v in record.verdicts if v.counts_toward_status and v.verdict in ("fail", "error")]
+
+
+def failing_turn(record: RunRecord, persona: Persona | None, max_turns: int) -> int:
+    """The first user turn whose reply went wrong: the earliest turn a failing verdict cites as evidence,
+    or (with a persona) the turn after which the user's open requests were never served again."""
+    candidates = []
+    for v in failing_verdicts(record):
+        if v.judge in _EVIDENCE_OF_PROGRESS:
+            continue
+        if v.evidence_turn is not None and 0 <= v.evidence_turn < len(record.transcript):
+            turn = record.transcript[v.evidence_turn].turn
+            if turn:
+                candidates.append(turn)
+    if persona is not None and record.turns:
+        candidates.append(agenda_trace(record, persona, max_turns)[0])
+    turn = min(candidates) if candidates else record.turns
+    return max(1, min(turn, record.turns))
+
+
+def _user_starts(messages: list[Message], start: int) -> list[int]:
+    return [i for i in range(start, len(messages)) if messages[i].role == "user"]
+
+
+def _check_met_before(check: dict[str, Any], history: list[Message]) -> bool:
+    """Whether the conversation before the failing turn already met a met-once check."""
+    ((kind, params),) = check.items()
+    params = params or {}
+    if kind not in _MET_ONCE:
+        return False
+    if kind == "tool_called":
+        tools = params.get("tool")
+        names = {tools} if isinstance(tools, str) else set(tools or [])
+        called = [c for m in history for c in m.tool_calls if c.name in names]
+        return len(called) >= int(params.get("min_calls", 1)) and not params.get("args")
+    if kind == "keywords":
+        if params.get("scope") != "assistant" or params.get("none"):
+            return False
+        text = "\n".join(m.content for m in history if m.role == "assistant").lower()
+        words = params.get("any") or []
+        return bool(words) and any(w.lower() in text for w in words) and not params.get("all")
+    return False
+
+
+def strict_judging(case: Case, history: list[Message], pending: list[str], persona: Persona | None):
+    """The case's judging for one reply: reply-scoped checks not already met before, plus one keyword
+    check per deliverable the user was still waiting for; no milestones, no conversation rubric."""
+    from usersim.simulator.signals import item_keywords
+
+    j = case.judging
+    checks = [c for c in j.checks if next(iter(c)) in REPLY_CHECKS and not _check_met_before(c, history)]
+    if persona is not None:
+        for item in pending:
+            words = item_keywords(persona.goal, item)
+            if words:
+                checks.append({"keywords": {"scope": "assistant", "any": list(words)}})
+    methods = [m for m in j.scoring.methods if m == "auto"] or ["auto"]
+    return j.model_copy(
         deep=True,
         update={
-            "id": f"{case.id}-REG-{digest}",
-            "title": f"{case.title}（回归：{record.status}，来自 {record.id}）",
-            "mode": "static",
-            "input": CaseInput(history=history, message=users[0], script=users[1:]),
-            "max_turns": None,
-            "long_context": None,  # the history is already the expanded variant
-            "skills": skills,
-            "tags": sorted(set(case.tags) | {"regression"}),
-            "promoted_from": PromotedFrom(
-                run_id=str(meta.get("run_id", "")),
-                record_id=record.id,
-                case_id=case.id,
-                agent=record.agent,
-                simulator=record.simulator,
-                status=record.status,
+            "checks": checks,
+            "milestones": [],
+            "rubric": [],
+            "human_review": [],
+            "drift_threshold": None,
+            "scoring": j.scoring.model_copy(
+                update={"methods": methods, "note": f"strict regression: {j.scoring.note or j.scoring.label}"}
             ),
-            "reference_transcript": live,
         },
     )
 
 
-def promote(run_dir: Path, record_id: str, to_dir: Path, cases_paths: list[str] | None = None) -> Path:
+def promoted_case(
+    record: RunRecord, case: Case, meta: dict, *, form: Form = "prefix", at_turn: int | None = None
+) -> Case:
+    """The regression case for `record` (see the module docstring for the two forms)."""
+    messages = messages_of(record)
+    history, live = messages[: record.history_len], messages[record.history_len :]
+    starts = _user_starts(messages, record.history_len)
+    users = [messages[i].content for i in starts]
+    if not users:
+        raise ValueError(f"record {record.id} has no user turn to replay")
+    persona = record_persona(record, case, meta)
+    max_turns = case.max_turns or (persona.max_turns if persona else None) or len(users)
+    k = at_turn or failing_turn(record, persona, max_turns)
+    if not 1 <= k <= len(users):
+        raise ValueError(f"record {record.id} has {len(users)} user turn(s); cannot promote at turn {k}")
+    base = None
+    if persona is not None:
+        from usersim.personas.loader import resolve_persona
+
+        base = resolve_persona(case)
+    digest = hashlib.sha256(record.id.encode()).hexdigest()[:6]
+    skills = case.skills.model_copy(deep=True)
+    if record.variant.group is not None:
+        skills.skill_enabled, skills.groups = record.variant.group == "B", []
+    origin = PromotedFrom(
+        run_id=str(meta.get("run_id", record.run_id or "")),
+        record_id=record.id,
+        case_id=case.id,
+        agent=record.agent,
+        simulator=record.simulator,
+        status=record.status,
+        form=form,
+        failing_turn=k,
+        failing=[f"{v.judge}: {v.reason}" for v in failing_verdicts(record)],
+        persona=record.variant.persona or case.persona,
+        seed=record.seed,
+    )
+    common: dict[str, Any] = {
+        "long_context": None,  # the history is already the expanded variant
+        "skills": skills,
+        "tags": sorted(set(case.tags) | {"regression"}),
+        "promoted_from": origin,
+        "persona_overrides": _persona_overrides(case, base, persona),
+    }
+    if form == "prefix" and case.mode == "organic":
+        return case.model_copy(
+            deep=True,
+            update=common
+            | {
+                "id": f"{case.id}-REG-{digest}",
+                "title": f"{case.title}（回归：前 {k} 轮重放后继续模拟，来自 {record.id}）",
+                "input": CaseInput(message=users[0], script=users[1:k]),
+                "reference_transcript": live,
+            },
+        )
+    if form == "prefix":  # a static source: its user turns are fixed anyway, replay them all
+        return case.model_copy(
+            deep=True,
+            update=common
+            | {
+                "id": f"{case.id}-REG-{digest}",
+                "title": f"{case.title}（回归：{record.status}，来自 {record.id}）",
+                "mode": "static",
+                "input": CaseInput(history=history, message=users[0], script=users[1:]),
+                "max_turns": None,
+                "reference_transcript": live,
+            },
+        )
+    cut = starts[k - 1]
+    end = starts[k] if k < len(starts) else len(messages)
+    pending = agenda_trace(record, persona, max_turns)[1].get(k, []) if persona is not None else []
+    return case.model_copy(
+        deep=True,
+        update=common
+        | {
+            "id": f"{case.id}-REG-{digest}-T{k}",
+            "title": f"{case.title}（严格回归：第 {k} 轮的回复，来自 {record.id}）",
+            "mode": "static",
+            "input": CaseInput(history=messages[:cut], message=users[k - 1]),
+            "max_turns": None,
+            "judging": strict_judging(case, messages[:cut], pending, persona),
+            "reference_transcript": messages[cut:end],
+        },
+    )
+
+
+def promote_command(run_dir: Path, record_id: str, to: str = "regressions", form: Form = "prefix") -> str:
+    """The `usersim promote` command line for one record (shell-quoted), as the report shows it."""
+    import shlex
+
+    args = ["usersim", "promote", str(run_dir), record_id, "--to", to]
+    if form != "prefix":
+        args += ["--form", form]
+    return " ".join(shlex.quote(a) for a in args)
+
+
+def promote(
+    run_dir: Path,
+    record_id: str,
+    to_dir: Path,
+    cases_paths: list[str] | None = None,
+    *,
+    form: Form = "prefix",
+    at_turn: int | None = None,
+) -> Path:
     """Write the promoted case to TO_DIR/<id>.yaml, re-load it to prove it is valid, return its path."""
     record, meta = find_record(run_dir, record_id)
     if record.error:
         raise ValueError(f"record {record.id} did not run ({record.error}); nothing to promote")
     case = find_case(record.case_id, cases_paths)
-    new = promoted_case(record, case, meta)
+    new = promoted_case(record, case, meta, form=form, at_turn=at_turn)
     to_dir.mkdir(parents=True, exist_ok=True)
     path = to_dir / f"{new.id}.yaml"
     data = new.model_dump(mode="json", exclude_defaults=True)
