@@ -1,0 +1,52 @@
+"""The pytest plugin (entry point pytest11): the README example passes for a good agent and fails
+for a bad one, with the verdict reasons in the failure report."""
+
+from __future__ import annotations
+
+pytest_plugins = ["pytester"]
+
+AGENTS = """
+import json
+
+def good_agent(messages, tools):
+    if messages[-1]["role"] == "tool":
+        return {"role": "assistant", "content": "为您找到以下航班：" + messages[-1]["content"][:200]}
+    args = {"origin": "上海", "destination": "大阪", "departure_date": "2026-06-15", "passengers": 2}
+    return {"role": "assistant", "content": "",
+            "tool_calls": [{"id": "c1", "function": {"name": "search_flights", "arguments": json.dumps(args)}}]}
+
+def lazy_agent(messages, tools):
+    return {"role": "assistant", "content": "好的，没问题"}
+"""
+
+TESTS = """
+from agents import good_agent, lazy_agent
+
+def test_good(usersim):
+    r = usersim.run("B1-EI-01", agent=good_agent)
+    assert r.passed
+
+def test_lazy(usersim):
+    r = usersim.run("B1-EI-01", agent=lazy_agent)
+    assert r.passed
+"""
+
+
+def test_fixture_passes_good_agent_and_explains_bad_one(pytester):
+    pytester.makepyfile(agents=AGENTS, test_agents=TESTS)
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.syspathinsert()
+    result = pytester.runpytest_inprocess("-q")
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    assert "usersim run 1: verdicts and transcripts" in out
+    assert "tool_called: fail — search_flights was never called" in out
+    assert "assistant: 好的，没问题" in out
+
+
+def test_plugin_is_registered_by_entry_point():
+    from importlib.metadata import entry_points
+
+    assert [e.value for e in entry_points(group="pytest11") if e.name == "usersim"] == [
+        "usersim.pytest_plugin"
+    ]
