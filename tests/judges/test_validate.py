@@ -14,6 +14,7 @@ def test_every_vocabulary_check_is_registered():
     assert check_registry.names() == sorted(
         [
             "tool_called",
+            "final_state",
             "tool_not_called",
             "tool_order",
             "asked_clarification",
@@ -48,9 +49,9 @@ def test_bad_params_name_check_and_field():
     assert "unknown matcher 'lt'. Did you mean 'lte'?" in error_of(
         {"tool_called": {"tool": "search_flights", "args": {"p": {"lt": 3}}}}
     )
-    assert "write {any_of: [...]}" in error_of(
-        {"tool_called": {"tool": "search_flights", "args": {"p": ["a", "b"]}}}
-    )
+    ambiguous = error_of({"tool_called": {"tool": "search_flights", "args": {"p": ["a", "b"]}}})
+    assert "{equals: [...]} (exactly this list)" in ambiguous
+    assert "{any_of: [...]} (one of these values)" in ambiguous
     assert "is not a date" in error_of(
         {"tool_called": {"tool": "search_flights", "args": {"d": {"date_between": ["上海", "明天"]}}}}
     )

@@ -35,7 +35,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    create_model,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
 from usersim.core.yamlfile import FileProblems, read_yaml
 
@@ -114,17 +124,34 @@ class Environment(_Strict):
     )
     tools: list[EnvTool] = Field(default_factory=list, description="Tools over the state.")
 
-    @model_validator(mode="after")
-    def _load(self, info: Any) -> Environment:
+    @field_validator("state", mode="after")
+    @classmethod
+    def _read(cls, v: Tables | str, info: ValidationInfo) -> Tables:
+        if not isinstance(v, str):
+            return v
+        try:
+            return _read_state(_resolve(v, _base_dir(info)))
+        except ValueError as exc:
+            raise PydanticCustomError("environment", str(exc)) from None
+
+    @field_validator("tools", mode="after")
+    @classmethod
+    def _python(cls, v: list[EnvTool], info: ValidationInfo) -> list[EnvTool]:
         base = _base_dir(info)
-        if isinstance(self.state, str):
-            self.state = _read_state(_resolve(self.state, base))
-        for t in self.tools:
+        for i, t in enumerate(v):
             if t.python is not None:
                 t.python = _absolute_python(t.python, base)
-        self.state = _apply_updates(self.state, self.state_updates, self.keys)
+                try:
+                    [_python_tool(fn) for fn in _functions(t.python)]
+                except ValueError as exc:
+                    raise PydanticCustomError("environment", f"tools[{i}]: {exc}") from None
+        return v
+
+    @model_validator(mode="after")
+    def _load(self) -> Environment:
+        self.state = _apply_updates(self.state, self.state_updates, self.keys)  # type: ignore[arg-type]
         self.state_updates = {}
-        build_tools(self)  # import python tools now: errors surface at load time, with file:line
+        build_tools(self)  # duplicate names, bad declarative tools: errors at load time, with file:line
         return self
 
     def key_of(self, table: str) -> str:
@@ -204,12 +231,16 @@ def _absolute_python(spec: str, base: Path) -> str:
 
 
 def _import(module: str) -> Any:
-    if module in _MODULES:
-        return _MODULES[module]
+    cache_key = module
     if module.endswith(".py"):
         path = Path(module)
         if not path.is_file():
             raise ValueError(f"python tool module not found: {module}")
+        st = path.stat()  # an edited file is imported again
+        cache_key = f"{module}@{st.st_mtime_ns}:{st.st_size}"
+    if cache_key in _MODULES:
+        return _MODULES[cache_key]
+    if module.endswith(".py"):
         name = (
             "usersim_env_"
             + re.sub(r"\W", "_", path.stem)
@@ -233,7 +264,7 @@ def _import(module: str) -> Any:
                 f"cannot import python tool module '{module}': {type(exc).__name__}: {exc} "
                 "(put <module>.py beside the case file or make it importable)"
             ) from None
-    _MODULES[module] = mod
+    _MODULES[cache_key] = mod
     return mod
 
 

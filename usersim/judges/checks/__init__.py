@@ -4,7 +4,15 @@ validate_check(spec)                         # ValueError naming check / field, 
 await run_check(spec, transcript=..., case=..., state=...) -> Verdict
 """
 
-from usersim.judges.checks import clarification, constraint, memory, state, text, tools  # noqa: F401  register
+from usersim.judges.checks import (  # noqa: F401  register
+    clarification,
+    constraint,
+    final_state,
+    memory,
+    state,
+    text,
+    tools,
+)
 from usersim.judges.checks.context import CheckContext
 from usersim.judges.checks.registry import (
     Outcome,

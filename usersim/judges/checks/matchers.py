@@ -8,10 +8,16 @@ query: {contains: 签证}
 check_in: {date_between: [2026-07-05, 7 月 6 号]}
 return_date: {present: true}       # / {absent: true}
 max_price: {lte: 8000}             # / {gte: n}
+amount: 1628                       # numbers and currency normalise: "$1,628.00" matches; "14 bags" never matches 4
+item_ids: {equals: [A1, B2]}       # exactly this list (order matters) / this object (same keys)
+item_ids: {unordered: [B2, A1]}    # the same elements in any order
+item_ids: {subset: [A1]}           # every listed element (or key: value of an object) is there
+items: {each: {contains: shirt}}   # a non-empty list whose every element matches the inner matcher
 """
 
 from __future__ import annotations
 
+import json
 from datetime import date
 from typing import Any
 
@@ -19,12 +25,29 @@ from usersim.core.registry import did_you_mean
 from usersim.judges.checks.normalize import (
     is_quantity,
     normalize_place,
+    numbers_in,
     parse_number,
-    parse_quantity,
     resolve_date,
 )
 
-OPERATORS = ("any_of", "contains", "date_between", "present", "absent", "gte", "lte")
+OPERATORS = (
+    "any_of",
+    "contains",
+    "date_between",
+    "present",
+    "absent",
+    "gte",
+    "lte",
+    "equals",
+    "unordered",
+    "subset",
+    "each",
+)
+
+
+def is_operator(value: Any) -> bool:
+    """A one-key mapping whose key is a matcher operator (anything else is a literal value)."""
+    return isinstance(value, dict) and len(value) == 1 and next(iter(value)) in OPERATORS
 
 
 def validate_matcher(matcher: Any, where: str) -> None:
@@ -42,8 +65,15 @@ def validate_matcher(matcher: Any, where: str) -> None:
         if op == "any_of" and not (isinstance(arg, list) and arg):
             raise ValueError(f"{where}: any_of needs a non-empty list of values")
         if op == "any_of":
-            for i, item in enumerate(arg):
-                validate_matcher(item, f"{where}.any_of[{i}]")
+            for i, item in enumerate(arg):  # a literal object / list is one acceptable value
+                if is_operator(item) or not isinstance(item, (dict, list)):
+                    validate_matcher(item, f"{where}.any_of[{i}]")
+        if op in ("unordered",) and not isinstance(arg, list):
+            raise ValueError(f"{where}: {op} needs a list of values")
+        if op == "subset" and not isinstance(arg, (list, dict)):
+            raise ValueError(f"{where}: subset needs a list of values or a mapping of fields")
+        if op == "each":
+            validate_matcher(arg, f"{where}.each")
         if op == "contains" and not isinstance(arg, str):
             raise ValueError(f"{where}: contains needs a string")
         if op == "date_between":
@@ -60,7 +90,10 @@ def validate_matcher(matcher: Any, where: str) -> None:
             raise ValueError(f"{where}: {op} needs a number, got {arg!r}")
     elif isinstance(matcher, list):
         # ValueError, not TypeError: the case loader reports ValueErrors as file:line problems.
-        raise ValueError(f"{where}: a list is ambiguous; write {{any_of: [...]}}")  # noqa: TRY004
+        raise ValueError(  # noqa: TRY004
+            f"{where}: a list is ambiguous; write {{equals: [...]}} (exactly this list), {{unordered: [...]}} "
+            "(same elements, any order), {subset: [...]} (at least these) or {any_of: [...]} (one of these values)"
+        )
 
 
 def _text(v: Any) -> str:
@@ -86,9 +119,11 @@ def _plain_match(expected: Any, actual: Any, today: date | None) -> bool:
             act_dates = resolve_date(str(actual), today)
             if act_dates is not None:
                 return exp_dates[0] <= act_dates[0] and act_dates[1] <= exp_dates[1]
-    exp_q, act_q = parse_quantity(expected), parse_quantity(actual)
-    if exp_q is not None and act_q is not None and is_quantity(expected):
-        return abs(exp_q[0] - act_q[0]) < 1e-9
+    if is_quantity(expected):
+        exp_n = parse_number(expected)
+        numbers = numbers_in(actual)
+        if exp_n is not None and numbers:  # "4" never matches "14 bags"; "1628" matches "$1,628.00"
+            return any(abs(exp_n - n) < 1e-9 for n in numbers)
     exp_t, act_t = _text(expected), _text(actual)
     return bool(exp_t) and (exp_t == act_t or exp_t in act_t)
 
@@ -104,9 +139,31 @@ def match(matcher: Any, present: bool, actual: Any, today: date | None) -> bool:
         if not present:
             return False
         if op == "any_of":
-            return any(match(m, present, actual, today) for m in arg)
+            return any(
+                values_equal(m, actual)
+                if isinstance(m, (dict, list)) and not is_operator(m)
+                else match(m, present, actual, today)
+                for m in arg
+            )
         if op == "contains":
+            if isinstance(actual, list):
+                return any(_plain_match(arg, a, today) for a in actual)
             return _text(arg) in _text(actual)
+        if op == "equals":
+            return values_equal(arg, actual)
+        if op == "unordered":
+            return isinstance(actual, list) and _same_multiset(arg, actual)
+        if op == "subset":
+            if isinstance(arg, dict):
+                return isinstance(actual, dict) and all(
+                    k in actual and values_equal(v, actual[k]) for k, v in arg.items()
+                )
+            pool = list(actual) if isinstance(actual, list) else [actual]
+            return _same_multiset(arg, pool, partial=True)
+        if op == "each":
+            return (
+                isinstance(actual, list) and bool(actual) and all(match(arg, True, a, today) for a in actual)
+            )
         if op == "date_between":
             lo, hi = resolve_date(str(arg[0]), today), resolve_date(str(arg[1]), today)
             got = resolve_date(str(actual), today)
@@ -131,5 +188,53 @@ def describe(matcher: Any) -> str:
             "absent": lambda: "absent",
             "gte": lambda: f">={arg}",
             "lte": lambda: f"<={arg}",
+            "equals": lambda: f"equals {_json(arg)}",
+            "unordered": lambda: f"unordered {_json(arg)}",
+            "subset": lambda: f"subset {_json(arg)}",
+            "each": lambda: f"each({describe(arg)})",
         }[op]()
     return str(matcher)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def values_equal(expected: Any, actual: Any) -> bool:
+    """Exact equality after normalisation: lists element by element in order, objects key by key
+    (same keys), numbers numerically ("$1,628.00" == 1628), text trimmed and case-insensitive."""
+    if isinstance(expected, dict):
+        return (
+            isinstance(actual, dict)
+            and set(map(str, expected)) == set(map(str, actual))
+            and all(values_equal(v, actual.get(k, actual.get(str(k)))) for k, v in expected.items())
+        )
+    if isinstance(expected, list):
+        return (
+            isinstance(actual, list)
+            and len(expected) == len(actual)
+            and all(values_equal(e, a) for e, a in zip(expected, actual, strict=True))
+        )
+    if isinstance(actual, (dict, list)):
+        return False
+    if isinstance(expected, bool) or isinstance(actual, bool) or expected is None or actual is None:
+        return expected == actual
+    if is_quantity(expected) and is_quantity(actual):
+        e, a = parse_number(expected), parse_number(actual)
+        if e is not None and a is not None:
+            return abs(e - a) < 1e-9
+    return str(expected).strip().casefold() == str(actual).strip().casefold()
+
+
+def _same_multiset(expected: list[Any], actual: list[Any], *, partial: bool = False) -> bool:
+    """Every expected element pairs with a distinct equal actual element (and, unless partial,
+    nothing is left over)."""
+    if not partial and len(expected) != len(actual):
+        return False
+    left = list(actual)
+    for e in expected:
+        hit = next((i for i, a in enumerate(left) if values_equal(e, a)), None)
+        if hit is None:
+            return False
+        left.pop(hit)
+    return True

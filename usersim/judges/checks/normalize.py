@@ -187,6 +187,10 @@ _UNITS: dict[str, tuple[float, str]] = {
     "rmb": (1, "money"),
     "¥": (1, "money"),
     "￥": (1, "money"),
+    "usd": (1, "money"),
+    "dollars": (1, "money"),
+    "dollar": (1, "money"),
+    "美元": (1, "money"),
     "人": (1, "count"),
     "位": (1, "count"),
     "个人": (1, "count"),
@@ -197,9 +201,9 @@ _UNITS: dict[str, tuple[float, str]] = {
 }
 _SCALE = {"k": 1000, "千": 1000, "w": 10000, "万": 10000, "百": 100}
 _NUM_RE = re.compile(
-    r"([¥￥])?\s*(\d+(?:[.,]\d+)*|[零〇一二两三四五六七八九十百千万]+)\s*(k(?![a-z])|w(?![a-z])|千|万|百)?\s*"
+    r"(?:usd\s*)?([¥￥$€£])?\s*(\d+(?:[.,]\d+)*|[零〇一二两三四五六七八九十百千万]+)\s*(k(?![a-z])|w(?![a-z])|千|万|百)?\s*"
     # ASCII units must end the word: "16GB" is not 16 grams.
-    r"(kg(?![a-z])|公斤|千克|斤|g(?![a-z])|克|元|块|rmb(?![a-z])|个人|人|位|名|张|晚|天)?",
+    r"(kg(?![a-z])|公斤|千克|斤|g(?![a-z])|克|元|块|rmb(?![a-z])|usd(?![a-z])|dollars?(?![a-z])|美元|个人|人|位|名|张|晚|天)?",
     re.IGNORECASE,
 )
 
@@ -246,6 +250,49 @@ def is_quantity(value: Any) -> bool:
         return False
     text = value.strip().lower()
     return text in _EN_NUMBERS or bool(text) and _NUM_RE.fullmatch(text) is not None
+
+
+_DIGITS_RE = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])|(?<![\d.,])\d+(?:\.\d+)?(?![\d])")
+
+
+def numbers_in(value: Any) -> list[float]:
+    """Every number written in the value, each a whole number token: '$1,628.00 for 14 bags' ->
+    [1628.0, 14.0]; a bare quantity (两个人, 8千) gives its parsed number."""
+    if isinstance(value, bool):
+        return []
+    if isinstance(value, (int, float)):
+        return [float(value)]
+    if not isinstance(value, str):
+        return []
+    if is_quantity(value):
+        n = parse_number(value)
+        return [n] if n is not None else []
+    return [float(m.group(0).replace(",", "")) for m in _DIGITS_RE.finditer(value)]
+
+
+def find_number(word: str, text: str) -> str | None:
+    """Where the number `word` (1628, $1,628.00, 两千) is written in `text` as a whole number:
+    '1628' finds '$1,628.00', '4' does not find '14 bags'. None when `word` is not a number or absent."""
+    if not is_quantity(word):
+        return None
+    want = parse_number(word)
+    if want is None:
+        return None
+    for m in _DIGITS_RE.finditer(text):
+        if abs(float(m.group(0).replace(",", "")) - want) < 1e-9:
+            return m.group(0)
+    return None
+
+
+def statements(text: str) -> str:
+    """The text without its questions: sentences ending in ? / ？ are dropped (what the agent asks
+    is not what it delivers). Decimal points and abbreviations stay inside their sentence."""
+    kept = [
+        s
+        for s in re.split(r"(?<=[。！？!?\n])|(?<=\.)\s+", text)
+        if s and not s.strip().endswith(("?", "？"))
+    ]
+    return " ".join(k.strip() for k in kept if k.strip())
 
 
 def parse_number(value: Any) -> float | None:
