@@ -264,3 +264,19 @@ def test_extra_judge_on_request_and_unknown_judge_is_refused(tmp_path):
     assert drift["details"]["curve"] and drift["counts_toward_status"] is False
     bad = usersim("run", "--id", "C2-TD-04", "--judge", "drfit", "--out", str(tmp_path / "x"), check=False)
     assert bad.returncode != 0 and "Unknown judge 'drfit'. Did you mean 'drift'?" in bad.stderr
+
+
+def test_demo_refuses_a_folder_it_did_not_write(tmp_path):
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "notes.txt").write_text("keep me", encoding="utf-8")
+    res = usersim("demo", "--out", str(mine), check=False)
+    assert res.returncode == 2 and "was not written by `usersim demo`" in res.stderr
+    assert (mine / "notes.txt").read_text(encoding="utf-8") == "keep me"
+
+
+def test_demo_replaces_its_own_earlier_output(demo_dir):
+    first = {p.name for p in demo_dir.iterdir()}
+    assert ".usersim-demo" in first and "results.jsonl" in first
+    usersim("demo", "--out", str(demo_dir))
+    assert len(records(demo_dir)) == len(DEMO_IDS) + sum(1 for c in DEMO_IDS if c.startswith("B1"))

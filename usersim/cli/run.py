@@ -48,10 +48,20 @@ def print_outcome(records: list[RunRecord], out_dir: Path) -> None:
 
 
 def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
+    import sqlite3
+
+    from usersim.graphs.store import os_error_line, prepare_out_dir
+
     try:
+        prepare_out_dir(out)  # not a folder, read-only, /dev/null ... refused before any work
         return asyncio.run(run_suite(cases, cfg, out))
-    except ValueError as exc:  # SpecError, a run folder that refuses the run
+    except ValueError as exc:  # SpecError, a run folder that refuses the run (busy, corrupt, resume)
         raise click.ClickException(str(exc)) from None
+    except (OSError, sqlite3.Error) as exc:  # disk full, permissions: one line; finished records stay
+        why = os_error_line(exc) if isinstance(exc, OSError) else str(exc)
+        raise click.ClickException(
+            f"{why}; finished conversations are kept in {out}/results.sqlite (continue with --resume)"
+        ) from None
 
 
 @click.command()
@@ -156,6 +166,25 @@ def run(
     print_outcome(records, out)
 
 
+DEMO_MARKER = ".usersim-demo"
+
+
+def _fresh_demo_dir(out: Path) -> None:
+    """Start the demo in an empty OUT. A folder an earlier demo wrote (it holds the marker file) is
+    replaced; any other non-empty folder is refused, never deleted."""
+    if out.exists() and not out.is_dir():
+        raise click.UsageError(f"--out {out} is a file; choose a folder", ctx=None)
+    if out.is_dir() and any(out.iterdir()):
+        if not (out / DEMO_MARKER).is_file():
+            raise click.UsageError(
+                f"--out {out} is not empty and was not written by `usersim demo`; "
+                "choose a new or empty folder (nothing was deleted)"
+            )
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / DEMO_MARKER).write_text("written by `usersim demo`; the next demo run may replace this folder\n")
+
+
 @click.command()
 @click.option(
     "--out",
@@ -168,8 +197,7 @@ def run(
 def demo(out: Path, agent: str) -> None:
     """The offline demo: seed cases against the reference agent and a flawed variant (OUT/flawed/),
     with the rule simulator and rule judges."""
-    if out.exists():
-        shutil.rmtree(out)
+    _fresh_demo_dir(out)
     cases = _select((), tuple(DEMO_CASES))
     records = _run(cases, RunConfig(agent=agent, simulator="rule", concurrency=4), out)
     print_outcome(records, out)
