@@ -68,3 +68,42 @@ async def test_tool_called_with_list_argument():
     t = [user("x"), bot("", ("web_search", {"items": ["I-1"]})), tool("web_search"), bot("ok")]
     v = await run_check(spec, transcript=t, case=case(checks=[spec]), state=state(t))
     assert v.verdict == "fail" and 'expected unordered ["I-2", "I-1"]' in v.reason
+
+
+async def test_keywords_compare_numbers_by_value():
+    spec = {"keywords": {"all": ["1628"], "none": ["4"], "scope": "assistant"}}
+    t = [user("x"), bot("Your refund of $1,628.00 covers 14 bags.")]
+    v = await run_check(spec, transcript=t, case=case(checks=[spec]), state=state(t))
+    assert v.verdict == "pass", v.reason  # 1628 found as $1,628.00; "4" is not in "14"
+    t = [user("x"), bot("Refund: 4 bags, 1,628 dollars.")]
+    v = await run_check(spec, transcript=t, case=case(checks=[spec]), state=state(t))
+    assert v.verdict == "fail" and "forbidden present: 4" in v.reason
+
+
+async def test_deliverables_count_in_statements_not_questions():
+    from usersim.judges.completion import TaskCompletionJudge
+    from usersim.personas.schema import Persona
+
+    persona = Persona.model_validate(
+        {
+            "id": "p",
+            "name": "Sam",
+            "language": "en",
+            "identity": "a customer",
+            "goal": {
+                "description": "get the card blocked",
+                "required": ["block"],
+                "deliverable_keywords": {"block": ["blocked"]},
+            },
+        }
+    )
+    asked = [user("my card is gone"), bot("Do you want the card blocked?")]
+    said = [*asked, user("yes"), bot("Your card ending 4242 is now blocked.")]
+    for t, want in ((asked, "fail"), (said, "pass")):
+        c = case(mode="organic")
+        v = (
+            await TaskCompletionJudge()(
+                transcript=t, case=c, state=state(t, stop="goal_met", persona=persona)
+            )
+        )[0]
+        assert v.verdict == want, v.reason

@@ -7,6 +7,7 @@ from usersim.cases.schema import Case
 from usersim.core.messages import Message
 from usersim.core.verdict import Verdict
 from usersim.judges.base import JudgeConfig, JudgeState, judge_registry
+from usersim.judges.checks.normalize import find_keyword, statements
 from usersim.personas.schema import Persona
 
 
@@ -43,8 +44,8 @@ class TaskCompletionJudge:
                     reason=f"{stop_text}; no required deliverables listed in the persona goal",
                 )
             ]
-        replies = [
-            (i, m.content)
+        replies = [  # what the agent states, not what it asks: a question never delivers
+            (i, statements(m.content))
             for i, m in enumerate(transcript)
             if i >= state.history_len and m.role == "assistant" and m.content
         ]
@@ -54,7 +55,7 @@ class TaskCompletionJudge:
         for item in goal.required:
             words = goal.deliverable_keywords.get(item) or [item]
             hit = next(
-                ((i, w) for i, text in replies for w in words if w.casefold() in text.casefold()), None
+                ((i, w) for i, text in replies for w in words if find_keyword(w, text)), None
             )
             if hit is None:
                 missing.append(f"{item} (none of {', '.join(words[:4])})")

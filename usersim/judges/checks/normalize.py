@@ -284,6 +284,22 @@ def find_number(word: str, text: str) -> str | None:
     return None
 
 
+def find_keyword(word: str, text: str) -> bool:
+    """Whether a keyword occurs in text, case-insensitively. A number keyword (1628, $1,628.00, 4)
+    must be a whole number there, compared by value: '1628' finds '$1,628.00', '4' does not find
+    '14 bags'; with a count unit (3天, 2 人) the text must say that number with that unit."""
+    low = text.casefold()
+    w = word.strip().casefold()
+    if not w:
+        return False
+    if re.search(r"\d", w) and is_quantity(w):
+        q = parse_quantity(w)
+        if q is not None and q[1] not in (None, "money"):
+            return re.search(rf"(?<![\d.,]){re.escape(w)}", low) is not None
+        return find_number(w, text) is not None
+    return w in low
+
+
 def statements(text: str) -> str:
     """The text without its questions: sentences ending in ? / ？ are dropped (what the agent asks
     is not what it delivers). Decimal points and abbreviations stay inside their sentence."""

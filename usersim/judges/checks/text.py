@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from usersim.judges.checks.context import CheckContext
+from usersim.judges.checks.normalize import find_keyword
 from usersim.judges.checks.registry import Outcome, check_registry
 
 ScopeName = Literal["final", "assistant", "first"]
@@ -38,9 +39,8 @@ class KeywordsParams(_Params):
 
 def _find(word: str, text: str, synonyms: dict[str, list[str]]) -> str | None:
     """The spelling of `word` (or a synonym) found in text, case-insensitively."""
-    low = text.casefold()
     for w in [word, *synonyms.get(word, [])]:
-        if w.casefold() in low:
+        if find_keyword(w, text):  # numbers compare by value: "1628" = "$1,628.00", "4" != "14"
             return w
     return None
 
@@ -76,7 +76,7 @@ def keywords(params: KeywordsParams, ctx: CheckContext) -> Outcome:
         found.append("none of " + ", ".join(params.none) + " present")
     evidence = texts[-1][0]
     if forbidden:  # point at the reply that said the forbidden word
-        evidence = next(i for i, t in texts if any(s.casefold() in t.casefold() for _, s in forbidden))
+        evidence = next((i for i, t in texts if any(find_keyword(s, t) for _, s in forbidden)), evidence)
     where = f"in {params.scope} reply" if params.scope != "assistant" else "in the assistant replies"
     summary = "; ".join(problems + found)
     return Outcome(not problems, f"{where}: {summary}", evidence_turn=evidence)
