@@ -56,6 +56,10 @@ def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
         prepare_out_dir(out)  # not a folder, read-only, /dev/null ... refused before any work
         return asyncio.run(run_suite(cases, cfg, out))
     except ValueError as exc:  # SpecError, a run folder that refuses the run (busy, corrupt, resume)
+        from usersim.graphs.runner import SpecError
+
+        if isinstance(exc, SpecError):  # a bad --agent / --simulator / --judge: a usage error, exit 2
+            raise click.UsageError(str(exc)) from None
         raise click.ClickException(str(exc)) from None
     except (OSError, sqlite3.Error) as exc:  # disk full, permissions: one line; finished records stay
         why = os_error_line(exc) if isinstance(exc, OSError) else str(exc)
@@ -122,6 +126,14 @@ def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
     multiple=True,
     help="Extra judge to run on every case, e.g. drift (repeatable).",
 )
+@click.option(
+    "--fail-under",
+    "fail_under",
+    default=None,
+    type=click.FloatRange(0, 100),
+    help="Exit 0 when at least this share of judged conversations passed (0.9 or 90). "
+    "Default: exit 1 when any conversation failed or errored.",
+)
 def run(
     paths,
     ids,
@@ -138,8 +150,10 @@ def run(
     no_progress,
     ray_address,
     extra_judges,
+    fail_under,
 ):
-    """Run cases against an agent; writes OUT/results.jsonl, summary.json, report.html."""
+    """Run cases against an agent; writes OUT/results.jsonl, summary.json, report.html.
+    Exit code: 0 all judged conversations passed (or --fail-under met), 1 otherwise, 2 usage error."""
     for name, values, allowed in (
         ("--length", _csv(length), {"4k", "16k", "32k"}),
         ("--position", _csv(position), {"beginning", "middle", "end"}),
@@ -164,6 +178,26 @@ def run(
     )
     records = _run(cases, cfg, out)
     print_outcome(records, out)
+    exit_for(records, fail_under)
+
+
+def exit_for(records: list[RunRecord], fail_under: float | None) -> None:
+    """Exit 1 when any conversation failed or errored, or (with --fail-under) when the pass rate over
+    judged conversations (passed, failed, error) is below the threshold; unjudged ones are left out."""
+    judged = [r for r in records if r.status in ("passed", "failed", "error")]
+    passed = sum(r.status == "passed" for r in judged)
+    bad = len(judged) - passed
+    if fail_under is None:
+        if bad:
+            click.echo(f"{bad} of {len(records)} conversation(s) failed or errored: exit 1", err=True)
+            raise SystemExit(1)
+        return
+    need = fail_under / 100 if fail_under > 1 else fail_under
+    rate = passed / len(judged) if judged else 1.0
+    verdict = ">=" if rate >= need else "<"
+    click.echo(f"pass rate {passed}/{len(judged)} = {rate:.0%} {verdict} --fail-under {need:.0%}", err=True)
+    if rate < need:
+        raise SystemExit(1)
 
 
 DEMO_MARKER = ".usersim-demo"
