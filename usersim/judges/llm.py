@@ -9,10 +9,12 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from string import Template
 from typing import Any, TypeVar
+from urllib.parse import parse_qsl
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from usersim.core.events import Usage
+from usersim.core.registry import did_you_mean
 
 # messages (OpenAI format) -> the assistant's text. Tests inject a scripted one.
 Complete = Callable[[list[dict[str, Any]]], Awaitable[str]]
@@ -29,36 +31,118 @@ def prompt(name: str, **values: Any) -> str:
     )
 
 
+DEFAULT_CONTEXT = 32_000  # judge context window assumed when the spec gives no ?context=
+DEFAULT_ANSWER_TOKENS = 2_000  # room kept for the judge's answer when the spec gives no ?max_tokens=
+SAMPLING_TEMPERATURE = 0.7  # used with --judge-samples > 1 unless ?temperature= says otherwise
+JUDGE_OPTIONS = {"context", "max_tokens", "temperature"}
+
+
+class JudgeSpec(BaseModel):
+    """A judge model SPEC `openai:MODEL?context=32k&max_tokens=1500&temperature=0` taken apart.
+    The options configure usersim; only MODEL is sent to the endpoint."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    spec: str = Field(description="The SPEC as given.")
+    model: str = Field(description="The model name sent to the endpoint (no options).")
+    context: int = Field(default=DEFAULT_CONTEXT, description="The judge model's context window, tokens.")
+    max_tokens: int | None = Field(default=None, description="Answer token limit sent with each call.")
+    temperature: float | None = Field(default=None, description="Sampling temperature override.")
+
+    @property
+    def answer_reserve(self) -> int:
+        """Tokens kept free for the answer inside the context window."""
+        return self.max_tokens or min(DEFAULT_ANSWER_TOKENS, self.context // 8)
+
+
+def _size(spec: str, key: str, value: str) -> int:
+    """32k / 32K / 32000 / 1.5k -> tokens; anything else is an error naming the spec."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kK]?)\s*", value)
+    if not m or float(m.group(1)) <= 0:
+        raise ValueError(
+            f"Option '{key}={value}' in judge spec '{spec}' must be a token count such as 32k or 16000"
+        )
+    return int(float(m.group(1)) * (1000 if m.group(2) else 1))
+
+
+def parse_judge_spec(spec: str) -> JudgeSpec:
+    """openai:MODEL?context=32k -> JudgeSpec; unknown options are an error with a suggestion."""
+    body = spec.split(":", 1)[1] if spec.startswith("openai:") else spec
+    model, _, query = body.partition("?")
+    if not model.strip():
+        raise ValueError(f"Judge spec '{spec}' needs a model name, e.g. 'openai:gpt-4o-mini'")
+    options = dict(parse_qsl(query, keep_blank_values=True)) if query else {}
+    for key in options:
+        if key not in JUDGE_OPTIONS:
+            raise ValueError(
+                f"Unknown option '{key}' in judge spec '{spec}'.{did_you_mean(key, JUDGE_OPTIONS)} "
+                f"Options: {', '.join(sorted(JUDGE_OPTIONS))}"
+            )
+    out: dict[str, Any] = {"spec": spec, "model": model.strip()}
+    if options.get("context"):
+        out["context"] = _size(spec, "context", options["context"])
+    if options.get("max_tokens"):
+        out["max_tokens"] = _size(spec, "max_tokens", options["max_tokens"])
+    if options.get("temperature"):
+        try:
+            out["temperature"] = float(options["temperature"])
+        except ValueError:
+            raise ValueError(
+                f"Option 'temperature={options['temperature']}' in judge spec '{spec}' must be a number"
+            ) from None
+    return JudgeSpec(**out)
+
+
+def judge_specs(judge_model: str | None) -> list[str]:
+    """The judge models of a run: `--judge-model` may be repeated (an ensemble), stored comma-joined."""
+    return [s.strip() for s in (judge_model or "").split(",") if s.strip()]
+
+
 def model_name(spec: str) -> str:
-    """openai:gpt-4o-mini -> gpt-4o-mini (a bare name is taken as is)."""
-    return spec.split(":", 1)[1] if spec.startswith("openai:") else spec
+    """openai:gpt-4o-mini?context=32k -> gpt-4o-mini (a bare name is taken as is)."""
+    return parse_judge_spec(spec).model
 
 
 class ModelComplete:
-    """A `complete` that calls the judge model through adapters.openai_client (OPENAI_BASE_URL),
-    at temperature 0 in JSON mode, and adds up its token usage in `.usage` (role "judge")."""
+    """A `complete` that calls the judge model through usersim.llm.client (OPENAI_BASE_URL) in JSON
+    mode and adds up its token usage in `.usage` (role "judge"). `sample` is the sample index of
+    --judge-samples: each index has its own cache key, so a rerun reuses every sample and repeated
+    samples never collapse into one cached answer. One sample runs at temperature 0; several at
+    SAMPLING_TEMPERATURE (or the spec's ?temperature=)."""
 
-    def __init__(self, spec: str) -> None:
+    def __init__(self, spec: str, *, sample: int = 0, samples: int = 1) -> None:
         self.spec = spec
+        self.parsed = parse_judge_spec(spec.split(",")[0])
+        self.sample = sample
+        self.samples = samples
         self.usage = Usage()
+
+    @property
+    def temperature(self) -> float:
+        if self.parsed.temperature is not None:
+            return self.parsed.temperature
+        return 0.0 if self.samples <= 1 else SAMPLING_TEMPERATURE
 
     async def __call__(self, messages: list[dict[str, Any]]) -> str:
         from usersim.llm.client import chat_completion
 
         message, usage = await chat_completion(
-            model=model_name(self.spec),
+            model=self.parsed.model,
             messages=messages,
-            temperature=0,
+            temperature=self.temperature,
             response_format={"type": "json_object"},
             role="judge",
+            max_tokens=self.parsed.max_tokens,
+            sample=self.sample,
         )
         self.usage = self.usage.add(usage)
         return message.get("content") or ""
 
 
 def model_complete(spec: str) -> Complete:
-    """The default `complete` for a judge model SPEC such as openai:gpt-4o-mini."""
-    return ModelComplete(spec)
+    """The default `complete` for a judge model SPEC such as openai:gpt-4o-mini (the first model of
+    an ensemble for judges that use one model)."""
+    return ModelComplete(judge_specs(spec)[0] if judge_specs(spec) else spec)
 
 
 class JudgeModelError(Exception):
@@ -98,16 +182,19 @@ async def ask_structured(
     judge_model: str,
     check: Callable[[M], str | None] | None = None,
     attempts: int = MAX_ATTEMPTS,
+    check_repairs: int = 1,
 ) -> M:
     """Ask, parse into `schema`, and on malformed output ask the model to repair its answer.
 
-    `check(parsed)` may return a problem text (e.g. criteria missing) that triggers a repair too;
-    if the last attempt is still incomplete but parses, it is returned (callers mark the gaps).
+    `check(parsed)` may return a problem text (criteria missing or duplicated, evidence turns that
+    do not exist) that triggers a repair too, at most `check_repairs` times; after that the answer
+    that parses is returned as it is (callers turn the remaining gaps into `error` verdicts).
     Raises JudgeModelError naming the model after `attempts` unusable replies or a failed call.
     """
     convo = list(messages)
     last_problem = ""
     parsed_incomplete: M | None = None
+    check_failures = 0
     for attempt in range(attempts):
         try:
             reply = await complete(convo)
@@ -123,6 +210,9 @@ async def ask_structured(
             if not gap:
                 return parsed
             parsed_incomplete, last_problem, missing = parsed, gap, gap
+            check_failures += 1
+            if check_failures > check_repairs:
+                return parsed
         if attempt + 1 < attempts:
             convo = convo + [
                 {"role": "assistant", "content": reply},

@@ -54,9 +54,13 @@ def cache_key(
     tools: list[dict[str, Any]] | None,
     params: dict[str, Any],
     salt: Any = None,
+    sample: int = 0,
 ) -> str:
-    """sha256 over the canonical JSON of everything that determines the model's answer."""
-    payload = {
+    """sha256 over the canonical JSON of everything that determines the model's answer.
+
+    `sample` is the index of a repeated sample of the same request (judge samples): each index has
+    its own key, so K samples are K cached answers; index 0 keeps the key of a single call."""
+    payload: dict[str, Any] = {
         "model": model,
         "base_url": base_url.rstrip("/"),
         "messages": messages,
@@ -64,6 +68,8 @@ def cache_key(
         "params": {k: v for k, v in sorted(params.items()) if v is not None},
         "salt": salt,
     }
+    if sample:
+        payload["sample"] = sample
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 

@@ -228,8 +228,11 @@ async def chat_completion(
     role: str = "agent",
     timeout: float | None = None,
     max_tokens: int | None = None,
+    sample: int = 0,
 ) -> tuple[dict[str, Any], Usage]:
     """One chat-completions call -> (assistant message dict in OpenAI format, Usage).
+
+    `sample` (never sent) is the index of a repeated sample of the same request: its own cache key.
 
     `role` names the caller (agent / simulator / judge) in error messages. Raises LLMCallError.
     """
@@ -246,7 +249,9 @@ async def chat_completion(
     url, key = resolve_endpoint(base_url, api_key)
     endpoint = f"{role} model '{model}' at {redact(url, [key])}"
     store = get_cache() if cache else None
-    ckey = cache_key(model=model, base_url=url, messages=msgs, tools=tools, params=params, salt=seed)
+    ckey = cache_key(
+        model=model, base_url=url, messages=msgs, tools=tools, params=params, salt=seed, sample=sample
+    )
     if store is not None:
         hit = store.get(ckey)
         if hit is not None:
