@@ -50,10 +50,10 @@ def print_outcome(records: list[RunRecord], out_dir: Path) -> None:
 def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
     import sqlite3
 
-    from usersim.graphs.store import os_error_line, prepare_out_dir
+    from usersim.graphs.store import check_out_dir, os_error_line
 
     try:
-        prepare_out_dir(out)  # not a folder, read-only, /dev/null ... refused before any work
+        check_out_dir(out)  # not a folder, read-only, /dev/null ... refused before any work
         return asyncio.run(run_suite(cases, cfg, out))
     except ValueError as exc:  # SpecError, a run folder that refuses the run (busy, corrupt, resume)
         from usersim.graphs.runner import SpecError

@@ -19,7 +19,7 @@ from usersim.core.verdict import combine_score, combine_status
 from usersim.graphs.context import RunContext
 from usersim.graphs.conversation import graph
 from usersim.graphs.outputs import Progress, write_outputs
-from usersim.graphs.store import RunStore
+from usersim.graphs.store import RunStore, check_resume_meta
 from usersim.graphs.trials import Trial, plan_trials
 from usersim.judges.base import JudgeConfig
 
@@ -176,13 +176,7 @@ def _describe(agent: Any) -> dict[str, Any]:
 
 
 def _check_resume(store: RunStore, meta: dict[str, Any]) -> None:
-    old = store.get_meta()
-    for key in ("agent", "simulator", "judge_model", "seed"):
-        if key in old and old[key] != meta[key]:
-            raise ValueError(
-                f"--resume: this run directory was run with {key}={old[key]!r}, not {meta[key]!r}; "
-                "use the same options or a new --out directory"
-            )
+    check_resume_meta(store.path, store.get_meta(), meta)  # same suite, agent, simulator, judge, seed
 
 
 async def run_trials(

@@ -91,6 +91,23 @@ class FolderLock:
             self._fd = None
 
 
+def check_out_dir(out: Path) -> None:
+    """Refuse an unusable --out before any work starts, without creating anything: an existing OUT
+    must be a writable folder; a new one needs its nearest existing parent to be a writable folder."""
+    if out.exists():
+        if not out.is_dir():
+            raise RunFolderError(f"--out {out} exists and is not a folder; choose a folder path")
+        prepare_out_dir(out)  # proves writability with a probe file
+        return
+    parent = out.absolute().parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise RunFolderError(f"--out {out} cannot be created: {parent} is a file, not a folder")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise RunFolderError(f"--out {out} cannot be created: {parent} is not writable")
+
+
 @contextlib.contextmanager
 def run_folder_lock(out: Path) -> Iterator[None]:
     """Hold the writer lock of run folder OUT for a block; a second writer gets RunFolderError at once."""
