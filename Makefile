@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test bench lint clean
+.PHONY: install demo test bench lint smoke clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,8 +23,15 @@ test: install
 bench: install
 	$(PY) bench/run.py
 
+# ruff (pinned in pyproject) and the import-layer contract (pyproject [tool.importlinter])
 lint: install
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
+
+# the wheel in a fresh venv outside the checkout, beside the index's `judges` and `adapters`
+smoke:
+	bash .ci/wheel-smoke
 
 clean:
 	rm -rf $(VENV) runs .usersim_cache .pytest_cache
