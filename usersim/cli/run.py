@@ -87,8 +87,17 @@ def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
 )
 @click.option(
     "--judge-model",
-    default=None,
-    help="LLM judge SPEC (openai:MODEL); without it LLM-judged criteria are unjudged.",
+    "judge_models",
+    multiple=True,
+    help="LLM judge SPEC (openai:MODEL, options ?context=32k&max_tokens=N&temperature=T); repeat for an "
+    "ensemble (majority over all votes). Without it LLM-judged criteria are unjudged.",
+)
+@click.option(
+    "--judge-samples",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Samples per criterion and judge model; majority verdict (none -> inconclusive), agreement reported.",
 )
 @click.option(
     "--repeats",
@@ -139,7 +148,8 @@ def run(
     ids,
     agent,
     simulator,
-    judge_model,
+    judge_models,
+    judge_samples,
     repeats,
     length,
     position,
@@ -165,7 +175,8 @@ def run(
     cfg = RunConfig(
         agent=agent,
         simulator=simulator,
-        judge_model=judge_model,
+        judge_model=",".join(judge_models) or None,
+        judge_samples=judge_samples,
         repeats=repeats,
         lengths=_csv(length),
         positions=_csv(position),
@@ -244,7 +255,19 @@ def demo(out: Path, agent: str) -> None:
 
 @click.command()
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--judge-model", default=None, help="LLM judge SPEC for LLM-judged criteria.")
+@click.option(
+    "--judge-model",
+    "judge_models",
+    multiple=True,
+    help="LLM judge SPEC for LLM-judged criteria (repeat for an ensemble).",
+)
+@click.option(
+    "--judge-samples",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Samples per criterion and judge model; majority verdict.",
+)
 @click.option(
     "--out",
     "out",
@@ -252,13 +275,14 @@ def demo(out: Path, agent: str) -> None:
     type=click.Path(file_okay=False, path_type=Path),
     help="Write here instead of in place.",
 )
-def rescore(run_dir: Path, judge_model: str | None, out: Path | None) -> None:
+def rescore(run_dir: Path, judge_models: tuple[str, ...], judge_samples: int, out: Path | None) -> None:
     """Re-judge the stored transcripts of RUN_DIR without re-running any conversation."""
     from usersim.graphs.rescore import rescore_run
     from usersim.judges.base import JudgeConfig
 
     try:
-        records = asyncio.run(rescore_run(run_dir, JudgeConfig(judge_model=judge_model), out))
+        config = JudgeConfig(judge_model=",".join(judge_models) or None, judge_samples=judge_samples)
+        records = asyncio.run(rescore_run(run_dir, config, out))
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     print_outcome(records, out or run_dir)

@@ -87,6 +87,7 @@ async def rescore_run(run_dir: Path, config: JudgeConfig, out_dir: Path | None =
             new.append(await rescore_record(record, config))
         dst.put(new[-1], ordinal)
     meta["judge_model"] = redact(config.judge_model) if config.judge_model else None
+    meta["judge_samples"] = config.judge_samples
     meta["rescored"] = True
     dst.set_meta(meta)
     dst.close()

@@ -32,7 +32,8 @@ class RunConfig:
 
     agent: str = "reference"
     simulator: str = "rule"
-    judge_model: str | None = None
+    judge_model: str | None = None  # several comma-joined: a judge ensemble
+    judge_samples: int = 1  # samples per criterion and judge model (majority verdict)
     repeats: int = 1
     lengths: list[str] | None = None
     positions: list[str] | None = None
@@ -116,7 +117,11 @@ async def run_trial(trial: Trial, cfg: RunConfig, run_id: str) -> RunRecord:
             agent=agent,
             sandbox=sandbox,
             judges=select_judges(
-                case, JudgeConfig(judge_model=cfg.judge_model, extra_judges=cfg.extra_judges)
+                case, JudgeConfig(
+                    judge_model=cfg.judge_model,
+                    judge_samples=cfg.judge_samples,
+                    extra_judges=cfg.extra_judges,
+                )
             ),
             simulator=simulator,
             persona=persona,
@@ -241,6 +246,7 @@ def run_meta(cfg: RunConfig, out_dir: Path, case_ids: list[str]) -> dict[str, An
         "agent": redact(cfg.agent),
         "simulator": redact(cfg.simulator),
         "judge_model": redact(cfg.judge_model) if cfg.judge_model else None,
+        "judge_samples": cfg.judge_samples,
         "seed": cfg.seed,
         "repeats": cfg.repeats,
         "lengths": cfg.lengths,

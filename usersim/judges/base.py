@@ -50,5 +50,13 @@ class JudgeConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    judge_model: str | None = Field(default=None, description="SPEC of the LLM judge (openai:MODEL) or None.")
+    judge_model: str | None = Field(
+        default=None,
+        description="SPEC of the LLM judge (openai:MODEL?context=32k) or None; several comma-joined form an ensemble.",
+    )
+    judge_samples: int = Field(
+        default=1,
+        ge=1,
+        description="Samples per criterion and judge model (--judge-samples); verdict by majority.",
+    )
     extra_judges: list[str] = Field(default_factory=list, description="Additional judge names to run.")

@@ -587,4 +587,4 @@ def _counts_text(counts: dict[str, int]) -> str:
 @judge_registry.register("llm_rubric")
 def make_llm_rubric(config: JudgeConfig) -> LLMRubricJudge:
     """LLM judge per rubric criterion (+ C1 0-5 skill rubric); unjudged without --judge-model."""
-    return LLMRubricJudge(config.judge_model, samples=getattr(config, "judge_samples", 1))
+    return LLMRubricJudge(config.judge_model, samples=config.judge_samples)

@@ -8,10 +8,15 @@ task_completion  organic cases
 fidelity         organic cases, when simulator.fidelity is present
 drift            on request (JudgeConfig.extra_judges) or when the case sets a drift threshold
 divergence       promoted regression cases (compares the replay with the recorded transcript)
+
+Seed 003's rule-to-LLM re-check: when a judge model is given, a seeded 20% sample of the auto-only
+cases (by case id, see `recheck_sampled`) also gets an informational llm_rubric verdict on its
+criteria, so `usersim judges calibrate` and summary.json can report rule-vs-LLM agreement.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 from typing import Any
@@ -52,6 +57,18 @@ def make_fidelity(config: JudgeConfig) -> FidelityJudge:
     return FidelityJudge(config)
 
 
+RECHECK_RATE = 0.20  # seed 003: 抽样 20% 用 LLM-Judge 复核
+RECHECK_SALT = "rule-llm-recheck"
+
+
+def recheck_sampled(case: Case, *, rate: float = RECHECK_RATE, salt: str = RECHECK_SALT) -> bool:
+    """Whether an auto-only case is in the seeded rule-to-LLM re-check sample (sha256 of salt|id)."""
+    if set(case.judging.scoring.methods) != {"auto"} or not llm_rubric.judged_criteria(case):
+        return False
+    digest = hashlib.sha256(f"{salt}|{case.id}".encode()).hexdigest()
+    return int(digest[:8], 16) / 0x100000000 < rate
+
+
 def select_judges(case: Case, config: JudgeConfig) -> list[Judge]:
     """The judges for one case; unknown names in config.extra_judges raise with did-you-mean."""
     names = ["rules"]
@@ -74,4 +91,9 @@ def select_judges(case: Case, config: JudgeConfig) -> list[Judge]:
         judge_registry.get(extra)  # fail fast with "Unknown judge 'x'. Did you mean ...?"
         if extra not in names:
             names.append(extra)
-    return [judge_registry.get(n)(config) for n in names]
+    judges: list[Judge] = [judge_registry.get(n)(config) for n in names]
+    if config.judge_model and "llm_rubric" not in names and recheck_sampled(case):
+        judges.append(
+            llm_rubric.LLMRubricJudge(config.judge_model, samples=config.judge_samples, informational=True)
+        )
+    return judges
