@@ -136,11 +136,13 @@ def _link_zone(g: nx.Graph, members: list[str]) -> None:
     full = nx.Graph()
     for a, b in combinations(members, 2):
         full.add_edge(a, b, km=_km(g, a, b))
-    chosen = set(nx.minimum_spanning_tree(full, weight="km").edges())
+    # Edges as sorted pairs, added in sorted order: the graph's adjacency order (and so the tie-breaks of
+    # shortest paths) must not depend on set iteration order, which changes with PYTHONHASHSEED.
+    chosen = {tuple(sorted(e)) for e in nx.minimum_spanning_tree(full, weight="km").edges()}
     for a in members:
-        for b in sorted((m for m in members if m != a), key=lambda m: full[a][m]["km"])[:_NEIGHBOURS]:
-            chosen.add((a, b))
-    for a, b in chosen:
+        for b in sorted((m for m in members if m != a), key=lambda m: (full[a][m]["km"], m))[:_NEIGHBOURS]:
+            chosen.add(tuple(sorted((a, b))))
+    for a, b in sorted(chosen):
         g.add_edge(a, b, **_edge_times(full[a][b]["km"], city))
 
 
