@@ -322,8 +322,11 @@ def explore(paths, ids, agent, simulator, judge_model, n, seed, branch_at, branc
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
     print_outcome(records, out)
+    from usersim.reports.html_explore import promote_command
+
     for c in clusters[:10]:
         click.echo(f"[{c['count']:>3}] {c['judge']}: {c['example_reason'][:100]}  e.g. {c['records'][0]}")
+        click.echo(f"      promote: {promote_command(str(out), c['records'][0])}")
 
 
 @click.command()

@@ -4,8 +4,6 @@ checkpoint at turn k into several continuations, and failures clustered by judge
 from __future__ import annotations
 
 import json
-import re
-from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -15,6 +13,7 @@ from usersim.core.record import RunRecord, Variant
 from usersim.graphs.replay import state_at_turn
 from usersim.graphs.runner import RunConfig, run_meta, run_trials
 from usersim.graphs.trials import Trial, derive_seed
+from usersim.reports.html_explore import cluster_failures, signature  # noqa: F401  (re-exported)
 
 
 def persona_trials(cases: list[Case], n: int, seed: int) -> list[Trial]:
@@ -66,40 +65,6 @@ def branch_trials(
     return out
 
 
-def _signature(reason: str) -> str:
-    text = re.sub(r"[「」“”\"'][^「」“”\"']{0,40}[「」“”\"']", "…", reason.lower())
-    text = re.sub(r"\d+(\.\d+)?", "#", text)
-    return re.sub(r"\s+", " ", text).strip()[:90]
-
-
-def cluster_failures(records: list[RunRecord]) -> list[dict[str, Any]]:
-    """Failing/error conversations grouped by (judge, normalised reason); largest cluster first."""
-    groups: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
-    examples: dict[tuple[str, str], str] = {}
-    for r in records:
-        if r.status not in ("failed", "error"):
-            continue
-        bad = [v for v in r.verdicts if v.counts_toward_status and v.verdict in ("fail", "error")]
-        keys = [(v.judge, _signature(v.reason)) for v in bad] or [
-            ("harness", _signature(r.error or r.stop_detail))
-        ]
-        for v, key in zip(bad or [None], keys):
-            groups[key].append(r)
-            examples.setdefault(key, v.reason if v else (r.error or r.stop_detail))
-    clusters = [
-        {
-            "judge": judge,
-            "signature": sig,
-            "count": len(recs),
-            "example_reason": examples[(judge, sig)],
-            "records": [r.id for r in recs],
-            "personas": sorted({r.variant.persona for r in recs if r.variant.persona}),
-        }
-        for (judge, sig), recs in groups.items()
-    ]
-    return sorted(clusters, key=lambda c: (-c["count"], c["judge"], c["signature"]))
-
-
 async def explore(
     cases: list[Case],
     cfg: RunConfig,
@@ -114,7 +79,7 @@ async def explore(
         raise ValueError("explore needs organic cases (mode: organic); none were selected")
     base = persona_trials(organic, n, cfg.seed)
     meta = run_meta(cfg, out_dir, [c.id for c in organic]) | {
-        "explore": {"n": n, "branch_at": branch_at, "branches": branches}
+        "explore": {"n": n, "branch_at": branch_at, "branches": branches, "out_dir": str(out_dir)}
     }
     records = await run_trials(base, cfg, out_dir, meta)
     if branch_at and branches:

@@ -288,16 +288,6 @@ def promoted_case(
     )
 
 
-def promote_command(run_dir: Path, record_id: str, to: str = "regressions", form: Form = "prefix") -> str:
-    """The `usersim promote` command line for one record (shell-quoted), as the report shows it."""
-    import shlex
-
-    args = ["usersim", "promote", str(run_dir), record_id, "--to", to]
-    if form != "prefix":
-        args += ["--form", form]
-    return " ".join(shlex.quote(a) for a in args)
-
-
 def promote(
     run_dir: Path,
     record_id: str,

@@ -13,6 +13,7 @@ from usersim.core.record import RunRecord
 from usersim.core.secrets import redact, redact_value
 from usersim.reports.charts import bar_chart
 from usersim.reports.html_decay import decay_section
+from usersim.reports.html_explore import explore_section
 from usersim.reports.html_parts import (
     RATE_HEADERS,
     cell,
@@ -180,6 +181,7 @@ def render_report(records: list[RunRecord], summary: dict) -> str:
             decay_section(s.decay),
             token_section(s),
             _operations(s),
+            explore_section(records, s.meta),
             section(f"Transcripts ({len(records)})", render_viewer(records), "transcripts"),
         ]
     )

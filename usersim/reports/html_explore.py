@@ -1,0 +1,168 @@
+"""Exploration in report.html: failure clusters and the branching tree, each linked to a representative
+transcript with a copyable `usersim promote ...` command line.
+
+Clustering lives here (not in graphs) so the report can rebuild the section from the stored records
+alone: a run is an exploration when its meta carries an `explore` entry.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections import defaultdict
+from html import escape
+from typing import Any
+
+from usersim.core.record import RunRecord
+from usersim.reports.html_parts import cell, raw_cell, section, table
+
+
+def signature(reason: str) -> str:
+    """A judge reason with quotes, numbers and spacing normalised: failures alike share it."""
+    text = re.sub(r"[「」“”\"'][^「」“”\"']{0,40}[「」“”\"']", "…", reason.lower())
+    text = re.sub(r"\d+(\.\d+)?", "#", text)
+    return re.sub(r"\s+", " ", text).strip()[:90]
+
+
+def cluster_failures(records: list[RunRecord]) -> list[dict[str, Any]]:
+    """Failing/error conversations grouped by (judge, normalised reason); largest cluster first."""
+    groups: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
+    examples: dict[tuple[str, str], str] = {}
+    for r in records:
+        if r.status not in ("failed", "error"):
+            continue
+        bad = [v for v in r.verdicts if v.counts_toward_status and v.verdict in ("fail", "error")]
+        keys = [(v.judge, signature(v.reason)) for v in bad] or [
+            ("harness", signature(r.error or r.stop_detail))
+        ]
+        for v, key in zip(bad or [None], keys):
+            groups[key].append(r)
+            examples.setdefault(key, v.reason if v else (r.error or r.stop_detail))
+    clusters = [
+        {
+            "judge": judge,
+            "signature": sig,
+            "count": len(recs),
+            "example_reason": examples[(judge, sig)],
+            "records": [r.id for r in recs],
+            "personas": sorted({r.variant.persona for r in recs if r.variant.persona}),
+        }
+        for (judge, sig), recs in groups.items()
+    ]
+    return sorted(clusters, key=lambda c: (-c["count"], c["judge"], c["signature"]))
+
+
+def promote_command(run_dir: str, record_id: str, form: str = "prefix", to: str = "regressions") -> str:
+    """The shell command that promotes one record (quoted for a POSIX shell)."""
+    args = ["usersim", "promote", run_dir, record_id, "--to", to]
+    if form != "prefix":
+        args += ["--form", form]
+    return " ".join(shlex.quote(a) for a in args)
+
+
+def _copy(cmd: str) -> str:
+    """A command line the reader can select, with a button that copies it."""
+    c = escape(cmd, quote=True)
+    return (
+        f'<code class="cmd">{c}</code> <button type="button" data-cmd="{c}" '
+        'onclick="navigator.clipboard&&navigator.clipboard.writeText(this.dataset.cmd);'
+        "this.textContent='copied'\">copy</button>"
+    )
+
+
+def _link(anchors: dict[str, str], record_id: str) -> str:
+    anchor = anchors.get(record_id)
+    label = escape(record_id)
+    return f'<a href="#{anchor}">{label}</a>' if anchor else label
+
+
+def _clusters(records: list[RunRecord], anchors: dict[str, str], run_dir: str) -> str:
+    clusters = cluster_failures(records)
+    if not clusters:
+        return "<p>No failing conversation: nothing to promote.</p>"
+    rows = []
+    for c in clusters:
+        rep = c["records"][0]
+        rows.append(
+            [
+                cell(c["count"]),
+                cell(c["judge"]),
+                cell(c["example_reason"]),
+                cell(", ".join(c["personas"]) or "—"),
+                raw_cell(_link(anchors, rep)),
+                raw_cell(_copy(promote_command(run_dir, rep))),
+            ]
+        )
+    return (
+        "<p>Failing conversations grouped by judge and normalised reason. Promote the representative to "
+        "a regression case: its recorded user turns up to the failing turn are replayed, then the same "
+        "persona variant (seed pinned) simulates on; add <code>--form strict</code> to judge only the "
+        "reply at the failing turn.</p>"
+        + table(["n", "judge", "example reason", "personas", "representative", "promote"], rows, "clusters")
+    )
+
+
+def _first_failure(r: RunRecord) -> str:
+    bad = [v for v in r.verdicts if v.counts_toward_status and v.verdict in ("fail", "error")]
+    return f"{bad[0].judge}: {bad[0].reason}"[:120] if bad else (r.error or "")[:120]
+
+
+def _node(r: RunRecord, anchors: dict[str, str], run_dir: str) -> str:
+    cmd = _copy(promote_command(run_dir, r.id)) if r.status in ("failed", "error") and not r.error else ""
+    why = _first_failure(r)
+    return (
+        f'{_link(anchors, r.id)} <span class="{escape(r.status)}">{escape(r.status)}</span>'
+        f' <span class="muted">{r.turns} turns · stop {escape(r.stop_reason or "—")}</span>'
+        + (f'<br><span class="muted">{escape(why)}</span>' if why else "")
+        + (f"<br>{cmd}" if cmd else "")
+    )
+
+
+def _tree(records: list[RunRecord], anchors: dict[str, str], run_dir: str) -> str:
+    by_parent: dict[str, list[RunRecord]] = defaultdict(list)
+    for r in records:
+        if r.branch:
+            by_parent[str(r.branch.get("parent_id"))].append(r)
+    if not by_parent:
+        return ""
+    by_id = {r.id: r for r in records}
+    items = []
+    for parent_id, kids in by_parent.items():
+        parent = by_id.get(parent_id)
+        at = kids[0].branch.get("at_turn") if kids[0].branch else "?"
+        failed = sum(k.status == "failed" for k in kids)
+        head = _node(parent, anchors, run_dir) if parent else escape(parent_id)
+        leaves = "".join(
+            f"<li>branch {escape(str((k.branch or {}).get('index')))}: {_node(k, anchors, run_dir)}</li>"
+            for k in sorted(kids, key=lambda k: (k.branch or {}).get("index", 0))
+        )
+        items.append(
+            f"<li>{head}<br><b>checkpoint at turn {escape(str(at))}</b> → {len(kids)} continuation(s), "
+            f"{failed} failed<ul>{leaves}</ul></li>"
+        )
+    return (
+        "<h3>Branching tree</h3><p>Each conversation that got past the checkpoint continues several "
+        "times from the same prefix, each with its own simulator seed.</p>"
+        f'<ul class="tree">{"".join(items)}</ul>'
+    )
+
+
+def explore_section(records: list[RunRecord], meta: dict[str, Any]) -> str:
+    """The exploration section, or '' when the run is not an exploration."""
+    info = meta.get("explore")
+    if not isinstance(info, dict):
+        return ""
+    anchors = {r.id: f"r{n}" for n, r in enumerate(records)}  # the transcript viewer's anchors
+    run_dir = str(info.get("out_dir") or meta.get("run_id") or "RUN_DIR")
+    settings = (
+        f"<p>{len(records)} conversations: n={escape(str(info.get('n')))} persona variants per case"
+        + (
+            f", branched at turn {escape(str(info.get('branch_at')))} into "
+            f"{escape(str(info.get('branches')))} continuations"
+            if info.get("branch_at") and info.get("branches")
+            else ""
+        )
+        + f"; seed {escape(str(meta.get('seed')))}.</p>"
+    )
+    body = settings + _clusters(records, anchors, run_dir) + _tree(records, anchors, run_dir)
+    return section("Exploration: failure clusters", body, "explore")
