@@ -9,11 +9,10 @@ from langgraph.runtime import Runtime
 
 from usersim.adapters.base import AgentError, AgentInput
 from usersim.core.events import Stop, Usage
-from usersim.core.messages import Message
-from usersim.core.verdict import Verdict
+from usersim.core.messages import Message, ToolCall
 from usersim.graphs.context import RunContext
 from usersim.graphs.state import ConversationState
-from usersim.judges.base import JudgeState
+from usersim.judges.base import JudgeState, apply_judges
 from usersim.simulator.base import SimulatorError, SimulatorView
 
 log = logging.getLogger(__name__)
@@ -65,10 +64,14 @@ async def _simulated_turn(ctx: RunContext, turn: int, messages: list[Message]) -
         persona=ctx.persona,
         goal=case.goal,
         opening_message=case.input.message,
-        transcript=[
-            Message(role=m.role, content=m.content)
+        transcript=[  # text, and the names of the tools the agent called (never arguments or results)
+            Message(
+                role=m.role,
+                content=m.content,
+                tool_calls=[ToolCall(name=tc.name) for tc in m.tool_calls] if m.role == "assistant" else [],
+            )
             for m in messages
-            if m.role in ("user", "assistant") and m.content
+            if m.role in ("user", "assistant") and (m.content or m.tool_calls)
         ],
         turn=turn + 1,
         max_turns=max_turns,
@@ -209,20 +212,7 @@ async def judge(state: ConversationState, runtime: Runtime[RunContext]) -> dict[
     ctx = runtime.context
     jstate = judge_state(state, ctx)
     transcript = list(state.get("messages", []))
-    verdicts: list[Verdict] = []
-    usage = Usage()
-    for j in ctx.judges:
-        name = getattr(j, "name", type(j).__name__)
-        try:
-            verdicts.extend(await j(transcript=transcript, case=ctx.case, state=jstate))
-        except Exception as exc:
-            log.exception("judge %s failed", name)
-            verdicts.append(
-                Verdict(judge=name, verdict="error", reason=f"judge crashed: {type(exc).__name__}: {exc}")
-            )
-        spent = getattr(j, "usage", None)  # LLM judges count their tokens
-        if isinstance(spent, Usage):
-            usage = usage.add(spent)
+    verdicts, usage = await apply_judges(ctx.judges, transcript=transcript, case=ctx.case, state=jstate)
     return {"verdicts": verdicts, "usage": {"judge": usage} if usage.calls else {}}
 
 

@@ -10,7 +10,7 @@ from usersim.core.secrets import redact
 from usersim.core.verdict import Verdict, combine_score, combine_status
 from usersim.graphs.replay import messages_of, stop_of, turn_starts_of
 from usersim.graphs.store import RunStore
-from usersim.judges.base import JudgeConfig, JudgeState
+from usersim.judges.base import JudgeConfig, JudgeState, apply_judges
 
 
 async def rescore_record(
@@ -36,16 +36,9 @@ async def rescore_record(
         variant=record.variant.model_dump(),
     )
     transcript = messages_of(record)
-    verdicts: list[Verdict] = []
-    for judge in select_judges(case, config):
-        try:
-            verdicts.extend(await judge(transcript=transcript, case=case, state=state))
-        except Exception as exc:
-            verdicts.append(
-                Verdict(
-                    judge=judge.name, verdict="error", reason=f"judge crashed: {type(exc).__name__}: {exc}"
-                )
-            )
+    verdicts, _ = await apply_judges(
+        select_judges(case, config), transcript=transcript, case=case, state=state
+    )
     verdicts = _keep_human_labels(record, verdicts)
     for v in verdicts:
         v.reason = redact(v.reason)

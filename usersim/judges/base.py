@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from usersim.cases.schema import Case
-from usersim.core.events import SkillEvent, Stop, ToolEvent
-from usersim.core.messages import Message
 from usersim.core import registry as registries
+from usersim.core.events import SkillEvent, Stop, ToolEvent, Usage
+from usersim.core.messages import Message
 from usersim.core.registry import Registry
 from usersim.core.verdict import Verdict
+
+log = logging.getLogger(__name__)
 
 
 class JudgeState(BaseModel):
@@ -60,3 +64,29 @@ class JudgeConfig(BaseModel):
         description="Samples per criterion and judge model (--judge-samples); verdict by majority.",
     )
     extra_judges: list[str] = Field(default_factory=list, description="Additional judge names to run.")
+
+
+async def apply_judges(
+    judges: list[Judge], *, transcript: list[Message], case: Case, state: JudgeState
+) -> tuple[list[Verdict], Usage]:
+    """Run the judges of one conversation concurrently (LLM judges wait on the network, not on each
+    other); verdicts keep the judges' order. A judge that raises yields an `error` verdict naming it,
+    never a crash. Returns the verdicts and the judges' summed token usage."""
+
+    async def one(j: Judge) -> list[Verdict]:
+        name = getattr(j, "name", type(j).__name__)
+        try:
+            return list(await j(transcript=transcript, case=case, state=state))
+        except Exception as exc:
+            log.exception("judge %s failed", name)
+            return [
+                Verdict(judge=name, verdict="error", reason=f"judge crashed: {type(exc).__name__}: {exc}")
+            ]
+
+    results = await asyncio.gather(*(one(j) for j in judges))
+    usage = Usage()
+    for j in judges:
+        spent = getattr(j, "usage", None)  # LLM judges count their tokens
+        if isinstance(spent, Usage):
+            usage = usage.add(spent)
+    return [v for vs in results for v in vs], usage
