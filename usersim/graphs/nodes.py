@@ -49,6 +49,28 @@ def _replay_turn(case: Any, turn: int, n_messages: int) -> dict[str, Any]:
     return {"stop": Stop(reason="replay_complete", detail=f"replayed {turn} user turn(s)")}
 
 
+def simulator_transcript(messages: list[Message]) -> list[Message]:
+    """User and assistant text; an assistant message carries the names of the tools the agent called
+    before it in that turn (for `when: {agent_calls: TOOL}` events), never arguments or results."""
+    out: list[Message] = []
+    called: list[ToolCall] = []
+    for m in messages:
+        if m.role == "assistant":
+            called += [ToolCall(name=tc.name) for tc in m.tool_calls]
+            if m.content:
+                out.append(Message(role="assistant", content=m.content, tool_calls=called))
+                called = []
+        elif m.role == "user":
+            if called:  # the agent called tools but said nothing
+                out.append(Message(role="assistant", content="", tool_calls=called))
+                called = []
+            if m.content:
+                out.append(Message(role="user", content=m.content))
+    if called:
+        out.append(Message(role="assistant", content="", tool_calls=called))
+    return out
+
+
 async def _simulated_turn(ctx: RunContext, turn: int, messages: list[Message]) -> dict[str, Any]:
     case = ctx.case
     max_turns = case.max_turns or (ctx.persona.max_turns if ctx.persona else None) or 10
@@ -64,15 +86,7 @@ async def _simulated_turn(ctx: RunContext, turn: int, messages: list[Message]) -
         persona=ctx.persona,
         goal=case.goal,
         opening_message=case.input.message,
-        transcript=[  # text, and the names of the tools the agent called (never arguments or results)
-            Message(
-                role=m.role,
-                content=m.content,
-                tool_calls=[ToolCall(name=tc.name) for tc in m.tool_calls] if m.role == "assistant" else [],
-            )
-            for m in messages
-            if m.role in ("user", "assistant") and (m.content or m.tool_calls)
-        ],
+        transcript=simulator_transcript(messages),
         turn=turn + 1,
         max_turns=max_turns,
         seed=origin.seed if origin and origin.seed is not None else ctx.seed,

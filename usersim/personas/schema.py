@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 PERSONA_SCHEMA_VERSION = 1
 
@@ -31,14 +31,31 @@ class Fact(Strict):
     """Something the user knows and can tell when asked."""
 
     slot: str = Field(
+        validation_alias=AliasChoices("slot", "key"),
         description=(
-            "Slot name the rule simulator recognises questions about: origin, destination, dates, duration, "
-            "budget, party_size, purpose, brand, weight, preferences, accommodation, district, bedrooms, "
-            "area_sqm, diet, cuisine, screen_size, os, name."
-        )
+            "The fact's key (`key:` is accepted too): any name, e.g. user_id, reservation_id, email, zip_code; "
+            "the travel/shopping slots (origin, destination, dates, duration, budget, party_size, purpose, "
+            "brand, weight, preferences, accommodation, district, bedrooms, area_sqm, diet, cuisine, "
+            "screen_size, os, name) come with question patterns built in. The rule simulator recognises a "
+            "question about the fact by this key, `aliases` and `description`."
+        ),
     )
-    value: str = Field(description="The value in the persona's language, e.g. 上海 / 2 人 / 1 万左右.")
-    aliases: list[str] = Field(default_factory=list, description="Other ways the user may say it.")
+    value: str = Field(
+        description="The value in the persona's language, e.g. 上海 / 2 人 / anya_garcia_5901."
+    )
+    aliases: list[str] = Field(
+        default_factory=list,
+        description="Other names for the fact that an agent may ask about (booking code, 订单号), "
+        "or other ways the user may say the value.",
+    )
+    description: str | None = Field(
+        default=None, description="What the fact is, in words (e.g. 'the user id of the airline account')."
+    )
+    label: str | None = Field(
+        default=None,
+        description="How the user names the fact in a sentence ('user ID' -> 'My user ID is ...'); "
+        "default: from the key.",
+    )
 
 
 class Goal(Strict):
@@ -62,19 +79,60 @@ class Goal(Strict):
     )
 
 
-class Event(Strict):
-    """A scripted change during the conversation."""
+class When(Strict):
+    """The condition of a conditional event: something the agent did in its last reply."""
 
-    at_turn: int = Field(ge=1, description="User turn (1-based) at which the event fires.")
-    kind: Literal["change_fact", "hesitate", "change_mind", "say", "add_constraint"] = Field(
-        description="What happens."
+    agent_says: list[str] = Field(
+        default_factory=list,
+        description="Fires when the agent's reply contains any of these phrases (case-insensitive).",
     )
-    slot: str | None = Field(default=None, description="For change_fact / add_constraint: the slot.")
+    agent_calls: list[str] = Field(
+        default_factory=list, description="Fires when the agent calls any of these tools (a name or a list)."
+    )
+
+    @field_validator("agent_says", "agent_calls", mode="before")
+    @classmethod
+    def _one_or_many(cls, v: Any) -> Any:
+        return [v] if isinstance(v, str) else v
+
+    @model_validator(mode="after")
+    def _something(self) -> When:
+        if not self.agent_says and not self.agent_calls:
+            raise ValueError("`when` needs `agent_says: [phrases]` or `agent_calls: TOOL`")
+        return self
+
+
+class Event(Strict):
+    """A scripted change during the conversation: at a user turn, or when the agent says/does something."""
+
+    at_turn: int | None = Field(
+        default=None, ge=1, description="User turn (1-based) at which the event fires."
+    )
+    when: When | None = Field(
+        default=None,
+        description="Instead of at_turn: fire (once) on the user turn after the agent says a phrase "
+        "(`agent_says: [...]`) or calls a tool (`agent_calls: TOOL`).",
+    )
+    kind: Literal[
+        "change_fact", "hesitate", "change_mind", "say", "add_constraint", "add_required", "drop_required"
+    ] = Field(
+        description="What happens: say a text, change a fact, add a constraint, add or drop a required "
+        "item (slot: the item), hesitate, change mind."
+    )
+    slot: str | None = Field(
+        default=None, description="For change_fact / add_constraint: the slot; add/drop_required: the item."
+    )
     value: str | None = Field(default=None, description="For change_fact / add_constraint: the new value.")
     text: str | None = Field(
         default=None,
         description="What the user says when it fires; omitted = a template phrase, empty string = silent.",
     )
+
+    @model_validator(mode="after")
+    def _trigger(self) -> Event:
+        if (self.at_turn is None) == (self.when is None):
+            raise ValueError("an event needs exactly one of `at_turn: N` or `when: {agent_says: [...]}`")
+        return self
 
 
 class StopRules(Strict):
@@ -109,7 +167,9 @@ class Persona(Strict):
         ),
     )
     reveal_policy: Literal["all_at_once", "when_asked", "gradually"] = Field(
-        default="when_asked", description="How known facts come out."
+        default="when_asked",
+        description="How known facts come out: when_asked (only answers), gradually (one more per turn), "
+        "all_at_once (`upfront` is accepted too: everything at the first chance).",
     )
     events: list[Event] = Field(default_factory=list, description="Scripted events (change of mind ...).")
     stop_rules: StopRules = Field(default_factory=StopRules, description="When to stop or give up.")
@@ -118,3 +178,8 @@ class Persona(Strict):
     variation: dict[str, Any] = Field(
         default_factory=dict, description="Axis levels of a generated variant (personas.variation.vary)."
     )
+
+    @field_validator("reveal_policy", mode="before")
+    @classmethod
+    def _upfront(cls, v: Any) -> Any:
+        return "all_at_once" if v == "upfront" else v

@@ -14,7 +14,14 @@ from typing import Literal
 from usersim.personas.schema import Event, Persona
 from usersim.simulator.phrasing import Act
 from usersim.simulator.signals import Violation, constraint_violations, delivered_items
-from usersim.simulator.slots import asked_slots, asks_anything, asks_confirmation
+from usersim.simulator.slots import (
+    SLOT_PATTERNS,
+    UNKNOWN_PREFIX,
+    FactMatcher,
+    asks_anything,
+    asks_confirmation,
+    concept_of,
+)
 
 # Consecutive unhelpful agent turns tolerated when stop_rules.patience_turns is not set.
 PATIENCE_BY_TRAIT = {"low": 2, "medium": 3, "high": 5}
@@ -41,7 +48,11 @@ class Agenda:
     """The user's state between turns."""
 
     persona: Persona
+    matcher: FactMatcher
     facts: dict[str, str] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)  # fact key -> the persona's own label
+    required: list[str] = field(default_factory=list)
+    fired: set[int] = field(default_factory=set)  # conditional events (index in persona.events) done
     revealed: set[str] = field(default_factory=set)
     answered_unknown: set[str] = field(default_factory=set)
     delivered: dict[str, int] = field(default_factory=dict)
@@ -52,14 +63,35 @@ class Agenda:
     @classmethod
     def start(cls, persona: Persona) -> Agenda:
         facts: dict[str, str] = {}
+        labels: dict[str, str] = {}
         for fact in persona.known_info:
             facts.setdefault(fact.slot, fact.value)  # the first value of a slot is the starting one
-        return cls(persona=persona, facts=facts, constraints=dict(persona.goal.constraints))
+            if fact.label:
+                labels.setdefault(fact.slot, fact.label)
+            elif persona.language == "zh" and _short_chinese(fact.description):
+                labels.setdefault(fact.slot, fact.description or "")  # a short Chinese description names it
+        return cls(
+            persona=persona,
+            matcher=FactMatcher(persona),
+            facts=facts,
+            labels=labels,
+            required=list(persona.goal.required),
+            constraints=dict(persona.goal.constraints),
+        )
 
     @property
     def pending(self) -> list[str]:
         """The request stack: required items not delivered yet, next one first."""
-        return [item for item in self.persona.goal.required if item not in self.delivered]
+        return [item for item in self.required if item not in self.delivered]
+
+    def fact_act(self, kind: str, slot: str, **kw) -> Act:
+        """An act about one fact, carrying what phrasing needs to name it (never the raw key)."""
+        names = [self.labels[slot]] if slot in self.labels else []
+        names += [a for f in self.persona.known_info if f.slot == slot for a in f.aliases]
+        concept = "name" if slot == "name" else None if slot in SLOT_PATTERNS else concept_of(slot, names)
+        return Act(
+            kind, slot=slot, value=self.facts.get(slot), label=self.labels.get(slot), concept=concept, **kw
+        )
 
     @property
     def patience(self) -> int:
@@ -71,15 +103,12 @@ class Agenda:
 
     def observe(self, agent_text: str, turn: int) -> Observation:
         """Update the agenda with one agent reply (deliveries, patience)."""
-        asked = asked_slots(agent_text)
+        asked = self.matcher.asked(agent_text)
         violations = constraint_violations(self.constraints, agent_text)
         new = {}
         if not violations:  # a rejected proposal delivers nothing
-            new = {
-                k: v
-                for k, v in delivered_items(self.persona.goal, agent_text).items()
-                if k not in self.delivered
-            }
+            goal = self.persona.goal.model_copy(update={"required": self.required})
+            new = {k: v for k, v in delivered_items(goal, agent_text).items() if k not in self.delivered}
             for item in new:
                 self.delivered[item] = turn
         fresh_question = any(s not in self.revealed and s not in self.answered_unknown for s in asked)
@@ -100,8 +129,16 @@ class Agenda:
         if event.kind == "add_constraint" and event.slot:
             self._add_constraint(event.slot, event.value)
             self.delivered.clear()
+        if event.kind == "add_required" and event.slot and event.slot not in self.required:
+            self.required.append(event.slot)
+        if event.kind == "drop_required" and event.slot in self.required:
+            self.required.remove(event.slot)
         if event.text == "":  # an explicit empty text makes the event silent (state change only)
             return Act("silent")
+        if event.kind in ("add_required", "drop_required") and event.text is None:
+            return Act("silent")  # a changed requirement shows in what the user asks for next
+        if event.kind == "change_fact" and event.slot:
+            return self.fact_act(event.kind, event.slot, text=event.text)
         return Act(event.kind, slot=event.slot, value=event.value, text=event.text)
 
     def _add_constraint(self, key: str, value: str | None) -> None:
@@ -111,26 +148,34 @@ class Agenda:
             self.constraints[key] = float(value) if value is not None else None
 
 
+def _short_chinese(text: str | None) -> bool:
+    return bool(text) and not (text or "").isascii() and len(text or "") <= 12
+
+
 Decision = tuple[list[Act], Literal["goal_met", "gave_up"] | None]
 
 
 def answer_acts(agenda: Agenda, slots: list[str], limit: int) -> list[Act]:
-    """Answers to the agent's questions: known facts, repeats, or honest 'not sure'."""
+    """Answers to the agent's questions: known facts, repeats, or an honest "I don't know"."""
     acts: list[Act] = []
     hedge = agenda.persona.traits.clarity == "low"  # vague users hedge their first answer of a turn
     for slot in slots[:limit]:
         if slot in agenda.facts:
-            value = agenda.facts[slot]
             if slot in agenda.revealed:
-                acts.append(Act("repeat", slot=slot, value=value))
+                acts.append(agenda.fact_act("repeat", slot))
             else:
-                plain = slot in NEVER_HEDGED
-                acts.append(Act("answer", slot=slot, value=value, hedged=hedge and not plain))
+                plain = slot in NEVER_HEDGED or slot not in SLOT_PATTERNS  # ids and emails are not hedged
+                acts.append(agenda.fact_act("answer", slot, hedged=hedge and not plain))
                 hedge = hedge and plain
                 agenda.revealed.add(slot)
         elif slot == "name":  # everyone knows their own name, even when known_info omits it
-            acts.append(Act("answer", slot=slot, value=agenda.persona.name.split("（")[0].split(" (")[0]))
-        else:  # never invent what the persona does not know
+            name = agenda.persona.name.split("（")[0].split(" (")[0]
+            acts.append(Act("answer", slot=slot, value=name, concept="name"))
+        elif slot.startswith(UNKNOWN_PREFIX):  # an unknown_info topic, or information the user lacks
+            if not any(a.kind == "dont_know" for a in acts):
+                acts.append(Act("dont_know", slot=slot, label=slot[len(UNKNOWN_PREFIX) :] or None))
+            agenda.answered_unknown.add(slot)
+        else:  # a travel/shopping slot the user has not decided: never invent it
             acts.append(Act("unknown", slot=slot))
             agenda.answered_unknown.add(slot)
     return acts
@@ -158,13 +203,21 @@ def decide(agenda: Agenda, obs: Observation, events: list[Event], upcoming: bool
     if persona.reveal_policy in ("gradually", "all_at_once"):
         extra = agenda.unrevealed()[: 1 if persona.reveal_policy == "gradually" else None]
         for slot in extra:
-            acts.append(Act("volunteer", slot=slot, value=agenda.facts[slot]))
+            acts.append(agenda.fact_act("volunteer", slot))
             agenda.revealed.add(slot)
-    if not agenda.pending and persona.stop_rules.stop_when_goal_met and not obs.violations and not hesitating:
+    said = any(a.kind != "silent" for a in acts[: len(events)])  # an event's words are said before stopping
+    if (
+        not agenda.pending
+        and persona.stop_rules.stop_when_goal_met
+        and not obs.violations
+        and not hesitating
+        and not said
+    ):
         return [Act("goal_met")], "goal_met"
     if agenda.unhelpful >= agenda.patience and not events:  # a scripted change is said first: a new chance
         return [Act("give_up")], "gave_up"
-    stalled = not obs.asked and (not obs.asked_unnamed or obs.confirm)  # after a yes, ask for what is next
+    # after a yes to a delivered proposal, ask for what is next; a bare go-ahead needs no nagging
+    stalled = not obs.asked and (not obs.asked_unnamed or (obs.confirm and bool(obs.delivered)))
     if stalled and agenda.pending and not obs.violations:
         acts.append(Act("continue", item=agenda.pending[0]))
     if not acts:

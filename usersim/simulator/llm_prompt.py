@@ -55,7 +55,8 @@ def current_facts(persona: Persona, turn: int) -> dict[str, str]:
         facts.setdefault(fact.slot, fact.value)
     for event in persona.events:
         if (
-            event.at_turn <= turn
+            event.at_turn is not None
+            and event.at_turn <= turn
             and event.kind in ("change_fact", "change_mind")
             and event.slot
             and event.value
@@ -68,7 +69,7 @@ def current_constraints(persona: Persona, turn: int) -> dict:
     """goal.constraints with the add_constraint events up to this turn applied."""
     out = dict(persona.goal.constraints)
     for event in persona.events:
-        if event.at_turn <= turn and event.kind == "add_constraint" and event.slot:
+        if event.at_turn is not None and event.at_turn <= turn and event.kind == "add_constraint" and event.slot:
             if event.slot == "exclude":
                 out["exclude"] = list(out.get("exclude", [])) + [event.value]
             else:

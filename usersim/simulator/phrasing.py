@@ -32,6 +32,8 @@ class Act:
     limit: str | None = None
     text: str | None = None
     hedged: bool = False
+    label: str | None = None  # how the user names the fact (the persona's label, or an unknown topic)
+    concept: str | None = None  # slots.CONCEPTS entry of a fact (user_id, email, name ...)
 
 
 @cache
@@ -43,8 +45,31 @@ def templates(language: str) -> dict[str, Any]:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
+def humanize(key: str) -> str:
+    """A fact key as words: user_id -> user ID, zip_code -> zip code (never the raw key)."""
+    words = re.sub(r"[_\-.]+", " ", key).strip().split()
+    fixed = {"id": "ID", "dob": "date of birth", "pnr": "PNR", "sku": "SKU", "url": "URL"}
+    return " ".join(fixed.get(w.lower(), w) for w in words) or key
+
+
 def slot_label(language: str, slot: str) -> str:
-    return templates(language)["slot_labels"].get(slot, slot)
+    return templates(language)["slot_labels"].get(slot) or humanize(slot)
+
+
+def fact_label(language: str, act: Act) -> str:
+    """How the user names the fact of an act: its own label, a slot or concept label, or the key in words."""
+    t = templates(language)
+    if act.label:
+        return act.label
+    if act.slot in t["slot_labels"] and not (act.concept and act.slot != act.concept):
+        return t["slot_labels"][act.slot]
+    if act.concept:
+        from usersim.simulator.slots import CONCEPTS
+
+        key = (act.slot or "").lower()
+        if language != "en" or key in CONCEPTS[act.concept][0] or key == act.concept:
+            return t["concept_labels"].get(act.concept) or humanize(key)
+    return humanize(act.slot or "")
 
 
 def item_label(language: str, item: str) -> str:
@@ -68,7 +93,11 @@ class _Picker:
 
 
 def _phrase(act: Act, t: dict[str, Any], language: str, pick: _Picker, terse: bool) -> str:
-    label = slot_label(language, act.slot) if act.slot else ""
+    builtin = act.slot in t["slot_labels"] and act.concept in (None, act.slot)
+    if act.kind == "dont_know":
+        label = act.label or ""
+    else:
+        label = fact_label(language, act) if act.slot else ""
     item = item_label(language, act.item) if act.item else ""
     if act.kind == "silent":
         return ""
@@ -79,8 +108,17 @@ def _phrase(act: Act, t: dict[str, Any], language: str, pick: _Picker, terse: bo
             return act.value or ""
         if act.hedged:
             return pick(t["answer_hedged"]).format(value=act.value)
-        options = t["answer"].get(act.slot or "", t["answer"]["default"])
-        return pick(options).format(value=act.value)
+        if act.slot in t["answer"]:
+            options = t["answer"][act.slot]
+        elif act.concept in t["answer"]:
+            options = t["answer"][act.concept]
+        elif builtin:
+            options = t["answer"]["default"]
+        else:  # any other fact: "My user ID is anya_garcia_5901."
+            options = t["answer_fact"]
+        return pick(options).format(value=act.value, label=label)
+    if act.kind == "volunteer" and not builtin:
+        return pick(t["volunteer_fact"]).format(value=act.value, label=label)
     if act.kind == "reject":
         options = t["reject"].get(act.slot or "", t["reject"]["exclude"])
         return pick(options).format(found=act.found, limit=act.limit)

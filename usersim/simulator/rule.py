@@ -11,6 +11,7 @@ import random
 from typing import Literal
 
 from usersim.core.messages import Message
+from usersim.personas.schema import Event
 from usersim.simulator.agenda import Agenda, decide
 from usersim.simulator.base import SimulatorTurn, SimulatorView
 from usersim.simulator.phrasing import Act, render
@@ -18,13 +19,35 @@ from usersim.simulator.phrasing import Act, render
 
 def agent_replies(transcript: list[Message]) -> list[str]:
     """The agent's text after each user message: index k-1 answers user turn k."""
-    replies: list[str] = []
+    return [text for text, _tools in agent_moves(transcript)]
+
+
+def agent_moves(transcript: list[Message]) -> list[tuple[str, list[str]]]:
+    """(the agent's text, the tools it called) after each user message: index k-1 answers user turn k."""
+    moves: list[tuple[str, list[str]]] = []
     for msg in transcript:
         if msg.role == "user":
-            replies.append("")
-        elif msg.role == "assistant" and replies and msg.content:
-            replies[-1] = (replies[-1] + "\n" + msg.content).strip()
-    return replies
+            moves.append(("", []))
+        elif msg.role == "assistant" and moves:
+            text, tools = moves[-1]
+            if msg.content:
+                text = (text + "\n" + msg.content).strip()
+            moves[-1] = (text, tools + [tc.name for tc in msg.tool_calls])
+    return moves
+
+
+def condition_met(event: Event, text: str, tools: list[str]) -> str | None:
+    """What in the agent's reply triggers a conditional event (a phrase it said, a tool it called), or None."""
+    if event.when is None:
+        return None
+    low = " ".join(text.lower().split())
+    for phrase in event.when.agent_says:
+        if " ".join(phrase.lower().split()) in low:
+            return f"agent said '{phrase}'"
+    for tool in event.when.agent_calls:
+        if tool in tools:
+            return f"agent called {tool}"
+    return None
 
 
 class RuleSimulator:
@@ -45,16 +68,25 @@ class RuleSimulator:
         opening_acts = self._opening(view, agenda)
         if view.turn <= 1:
             return self._turn(view, agenda, opening_acts, None, "opening")
-        replies = agent_replies(view.transcript)
+        moves = agent_moves(view.transcript)
         acts: list[Act] = []
         stop = None
+        triggered: list[str] = []
         for turn in range(2, view.turn + 1):
-            reply = replies[turn - 2] if turn - 2 < len(replies) else ""
+            reply, tools = moves[turn - 2] if turn - 2 < len(moves) else ("", [])
             obs = agenda.observe(reply, turn - 1)  # the agent's reply within user turn turn-1
             events = [e for e in persona.events if e.at_turn == turn]
-            upcoming = any(turn < e.at_turn <= view.max_turns for e in persona.events)
+            triggered = []
+            for i, event in enumerate(persona.events):  # conditional events fire once, the turn after
+                if i not in agenda.fired and (why := condition_met(event, reply, tools)):
+                    agenda.fired.add(i)
+                    events.append(event)
+                    triggered.append(f"events.{i} ({event.kind}): {why}")
+            upcoming = any(
+                e.at_turn is not None and turn < e.at_turn <= view.max_turns for e in persona.events
+            )
             acts, stop = decide(agenda, obs, events, upcoming)
-        return self._turn(view, agenda, acts, stop, "")
+        return self._turn(view, agenda, acts, stop, "; ".join(triggered))
 
     def _opening(self, view: SimulatorView, agenda: Agenda) -> list[Act]:
         persona = view.persona
@@ -65,7 +97,7 @@ class RuleSimulator:
         acts = [Act("opening_fallback", value=view.goal or persona.goal.description)] + event_acts
         if persona.reveal_policy == "all_at_once":
             for slot in agenda.unrevealed():
-                acts.append(Act("volunteer", slot=slot, value=agenda.facts[slot]))
+                acts.append(agenda.fact_act("volunteer", slot))
                 agenda.revealed.add(slot)
         return acts
 

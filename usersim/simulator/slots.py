@@ -2,13 +2,18 @@
 
 The rule simulator answers only what was asked (reveal_policy when_asked), so it needs to know
 which slots a question is about: "你打算玩几天？" -> duration, "What's your budget?" -> budget.
+Any persona fact is recognised too (FactMatcher): by its key, its aliases, its description and a
+small multilingual paraphrase table of common concepts ("Could you provide your user ID?",
+"您怎么称呼" ...), and so are the persona's unknown_info topics.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
-from usersim.simulator.signals import is_asking, sentences
+from usersim.personas.schema import Persona
+from usersim.simulator.signals import is_asking, sentences, unknown_topics
 
 # slot -> regex over one asking sentence. Order matters only for ties within a sentence.
 SLOT_PATTERNS: dict[str, str] = {
@@ -30,7 +35,7 @@ SLOT_PATTERNS: dict[str, str] = {
     "cuisine": r"菜系|想吃什么|什么菜|cuisine|what food",
     "screen_size": r"屏幕|尺寸|几寸|screen size|inch",
     "os": r"系统|Windows|macOS|Mac 还是|operating system",
-    "name": r"怎么称呼|您贵姓|你叫什么|your name",
+    "name": r"怎么称呼|称呼您|您贵姓|你叫什么|您叫什么|姓名|名字|your (full |first |last )?name|may i have your name|who am i (speaking|talking|chatting) (with|to)|what should i call you|under (what|which) name|name on the (account|booking|reservation|order)",
 }
 _COMPILED = {slot: re.compile(p, re.IGNORECASE) for slot, p in SLOT_PATTERNS.items()}
 KNOWN_SLOTS = sorted(SLOT_PATTERNS)
@@ -65,8 +70,10 @@ def asks_anything(text: str) -> bool:
 
 # "需要我帮你预订吗？" / "Shall I book it?": the agent asks for a go-ahead, not for a fact.
 _CONFIRM = re.compile(
-    r"(需要我|要不要我|要我|是否需要|是否要|帮您预订|帮你预订|下单吗|就订|确定要|"
-    r"shall i|should i|would you like me to|do you want me to|want me to)",
+    r"(需要我|要不要我|要我|是否需要|是否要|帮您预订|帮你预订|下单吗|就订|确定要|是否确认|确认吗|可以吗|对吗|"
+    r"shall i|should i|would you like me to|do you want me to|want me to|do you confirm|can you confirm|"
+    r"please confirm|would you like to proceed|shall we proceed|ok to proceed|is (that|this) correct|"
+    r"is that right|\(yes\)|\byes/no\b)",
     re.IGNORECASE,
 )
 
@@ -74,3 +81,226 @@ _CONFIRM = re.compile(
 def asks_confirmation(text: str) -> bool:
     """Whether the reply asks the user's go-ahead ("需要我帮你预订吗？")."""
     return any(_CONFIRM.search(s) for s in asking_sentences(text))
+
+
+# Common customer-service concepts: concept -> (words in a fact's key/description/aliases that
+# name it, a question pattern in Chinese and English). A paraphrase table, not a closed list: any
+# other fact is still recognised by its own key, aliases and description.
+CONCEPTS: dict[str, tuple[set[str], str]] = {
+    "name": ({"name", "full_name", "fullname", "姓名", "名字", "称呼"}, SLOT_PATTERNS["name"]),
+    "user_id": (
+        {
+            "user_id",
+            "userid",
+            "username",
+            "user_name",
+            "account_id",
+            "customer_id",
+            "member_id",
+            "用户名",
+            "账号",
+        },
+        (
+            r"user ?(id|name)\b|account (id|number)|customer (id|number)|member(ship)? (id|number)|"
+            r"用户\s*(id|名|编号|号)|账号|账户(名|号)|会员(号|卡号|编号)"
+        ),
+    ),
+    "email": ({"email", "e_mail", "mail", "邮箱", "电子邮件"}, r"e-?mail|邮箱|电子邮件"),
+    "phone": (
+        {"phone", "mobile", "telephone", "cell", "电话", "手机", "手机号"},
+        r"phone|mobile( number)?|cell number|telephone|contact number|电话|手机",
+    ),
+    "zip": (
+        {"zip", "zipcode", "zip_code", "postcode", "postal", "邮编"},
+        r"\bzip|post(al)? ?code|邮编|邮政编码",
+    ),
+    "address": ({"address", "地址", "住址"}, r"(?<!mail )address|where do you live|地址|住址"),
+    "reservation_id": (
+        {"reservation", "reservation_id", "booking", "booking_id", "confirmation", "pnr", "预订号", "预订"},
+        r"reservation|booking (id|number|reference|code)|confirmation (number|code)|\bpnr\b|预订(号|编号)|预约号",
+    ),
+    "order_id": ({"order", "order_id", "订单", "订单号"}, r"order (id|number|#)|which order|订单(号|编号)?"),
+    "date_of_birth": (
+        {"dob", "birth", "birthday", "date_of_birth", "birthdate", "生日", "出生日期"},
+        r"date of birth|birth ?date|birthday|\bdob\b|生日|出生(日期|年月)",
+    ),
+    "payment": (
+        {"payment", "payment_method", "card", "credit_card", "付款方式", "支付方式"},
+        r"payment method|pay (with|by|for it)|credit card|gift card|which card|付款方式|支付方式|用什么(付|支付)",
+    ),
+}
+_CONCEPT_RE = {c: re.compile(p, re.IGNORECASE) for c, (_w, p) in CONCEPTS.items()}
+# Words too common to identify a fact on their own.
+_GENERIC_WORDS = {
+    "your",
+    "the",
+    "and",
+    "for",
+    "with",
+    "that",
+    "this",
+    "what",
+    "which",
+    "from",
+    "have",
+    "please",
+    "number",
+    "code",
+    "info",
+    "information",
+    "details",
+    "detail",
+    "user",
+    "value",
+    "data",
+    "name",
+    "current",
+    "customer",
+    "account",
+    "about",
+    "when",
+    "where",
+    "there",
+    "their",
+    "they",
+    "some",
+}
+_WORD = re.compile(r"[a-z][a-z0-9]+")
+# "Could you provide your booking details?": asks for a piece of information, not an opinion.
+INFO_REQUEST = re.compile(
+    r"((provide|share|give|confirm|tell|verify|what('s| is| are)|may i (have|get|know)|can i (have|get)|need)"
+    r"\b.{0,30}\b(id|number|code|e-?mail|address|name|date|details|information|info|phone|zip|account|"
+    r"reservation|booking|order)\b)|请提供|提供一下|(你|您)的.{0,10}(是多少|是什么|号码|编号|信息|地址)",
+    re.IGNORECASE,
+)
+
+
+def concept_of(key: str, extra: list[str] | tuple[str, ...] = ()) -> str | None:
+    """The CONCEPTS entry a fact key (or its aliases/description) names, e.g. zip_code -> zip."""
+    names = [key.lower(), *(e.lower() for e in extra)]
+    for concept, (words, _p) in CONCEPTS.items():
+        for n in names:
+            if n in words or n.replace("-", "_").replace(" ", "_") in words:
+                return concept
+            if set(_WORD.findall(n.replace("_", " "))) & {w for w in words if w.isascii()}:
+                return concept
+            if any(not w.isascii() and w in n for w in words):
+                return concept
+    return None
+
+
+# Question words that stand for a content word ("Why ...?" asks for the reason).
+_WORD_SYNONYMS = {"why": "reason", "cost": "price", "pricing": "price", "tier": "level", "status": "level"}
+
+
+def _stem(word: str) -> str:
+    """A crude stem: cancel / cancellation / cancelled -> cancel, members -> member."""
+    word = _WORD_SYNONYMS.get(word, word)
+    word = word[:-1] if len(word) > 4 and word.endswith("s") else word
+    return word[:6]
+
+
+def _content_words(text: str) -> set[str]:
+    words = _WORD.findall(text.lower().replace("_", " "))
+    return {_stem(w) for w in words if len(w) >= 3 and w not in _GENERIC_WORDS} - _GENERIC_WORDS
+
+
+def _phrase_re(phrase: str) -> re.Pattern[str] | None:
+    phrase = phrase.strip().lower().replace("_", " ")
+    if not phrase:
+        return None
+    body = r"[\s_-]?".join(re.escape(p) for p in phrase.split())
+    if phrase.isascii():
+        return re.compile(rf"(?<![a-z0-9]){body}(?![a-z0-9])", re.IGNORECASE)
+    return re.compile(body, re.IGNORECASE)
+
+
+@dataclass
+class _Target:
+    """One thing an agent may ask about: a known fact, a built-in slot or an unknown_info topic."""
+
+    key: str
+    strong: list[re.Pattern[str]] = field(default_factory=list)  # a hit names the target
+    words: set[str] = field(default_factory=set)  # content words: a hit is a weaker cue
+
+    def score(self, sentence: str) -> int:
+        if any(p.search(sentence) for p in self.strong):
+            return 2
+        hits = self.words & _content_words(sentence)
+        return 1 if hits and len(hits) >= min(2, len(self.words)) else 0
+
+
+UNKNOWN_PREFIX = "unknown:"
+
+
+class FactMatcher:
+    """Which of a persona's facts (and unknown topics) an agent reply asks about, in order.
+
+    Yields fact keys, built-in slots the persona's domain uses, "name", `unknown:<topic>` for an
+    unknown_info topic, and `unknown:` for a request for information the persona does not have.
+    """
+
+    def __init__(self, persona: Persona) -> None:
+        self.targets: list[_Target] = []
+        keys = []
+        for fact in persona.known_info:
+            if fact.slot not in keys:
+                keys.append(fact.slot)
+        by_key: dict[str, list] = {}
+        for fact in persona.known_info:
+            by_key.setdefault(fact.slot, []).append(fact)
+        travel = any(k in SLOT_PATTERNS and k != "name" for k in keys)
+        for key in keys:
+            facts = by_key[key]
+            aliases = [a for f in facts for a in f.aliases]
+            descriptions = [f.description for f in facts if f.description]
+            labels = [f.label for f in facts if f.label]
+            t = _Target(key)
+            if key in _COMPILED:
+                t.strong.append(_COMPILED[key])
+            concept = concept_of(key, labels + aliases)
+            if concept:
+                t.strong.append(_CONCEPT_RE[concept])
+            for phrase in [key, *labels, *aliases]:
+                if (r := _phrase_re(phrase)) is not None and len(phrase.strip()) >= 2:
+                    t.strong.append(r)
+            for d in descriptions:
+                if not d.isascii() and len(d) <= 8 and (r := _phrase_re(d)):
+                    t.strong.append(r)
+            t.words = _content_words(" ".join([key, *labels, *descriptions]))
+            self.targets.append(t)
+        if "name" not in keys:
+            self.targets.append(_Target("name", strong=[_COMPILED["name"]]))
+        if travel:  # undecided travel/shopping slots still get an honest "not decided yet"
+            for slot, pattern in _COMPILED.items():
+                if slot not in keys and slot != "name":
+                    self.targets.append(_Target(slot, strong=[pattern]))
+        for topic in unknown_topics(persona):
+            t = _Target(UNKNOWN_PREFIX + topic)
+            if (r := _phrase_re(topic)) is not None:
+                t.strong.append(r)
+            t.words = _content_words(topic)
+            self.targets.append(t)
+
+    def asked(self, text: str) -> list[str]:
+        """The targets the reply asks about, in the order it asks them (each once)."""
+        found: list[tuple[int, int, str]] = []
+        for n, sentence in enumerate(asking_sentences(text)):
+            scored = [(t.score(sentence), i, t.key) for i, t in enumerate(self.targets)]
+            scored = [s for s in scored if s[0]]
+            if any(sc == 2 for sc, _i, _k in scored):
+                scored = [s for s in scored if s[0] == 2]  # a named target beats loose word overlaps
+            keys = [k for _sc, _i, k in scored]
+            specific = [k for k in keys if k not in _GENERIC]
+            if specific:  # "对品牌有偏好吗" is about the brand, not the generic preferences
+                keys = specific
+            if not keys and INFO_REQUEST.search(sentence):
+                keys = [UNKNOWN_PREFIX]
+            for k in keys:
+                m = next((p.search(sentence) for t in self.targets if t.key == k for p in t.strong), None)
+                found.append((n, m.start() if m else 0, k))
+        ordered: list[str] = []
+        for _n, _pos, key in sorted(found):
+            if key not in ordered:
+                ordered.append(key)
+        return ordered
