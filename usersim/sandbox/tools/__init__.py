@@ -6,6 +6,8 @@ the validation can never disagree) and a deterministic function of (arguments, c
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -53,12 +55,8 @@ class Tool:
     run: Callable[[Any, ToolContext], Any]
 
     def schema(self) -> dict[str, Any]:
-        """The tool in OpenAI `tools` format."""
-        params = _clean_schema(self.args.model_json_schema())
-        return {
-            "type": "function",
-            "function": {"name": self.name, "description": self.description, "parameters": params},
-        }
+        """The tool in OpenAI `tools` format (a fresh copy: callers may change it)."""
+        return copy.deepcopy(_schema_of(self))
 
     def invoke(self, arguments: dict[str, Any], ctx: ToolContext) -> tuple[str, bool]:
         """(result text, is_error). Bad arguments and ToolErrors become error results."""
@@ -106,6 +104,17 @@ def _explain(exc: ValidationError, model: type[Args]) -> str:
             where = ".".join(str(p) for p in err["loc"])
             parts.append(f"argument '{where}': {err['msg']} (got {err.get('input')!r:.60})")
     return "; ".join(parts)
+
+
+@functools.cache
+def _schema_of(tool: Tool) -> dict[str, Any]:
+    """A tool's schema, built once per process: pydantic's JSON Schema generation was half of the
+    CPU of a conversation when it ran on every agent call."""
+    params = _clean_schema(tool.args.model_json_schema())
+    return {
+        "type": "function",
+        "function": {"name": tool.name, "description": tool.description, "parameters": params},
+    }
 
 
 def _clean_schema(node: Any) -> Any:
