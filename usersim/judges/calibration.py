@@ -96,22 +96,40 @@ def _decision(verdicts: list[Verdict]) -> str | None:
     return {"passed": "pass", "failed": "fail"}.get(status or "")
 
 
-def rule_vs_llm(records: list[dict[str, Any]]) -> AgreementReport:
-    """Per record: the rule checks' combined decision vs the LLM rubric's, where both decided."""
+def is_recheck(v: Verdict) -> bool:
+    """An informational LLM verdict of seed 003's rule-to-LLM re-check."""
+    return v.judge == "llm_rubric" and bool((v.details or {}).get("recheck"))
+
+
+def _llm_decision(verdicts: list[Verdict]) -> str | None:
+    """The LLM rubric's decision: its deciding verdicts, or the re-check's informational ones."""
+    llm = [
+        v.model_copy(update={"counts_toward_status": True})
+        for v in verdicts
+        if v.judge == "llm_rubric" and (v.counts_toward_status or is_recheck(v))
+    ]
+    return _decision(llm)
+
+
+def rule_vs_llm(records: list[dict[str, Any]], *, recheck_only: bool = False) -> AgreementReport:
+    """Per record: the rule checks' combined decision vs the LLM rubric's, where both decided.
+    `recheck_only`: only the records of seed 003's 20% rule-to-LLM re-check sample."""
     from usersim.judges.checks import check_registry
 
     rule_checks = set(check_registry.names())
     ids, rule, llm = [], [], []
     for r in records:
         vs = [Verdict.model_validate(v) for v in r.get("verdicts", [])]
+        if recheck_only and not any(is_recheck(v) for v in vs):
+            continue
         d_rule = _decision([v for v in vs if v.judge in rule_checks])
-        d_llm = _decision([v for v in vs if v.judge == "llm_rubric"])
+        d_llm = _llm_decision(vs)
         if d_rule and d_llm:
             ids.append(r["id"])
             rule.append(d_rule)
             llm.append(d_llm)
     return _report(
-        "rules vs llm_rubric",
+        "rules vs LLM re-check (seed 003: 20% of auto-only cases)" if recheck_only else "rules vs llm_rubric",
         ids,
         rule,
         llm,

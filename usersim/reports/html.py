@@ -27,6 +27,7 @@ from usersim.reports.html_parts import (
 )
 from usersim.reports.html_sections import long_context_section, skill_section, token_section
 from usersim.reports.html_transcript import render_viewer
+from usersim.reports.judging import judging_section
 from usersim.reports.summary_models import Rate, Summary
 
 _PAGE = Path(__file__).with_name("page.html")
@@ -176,6 +177,7 @@ def render_report(records: list[RunRecord], summary: dict) -> str:
             _header(s),
             _pass_rates(s),
             _repeats(s),
+            judging_section(s.judging),
             skill_section(s),
             long_context_section(s),
             decay_section(s.decay),

@@ -14,6 +14,7 @@ from typing import Any
 
 from usersim.core.record import RunRecord
 from usersim.core.secrets import redact_value
+from usersim.reports.judging import judge_stats
 from usersim.reports.long_context import long_context_stats, mean
 from usersim.reports.skill_impact import skill_impact
 from usersim.reports.summary_models import (
@@ -206,6 +207,7 @@ def summarize(records: list[RunRecord], meta: dict[str, Any], *, run_dir: Path |
         usage=usage_totals(records),
         unjudged=reason_counts(records, "unjudged"),
         errors=reason_counts(records, "error"),
+        judging=judge_stats(records),
     )
 
 

@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from usersim.reports.judging import JudgeStats
+
 SUMMARY_SCHEMA_VERSION = 1
 
 
@@ -245,3 +247,7 @@ class Summary(Strict):
         default_factory=list, description="Unjudged verdicts by judge and reason."
     )
     errors: list[ReasonCount] = Field(default_factory=list, description="Error verdicts and harness errors.")
+    judging: JudgeStats | None = Field(
+        default=None,
+        description="LLM judge agreement per criterion, inconclusive verdicts, rule-vs-LLM re-check (reports.judging).",
+    )
