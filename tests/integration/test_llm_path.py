@@ -4,6 +4,7 @@ all answered by the local OpenAI-compatible stub server, driven through the CLI.
 from __future__ import annotations
 
 import json
+import re
 
 from tests.integration.test_cli_run import records, usersim
 from tests.support.openai_stub import OpenAIStub
@@ -45,7 +46,8 @@ class Roles:
                     "reason": f"消息 5 给出了完整方案 ({i})",
                     "evidence_turn": 5,
                 }
-                for i in range(1, 13)
+                # one result per criterion the prompt lists (an extra id is an error after repair)
+                for i in map(int, re.findall(r"^(\d+)\. \[", body["messages"][0]["content"], re.M))
             ]
             return {
                 "content": json.dumps({"results": results}, ensure_ascii=False),
