@@ -99,7 +99,10 @@ async def test_constraint_checks_recommended_items(monkeypatch):
     assert (await run(brand, [user("…"), bot("Dell XPS 14")])).verdict == "fail"
     v = await run(spec, [user("…"), bot("建议去实体店看看。")])
     assert v.verdict == "inconclusive"
-    assert v.reason == "no products item from the catalog found in the reply; cannot check weight_kg <= 1.5kg"
+    assert (
+        v.reason
+        == "no recommended products item from the catalog found in the reply; cannot check weight_kg <= 1.5kg"
+    )
 
 
 async def test_state_checks():

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from usersim.core.registry import did_you_mean
 from usersim.judges.checks.context import CheckContext
+from usersim.judges.checks.mentions import EXCLUSION, Negations, find_all
 from usersim.judges.checks.normalize import is_quantity, parse_number
 from usersim.judges.checks.registry import Outcome, check_registry
 
@@ -99,15 +100,48 @@ def _lookup(catalog: str, text: str) -> list[Any]:
     return list(lookup_items(catalog, text))
 
 
+def _names(item: dict[str, Any]) -> list[str]:
+    names = [item.get(k) for k in ("flight_no", "community_name", "name", "id")]
+    return [str(n) for n in [*names, *(item.get("aliases") or [])] if n]
+
+
+def _key(item: dict[str, Any]) -> str:
+    return _label(item) + "\x00" + str(item.get("id", ""))
+
+
+def recommended_items(catalog: str, text: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(recommended, excluded) catalog items of a reply. An item counts as recommended when at
+    least one of its mentions is outside an exclusion/negation context ("我排除了 MacBook Air",
+    "Redmi Note 13 和 OPPO A3 已剔除", "不推荐：…"); an item only ever mentioned so is excluded."""
+    neg = Negations(text, EXCLUSION)
+    named: dict[str, dict[str, Any]] = {}
+    affirmed: set[str] = set()
+    for c in neg.clauses:  # clause by clause: a name glued to the next line's text still matches
+        seg = text[c.start : c.end]
+        for item in (_as_dict(i) for i in _lookup(catalog, seg)):
+            named.setdefault(_key(item), item)
+            offsets = [o for n in _names(item) for o in find_all(n, seg)] or [0]
+            if any(not neg.negated(c.start + o) for o in offsets):
+                affirmed.add(_key(item))
+    for item in (_as_dict(i) for i in _lookup(catalog, text)):
+        # an item named across a clause cut (never seen clause by clause) counts as recommended
+        if _key(item) not in named:
+            named[_key(item)] = item
+            affirmed.add(_key(item))
+    rec = [i for k, i in named.items() if k in affirmed]
+    return rec, [i for k, i in named.items() if k not in affirmed]
+
+
 @check_registry.register("constraint", ConstraintParams)
 def constraint(params: ConstraintParams, ctx: CheckContext) -> Outcome:
-    """Every catalog item named in the reply satisfies the field constraint."""
+    """Every catalog item the reply recommends satisfies the field constraint (items it names only
+    to exclude or reject do not count)."""
     texts = ctx.texts(params.scope)
     if not texts:
         return Outcome(False, f"no assistant reply in scope '{params.scope}'")
     text = "\n".join(t for _, t in texts)
     try:
-        items = [_as_dict(i) for i in _lookup(params.catalog, text)]
+        items, excluded = recommended_items(params.catalog, text)
     except ImportError:
         return Outcome(
             None, "cannot look up recommended items: sandbox.catalog is not available in this build"
@@ -117,10 +151,14 @@ def constraint(params: ConstraintParams, ctx: CheckContext) -> Outcome:
             None, f"catalog lookup failed for '{params.catalog}': {exc.args[0] if exc.args else exc}"
         )
     rule = f"{params.field} {params.op} {params.value}"
+    dropped = (
+        f"not counted (named as excluded/rejected): {', '.join(_label(i) for i in excluded)}"
+        if excluded
+        else ""
+    )
     if not items:
-        return Outcome(
-            None, f"no {params.catalog} item from the catalog found in the reply; cannot check {rule}"
-        )
+        what = f"no recommended {params.catalog} item from the catalog found in the reply"
+        return Outcome(None, f"{what}; cannot check {rule}" + (f"; {dropped}" if dropped else ""))
     good, bad, unknown = [], [], []
     for item in items:
         value = field_value(item, params.field)
@@ -137,6 +175,8 @@ def constraint(params: ConstraintParams, ctx: CheckContext) -> Outcome:
         parts.append("satisfying: " + ", ".join(good))
     if unknown:
         parts.append(f"no {params.field} in catalog for: " + ", ".join(unknown))
+    if dropped:
+        parts.append(dropped)
     score = round(len(good) / len(items), 4)
     if bad:
         return Outcome(False, "; ".join(parts), score=score, evidence_turn=texts[-1][0])

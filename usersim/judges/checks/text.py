@@ -8,13 +8,51 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from usersim.judges.checks.context import CheckContext
-from usersim.judges.checks.normalize import find_keyword
+from usersim.judges.checks.mentions import EXCLUSION, Negations, squash
+from usersim.judges.checks.normalize import find_keyword, is_quantity
 from usersim.judges.checks.registry import Outcome, check_registry
 
 ScopeName = Literal["final", "assistant", "first"]
 _LIST_ITEM = re.compile(
     r"^\s*(?:\d{1,2}\s*[.、)）]|[（(]\d{1,2}[)）]|[①-⑳]|[-•*·]\s|#{1,4}\s*\d)", re.MULTILINE
 )
+_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+
+
+def list_items(text: str) -> list[tuple[int, str]]:
+    """(line number, line) of the reply's items: numbered and bulleted list lines, and markdown
+    table body rows (not the header row above the |---| rule, not the rule). When a reply has both a
+    table and a list, the larger of the two is taken (the same items shown twice count once)."""
+    lines = text.splitlines()
+    rules = {n for n, ln in enumerate(lines) if _TABLE_RULE.match(ln) and "-" in ln and "|" in ln}
+    headers = {n - 1 for n in rules}
+    rows = [
+        (n, ln.strip())
+        for n, ln in enumerate(lines)
+        if _TABLE_ROW.match(ln) and n not in rules and n not in headers
+    ]
+    listed = [(n, ln.strip()) for n, ln in enumerate(lines) if _LIST_ITEM.match(ln) and n not in rules]
+    listed = [(n, ln) for n, ln in listed if not _TABLE_ROW.match(ln)]
+    return rows if len(rows) > len(listed) else listed
+
+
+_LINE_EXCLUSION = tuple(m for m in EXCLUSION if m not in ("不是", "而非", "并非"))
+
+
+def _excluded(line: str, line_no: int, neg: Negations) -> bool:
+    """A list line or table row naming an item only to exclude it ("- OPPO A3（已剔除）",
+    "| OPPO A3 | 1499 | ❌ 排除 |", lines under "已排除：")."""
+    if line_no in neg.section_lines:
+        return True
+    body = re.sub(r"^\s*(?:\d{1,2}\s*[.、)）]|[（(]\d{1,2}[)）]|[①-⑳]|[-•*·])\s*", "", line)
+    if _TABLE_ROW.match(body):
+        cells = [c.strip() for c in body.strip().strip("|").split("|")]
+        first = Negations(cells[0], _LINE_EXCLUSION) if cells and cells[0] else None
+        return (first is not None and first.negated(0, 1)) or any(
+            c and Negations(c, _LINE_EXCLUSION).marker_only(c) for c in cells[1:]
+        )
+    return bool(body.strip()) and Negations(body, _LINE_EXCLUSION).negated(0, 1)
 
 
 class _Params(BaseModel):
@@ -37,11 +75,42 @@ class KeywordsParams(_Params):
         return self
 
 
+def _numeric(word: str) -> bool:
+    return bool(re.search(r"\d", word)) and is_quantity(word.strip())
+
+
+def _has(word: str, text: str) -> bool:
+    """Whether `word` occurs in text: numbers by value (find_keyword); words ignoring case and
+    whitespace ("华为 MateBook" matches "华为MateBook 14 2024")."""
+    if find_keyword(word, text):  # numbers compare by value: "1628" = "$1,628.00", "4" != "14"
+        return True
+    return not _numeric(word) and bool(squash(word)) and squash(word) in squash(text)
+
+
 def _find(word: str, text: str, synonyms: dict[str, list[str]]) -> str | None:
-    """The spelling of `word` (or a synonym) found in text, case-insensitively."""
+    """The spelling of `word` (or a synonym) found in text."""
     for w in [word, *synonyms.get(word, [])]:
-        if find_keyword(w, text):  # numbers compare by value: "1628" = "$1,628.00", "4" != "14"
+        if _has(w, text):
             return w
+    return None
+
+
+def _find_affirmed(
+    word: str, texts: list[tuple[int, str]], synonyms: dict[str, list[str]]
+) -> tuple[str, int] | None:
+    """(spelling, reply index) of a mention of `word` (or a synonym) that is not negated:
+    "不再去环球影城" and "不是…蟹道乐" name a word without saying it happens. Numbers are never
+    read as negated."""
+    for i, t in texts:
+        neg: Negations | None = None
+        for w in [word, *synonyms.get(word, [])]:
+            if not _has(w, t):
+                continue
+            if _numeric(w):
+                return w, i
+            neg = neg or Negations(t)
+            if neg.affirmed(w):
+                return w, i
     return None
 
 
@@ -66,17 +135,18 @@ def keywords(params: KeywordsParams, ctx: CheckContext) -> Outcome:
         found.append("found all-of " + ", ".join(present_all))
     if missing:
         problems.append("missing " + ", ".join(missing))
-    forbidden = [(w, _find(w, text, syn)) for w in params.none]
-    forbidden = [(w, s) for w, s in forbidden if s]
+    hits = [(w, _find_affirmed(w, texts, syn)) for w in params.none]
+    forbidden = [(w, h[0], h[1]) for w, h in hits if h]
+    negated = [w for w, h in hits if not h and _find(w, text, syn)]
     if forbidden:
         problems.append(
-            "forbidden present: " + ", ".join(s if s == w else f"{s} (= {w})" for w, s in forbidden)
+            "forbidden present: " + ", ".join(s if s == w else f"{s} (= {w})" for w, s, _ in forbidden)
         )
     elif params.none:
         found.append("none of " + ", ".join(params.none) + " present")
-    evidence = texts[-1][0]
-    if forbidden:  # point at the reply that said the forbidden word
-        evidence = next((i for i, t in texts if any(find_keyword(s, t) for _, s in forbidden)), evidence)
+    if negated:
+        found.append("only negated mentions of " + ", ".join(negated) + " (not counted)")
+    evidence = forbidden[0][2] if forbidden else texts[-1][0]  # the reply that said it
     where = f"in {params.scope} reply" if params.scope != "assistant" else "in the assistant replies"
     summary = "; ".join(problems + found)
     return Outcome(not problems, f"{where}: {summary}", evidence_turn=evidence)
@@ -115,11 +185,28 @@ def count(params: CountParams, ctx: CheckContext) -> Outcome:
     if not texts:
         return Outcome(False, f"no assistant reply in scope '{params.scope}'")
     text = "\n".join(t for _, t in texts)
+    neg = Negations(text, EXCLUSION)
+    line_of = [0]
+    for m in re.finditer("\n", text):
+        line_of.append(m.end())
+    lines = text.splitlines()
+    skipped: list[str] = []
     if params.pattern is None:
-        items = [line.strip() for line in text.splitlines() if _LIST_ITEM.match(line)]
-        what = "list items"
+        items = []
+        for n, line in list_items(text):
+            (skipped if _excluded(line, n, neg) else items).append(line)
+        rows = [i for i in items + skipped if _TABLE_ROW.match(i)]
+        what = "table rows" if rows else "list items"
     else:
-        items = list(dict.fromkeys(m.group(0) for m in re.finditer(params.pattern, text)))
+        items = []
+        for m in re.finditer(params.pattern, text):
+            got = m.group(0)
+            n = sum(1 for s in line_of if s <= m.start()) - 1
+            single = "\n" not in got.strip()
+            if single and n < len(lines) and _excluded(lines[n], n, neg):
+                skipped.append(got)
+            elif got not in items:
+                items.append(got)
         what = f"distinct matches of /{params.pattern}/"
     n = len(items)
     bounds = []
@@ -135,5 +222,9 @@ def count(params: CountParams, ctx: CheckContext) -> Outcome:
         ok &= n <= params.max
     shown = ", ".join(i[:30] for i in items[:6]) + (" …" if n > 6 else "")
     found = f"{n} {what}" + (f" ({shown})" if n else "")
+    if skipped:
+        found += (
+            f"; {len(skipped)} excluded/rejected not counted (" + ", ".join(i[:30] for i in skipped[:4]) + ")"
+        )
     verb = "" if ok else "; required "
     return Outcome(ok, f"{found}{verb}{'' if ok else ', '.join(bounds)}", evidence_turn=texts[-1][0])
