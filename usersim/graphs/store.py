@@ -134,8 +134,8 @@ def check_resume_meta(store_path: Path, old: dict[str, Any], new: dict[str, Any]
                 "select the same cases or use a new --out"
             )
         raise RunFolderError(
-            f"--resume: {store_path.parent} was run with {key}={str(old[key])[:80]!r}, "
-            f"not {str(new[key])[:80]!r}; use the same options or a new --out"
+            f"--resume: {store_path.parent} was run with {key}={repr(old[key])[:80]}, "
+            f"not {repr(new[key])[:80]}; use the same options or a new --out"
         )
 
 
