@@ -84,7 +84,9 @@ def test_python_agent_failure_is_an_error_record_not_a_crash(tmp_path):
         "--out",
         str(out),
         "--no-progress",
+        check=False,
     )
+    assert res.returncode == 1  # errored conversations fail the run (CI)
     recs = records(out)
     assert len(recs) >= 2 and all(r["stop_reason"] == "agent_error" for r in recs)
     assert all("agent exploded" in r["stop_detail"] for r in recs)
@@ -94,7 +96,7 @@ def test_python_agent_failure_is_an_error_record_not_a_crash(tmp_path):
 
 def test_weak_agent_fails_with_reasons(tmp_path):
     out = tmp_path / "weak"
-    usersim(
+    res = usersim(
         "run",
         "--id",
         "B1-EI-01",
@@ -103,7 +105,9 @@ def test_weak_agent_fails_with_reasons(tmp_path):
         "--out",
         str(out),
         "--no-progress",
+        check=False,
     )
+    assert res.returncode == 1 and "failed or errored: exit 1" in res.stderr
     for r in records(out):
         assert r["status"] == "failed"
         fail = [v for v in r["verdicts"] if v["verdict"] == "fail"]
@@ -188,6 +192,7 @@ def test_api_keys_never_reach_outputs(tmp_path):
         str(out),
         "--no-progress",
         env={"OPENAI_API_KEY": secret},
+        check=False,
     )
     assert (out / "results.jsonl").is_file()
     for f in out.rglob("*"):

@@ -1,0 +1,110 @@
+"""Acceptance for examples/bank (bring your own domain), through the CLI in process: with the
+default reveal policy and the rule simulator, the correct agent completes every case and the
+flawed agent fails exactly the cases its five flaws touch, each for the reason of its flaw."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.support.cli import usersim
+
+CASES = "examples/bank/cases"
+FLAW_CASES = {  # case -> what the deciding failure must say
+    "BANK-02": "unexpected change to cards K-3002",  # blocked the first card, not the one named
+    "BANK-03": "shipping=express (expected standard)",  # express by default: the $15 fee
+    "BANK-06": "transaction_id=T-4002 (expected T-4001)",  # the latest charge, not the one described
+    "BANK-07": "verify_customer was never called",  # no identity check before the address change
+    "BANK-08": "unexpected new disputes record D-1",  # disputed a charge older than 60 days
+}
+
+
+def records(out: Path) -> dict[str, dict]:
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    return {r["case_id"]: r for r in rows}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, tuple[int, dict[str, dict]]]:
+    out = {}
+    for agent in ("correct", "flawed"):
+        path = tmp_path_factory.mktemp(agent)
+        res = usersim(
+            "run",
+            CASES,
+            "--agent",
+            f"python:examples.bank.agent:{agent}",
+            "--out",
+            str(path),
+            "--no-progress",
+            check=False,
+        )
+        out[agent] = (res.returncode, records(path))
+    return out
+
+
+def test_example_validates():
+    res = usersim("validate", CASES)
+    assert res.returncode == 0 and "0 with problems" in res.stdout + res.stderr
+
+
+def test_correct_agent_completes_every_case(runs):
+    code, recs = runs["correct"]
+    assert len(recs) >= 8
+    bad = {k: r["verdicts"] for k, r in recs.items() if r["status"] != "passed"}
+    assert not bad
+    assert code == 0
+    for r in recs.values():
+        assert r["stop_reason"] == "goal_met"
+        fs = next(v for v in r["verdicts"] if v["judge"] == "final_state")
+        assert fs["verdict"] == "pass" and "nothing else changed" in fs["reason"]
+
+
+def test_flawed_agent_fails_each_case_its_flaws_touch(runs):
+    code, recs = runs["flawed"]
+    assert code == 1
+    failed = {k for k, r in recs.items() if r["status"] != "passed"}
+    assert failed == set(FLAW_CASES)
+    for case_id, evidence in FLAW_CASES.items():
+        reasons = " | ".join(v["reason"] for v in recs[case_id]["verdicts"] if v["verdict"] == "fail")
+        assert evidence in reasons, (case_id, reasons)
+
+
+def test_fail_under_relaxes_the_exit_code(tmp_path):
+    # the flawed agent passes 1 of these 2: --fail-under 0.5 accepts that, 60 (percent) does not
+    for rate, code in (("0.5", 0), ("60", 1)):
+        res = usersim(
+            "run",
+            CASES,
+            "--id",
+            "BANK-02",
+            "--id",
+            "BANK-04",
+            "--agent",
+            "python:examples.bank.agent:flawed",
+            "--out",
+            str(tmp_path / rate),
+            "--no-progress",
+            "--fail-under",
+            rate,
+            check=False,
+        )
+        assert res.returncode == code, res.stderr
+        assert "pass rate 1/2 = 50%" in res.stderr
+
+
+def test_bad_agent_spec_is_a_usage_error(tmp_path):
+    res = usersim(
+        "run",
+        CASES,
+        "--id",
+        "BANK-01",
+        "--agent",
+        "python:examples.bank.agent:corect",
+        "--out",
+        str(tmp_path / "x"),
+        check=False,
+    )
+    assert res.returncode == 2 and "Did you mean 'correct'?" in res.stderr
