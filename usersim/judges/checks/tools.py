@@ -61,6 +61,11 @@ class ToolCalledParams(_Params):
     tool: str | list[str] = Field(description="Tool name, or a list of acceptable tool names.")
     args: dict[str, Any] = Field(default_factory=dict, description="param -> matcher the call must satisfy.")
     min_calls: int = Field(default=1, ge=1, description="Matching calls needed.")
+    or_each_of: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Alternative to `args`: argument sets (param -> matcher) that calls of the tool match "
+        "between them, each by some call, e.g. two one-way searches instead of one round-trip search.",
+    )
 
     @field_validator("tool")
     @classmethod
@@ -74,10 +79,18 @@ class ToolCalledParams(_Params):
             validate_matcher(matcher, f"args.{param}")
         return v
 
+    @field_validator("or_each_of")
+    @classmethod
+    def _alt_matchers(cls, v: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for i, args in enumerate(v):
+            for param, matcher in args.items():
+                validate_matcher(matcher, f"or_each_of.{i}.{param}")
+        return v
 
-def _mismatches(params: ToolCalledParams, call: Call, ctx: CheckContext) -> list[str]:
+
+def _mismatches(params: ToolCalledParams, call: Call, ctx: CheckContext, args: Any = None) -> list[str]:
     out = []
-    for param, matcher in params.args.items():
+    for param, matcher in (params.args if args is None else args).items():
         present = param in call.arguments
         if not match(matcher, present, call.arguments.get(param), ctx.today):
             got = f"{param}={call.arguments[param]}" if present else f"{param} missing"
@@ -105,6 +118,27 @@ def tool_called(params: ToolCalledParams, ctx: CheckContext) -> Outcome:
             f"{first.name} called with {_fmt_args(first.arguments)}{detail}{times}",
             evidence_turn=first.index if first.index >= 0 else None,
         )
+    alt = ""
+    if params.or_each_of:
+        legs = [
+            next((c for c in candidates if not _mismatches(params, c, ctx, a)), None)
+            for a in params.or_each_of
+        ]
+        if all(legs):
+            shown = "; ".join(f"{c.name}({_fmt_args(c.arguments)})" for c in legs if c)
+            return Outcome(
+                True,
+                f"no single call matches all {n_args} arguments, but calls cover each of the "
+                f"{len(legs)} alternative argument sets: {shown}",
+                evidence_turn=max(c.index for c in legs if c)
+                if all(c and c.index >= 0 for c in legs)
+                else None,
+            )
+        unmet = [i for i, c in enumerate(legs) if c is None]
+        alt = (
+            f"; nor do the calls cover the alternative argument sets (no call matches set "
+            f"{unmet[0] + 1}: {_fmt_args({k: describe(m) for k, m in params.or_each_of[unmet[0]].items()})})"
+        )
     if matching:
         return Outcome(False, f"{label}: {len(matching)} matching call(s), {params.min_calls} required")
     best = min(candidates, key=lambda c: len(_mismatches(params, c, ctx)))
@@ -113,7 +147,7 @@ def tool_called(params: ToolCalledParams, ctx: CheckContext) -> Outcome:
         False,
         f"{best.name} called {len(candidates)} time(s) but no call matches; closest call had "
         f"{_fmt_args(best.arguments)} — {n_args - len(bad)}/{n_args} required arguments match; "
-        f"mismatched: {'; '.join(bad)}",
+        f"mismatched: {'; '.join(bad)}{alt}",
         evidence_turn=best.index if best.index >= 0 else None,
     )
 
