@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import html
 import json
+from pathlib import Path
+
+import pytest
+import yaml
 
 from tests.integration.test_cli_run import records, usersim
 
@@ -57,3 +62,139 @@ def test_explore_is_deterministic_per_seed(tmp_path):
 def test_explore_rejects_static_only_selection(tmp_path):
     res = usersim("explore", "--id", "B1-EI-01", "--n", "2", "--out", str(tmp_path / "s"), check=False)
     assert res.returncode != 0 and "organic" in res.stderr
+
+
+# --- exploration closes the loop: a promoted failure is a regression case (issue 13) ----------------
+
+FLAWED, FIXED = "reference:window-4", "reference"
+
+
+def _explore_flawed(tmp_path, case_id: str, n: int, seed: int):
+    out = tmp_path / f"x-{case_id}"
+    res = usersim(
+        "explore", "--id", case_id, "--agent", FLAWED, "--simulator", "rule",
+        "--n", str(n), "--seed", str(seed), "--out", str(out),
+    )  # fmt: skip
+    return out, res, records(out)
+
+
+@pytest.fixture(scope="module")
+def e2e_explored(tmp_path_factory):
+    return _explore_flawed(tmp_path_factory.mktemp("explore"), "C2-E2E-04", 8, 7)
+
+
+def _abandoned(recs: list[dict]) -> dict:
+    """The first conversation the user abandoned (stop_reason failed: gave up or ran out of turns)."""
+    return next(
+        r
+        for r in recs
+        if r["status"] == "failed"
+        and any(v["judge"] == "stop_reason" and v["verdict"] == "fail" for v in r["verdicts"])
+    )
+
+
+def _run_promoted(tmp_path, path: Path, agent: str) -> dict:
+    out = tmp_path / f"run-{path.stem}-{agent.replace(':', '_')}"
+    usersim("run", str(path), "--agent", agent, "--out", str(out), "--no-progress", check=False)
+    (rec,) = records(out)
+    return rec
+
+
+def _deciding_fails(rec: dict) -> set[str]:
+    return {v["judge"] for v in rec["verdicts"] if v["counts_toward_status"] and v["verdict"] == "fail"}
+
+
+def _divergence(rec: dict) -> dict:
+    (v,) = [v for v in rec["verdicts"] if v["judge"] == "divergence"]
+    assert v["counts_toward_status"] is False and v["verdict"] != "fail", v  # information, never a verdict
+    return v
+
+
+def test_promoted_prefix_case_fails_the_flawed_agent_again_and_passes_the_fixed_one(tmp_path, e2e_explored):
+    out, res, recs = e2e_explored
+    source = _abandoned(recs)
+    # the explore output and the report offer the command line for each cluster's representative
+    clusters = json.loads((out / "clusters.json").read_text(encoding="utf-8"))
+    assert f"promote: usersim promote {out}" in res.stdout
+    report = (out / "report.html").read_text(encoding="utf-8")
+    assert 'id="explore"' in report and "usersim promote" in report
+    assert html.escape(clusters[0]["records"][0]) in report
+
+    promoted = usersim("promote", str(out), source["id"], "--to", str(tmp_path / "reg"))
+    path = Path(promoted.stdout.strip())
+    case = yaml.safe_load(path.read_text(encoding="utf-8"))
+    origin = case["promoted_from"]
+    assert origin["record_id"] == source["id"] and origin["agent"] == FLAWED
+    assert origin["persona"] == source["variant"]["persona"] and origin["seed"] == source["seed"]
+    assert origin["run_id"] and origin["simulator"] == "rule"
+    assert any(f.startswith("stop_reason:") for f in origin["failing"])
+    # prefix + simulate: the recorded user turns up to the failing turn, then the persona goes on
+    users = [m["content"] for m in source["transcript"] if m["role"] == "user"]
+    k = origin["failing_turn"]
+    assert 1 < k < len(users)
+    assert case["mode"] == "organic" and [case["input"]["message"], *case["input"]["script"]] == users[:k]
+    assert case["persona_overrides"]["id"] == source["variant"]["persona"]  # the variant is pinned
+    assert {"stop_reason": {"in": ["goal_met"]}} in case["judging"]["checks"]  # the failed check is kept
+
+    flawed = _run_promoted(tmp_path, path, FLAWED)
+    assert flawed["status"] == "failed"
+    assert _deciding_fails(flawed) >= {"stop_reason", "task_completion"}
+    # deterministic per seed: the flawed agent walks the recorded conversation again, word for word
+    assert [m["content"] for m in flawed["transcript"]] == [m["content"] for m in source["transcript"]]
+    assert _divergence(flawed)["details"]["diverged"] is False
+
+    fixed = _run_promoted(tmp_path, path, FIXED)
+    assert fixed["status"] != "failed" and not _deciding_fails(fixed), fixed["verdicts"]
+    assert fixed["stop_reason"] == "goal_met"  # the simulated user carried on and got what it wanted
+    assert [m["content"] for m in fixed["transcript"] if m["role"] == "user"][:k] == users[:k]
+    div = _divergence(fixed)
+    assert div["details"]["diverged"] is True and div["details"]["first_divergent_turn"] <= k
+
+
+def test_promoted_strict_case_judges_only_the_reply_at_the_failing_turn(tmp_path):
+    out, _, recs = _explore_flawed(tmp_path, "C2-TD-04", 8, 9)
+    source = _abandoned(recs)
+    promoted = usersim("promote", str(out), source["id"], "--to", str(tmp_path / "reg"), "--form", "strict")
+    path = Path(promoted.stdout.strip())
+    case = yaml.safe_load(path.read_text(encoding="utf-8"))
+    k = case["promoted_from"]["failing_turn"]
+    assert case.get("mode", "static") == "static" and case["promoted_from"]["form"] == "strict"
+    users = [m["content"] for m in source["transcript"] if m["role"] == "user"]
+    assert case["input"]["message"] == users[k - 1]
+    assert [m["content"] for m in case["input"]["history"] if m["role"] == "user"] == users[: k - 1]
+    kinds = {next(iter(c)) for c in case["judging"]["checks"]}
+    assert kinds and not kinds & {
+        "stop_reason",
+        "turns",
+        "asked_clarification",
+    }  # one reply, not a conversation
+    assert not case["judging"].get("milestones")
+
+    flawed = _run_promoted(tmp_path, path, FLAWED)
+    assert flawed["status"] == "failed" and flawed["turns"] == 1
+    fixed = _run_promoted(tmp_path, path, FIXED)
+    assert fixed["status"] == "passed", fixed["verdicts"]
+    assert fixed["stop_reason"] == "replay_complete"
+    again = _run_promoted(tmp_path / "again", path, FLAWED)
+    assert again["transcript"] == flawed["transcript"]  # deterministic
+
+
+def test_promote_strict_form_of_the_same_failure_also_separates_the_agents(tmp_path, e2e_explored):
+    out, _, recs = e2e_explored
+    source = _abandoned(recs)
+    path = Path(
+        usersim(
+            "promote", str(out), source["id"], "--to", str(tmp_path / "s"), "--form", "strict"
+        ).stdout.strip()
+    )
+    assert _run_promoted(tmp_path, path, FLAWED)["status"] == "failed"
+    assert _run_promoted(tmp_path, path, FIXED)["status"] == "passed"
+
+
+def test_promote_at_turn_out_of_range_is_a_clear_error(tmp_path, e2e_explored):
+    out, _, recs = e2e_explored
+    rec = recs[0]
+    res = usersim(
+        "promote", str(out), rec["id"], "--to", str(tmp_path / "r"), "--at-turn", "99", check=False
+    )  # fmt: skip
+    assert res.returncode != 0 and "cannot promote at turn 99" in res.stderr
