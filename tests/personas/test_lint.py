@@ -93,6 +93,6 @@ def test_unrecognised_slot_is_only_a_warning(tmp_path):
     problems = lint_file(write(tmp_path, data))
     assert [p.severity for p in problems] == ["warning"]
     assert (
-        "warning: the rule simulator cannot recognise questions about slot 'budgett'. Did you mean 'budget'?"
+        "warning: slot 'budgett' is not a built-in slot. Did you mean 'budget'?"
         in str(problems[0])
     )

@@ -159,6 +159,7 @@ def load_case(path: str | Path, root: Path | None = None) -> Case:
         problems = [Problem(str(path), 1, "judging", f"cannot check: {type(exc).__name__}: {exc}")]
     if problems:
         raise FileProblems(problems)
+    case._file = path
     return case
 
 

@@ -7,9 +7,10 @@ the format for users.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from usersim.cases.environment import Environment, build_tools
 from usersim.core.messages import Message
@@ -348,6 +349,13 @@ class Case(Strict):
         default_factory=list,
         description="The recorded conversation a promoted case came from; replays are compared to it (divergence).",
     )
+    _file: Path | None = PrivateAttr(default=None)  # the file it was loaded from (load_case sets it)
+
+    @property
+    def file(self) -> Path | None:
+        """The case file this case was loaded from (None when built in code); `persona:` paths and
+        persona folders are found relative to it."""
+        return self._file
 
     @field_validator("difficulty", mode="before")
     @classmethod

@@ -53,7 +53,9 @@ def validate_file(path: Path) -> list[Problem]:
 
             load_persona_file(path)
         else:
-            load_case(path)
+            from usersim.personas.loader import persona_problems
+
+            return persona_problems(load_case(path))  # the case's `persona` must resolve
     except FileProblems as exc:
         return exc.problems
     except Exception as exc:  # noqa: BLE001  one broken file must not stop the others being checked
@@ -63,9 +65,19 @@ def validate_file(path: Path) -> list[Problem]:
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True)
-def validate(paths: tuple[str, ...]) -> None:
+@click.option(
+    "--personas",
+    "persona_dirs",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False),
+    help="Folder of persona files whose ids cases may name (repeatable); also `personas/` beside the cases.",
+)
+def validate(paths: tuple[str, ...], persona_dirs: tuple[str, ...]) -> None:
     """Validate case, persona and SKILL.md files. Exit 0 when all are valid; otherwise print
     `file:line: field: message` lines and exit 2."""
+    from usersim.personas.loader import set_persona_dirs
+
+    set_persona_dirs(persona_dirs)
     files = _files(paths)
     problems: list[Problem] = []
     for f in files:

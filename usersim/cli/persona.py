@@ -9,8 +9,18 @@ from pathlib import Path
 import click
 
 from usersim.core.registry import UnknownNameError
-from usersim.personas.loader import LIBRARY_DIR, library_ids, load_persona
+from usersim.personas.loader import LIBRARY_DIR, library_ids, load_persona, set_persona_dirs
 from usersim.personas.scaffold import DOMAINS, scaffold
+
+
+def _personas_option(f):
+    return click.option(
+        "--personas",
+        "persona_dirs",
+        multiple=True,
+        type=click.Path(exists=True, file_okay=False),
+        help="Folder of persona files whose ids may be named (repeatable).",
+    )(f)
 
 
 @click.group()
@@ -28,15 +38,17 @@ def persona() -> None:
     help="Example content to start from.",
 )
 @click.option(
+    "--to",
     "--dir",
     "directory",
     type=click.Path(file_okay=False, path_type=Path),
-    default=LIBRARY_DIR,
+    default=Path("."),
     show_default=True,
+    help="Folder to write into (e.g. the `personas/` folder beside your cases); never the installed package.",
 )
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 def new(persona_id: str, domain: str, directory: Path, force: bool) -> None:
-    """Write a commented persona file PERSONA_ID.yaml to edit."""
+    """Write a commented persona file PERSONA_ID.yaml to edit (in the current folder, or --to DIR)."""
     from usersim.personas.lint import lint_file
 
     path = directory / f"{persona_id}.yaml"
@@ -92,10 +104,12 @@ def list_personas(as_json: bool) -> None:
 @click.option("--n", "n", type=int, default=12, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--axes", default=None, help="Comma-separated axes, e.g. patience,verbosity,reveal_policy.")
-def vary_cmd(persona_ref: str, n: int, seed: int, axes: str | None) -> None:
+@_personas_option
+def vary_cmd(persona_ref: str, n: int, seed: int, axes: str | None, persona_dirs: tuple[str, ...]) -> None:
     """Print N pairwise-covering variants of a persona (their axis levels) as JSON lines."""
     from usersim.personas.variation import pairwise_coverage, vary
 
+    set_persona_dirs(persona_dirs)
     try:
         variants = vary(load_persona(persona_ref), n, seed, axes.split(",") if axes else None)
     except (UnknownNameError, ValueError) as exc:
@@ -110,31 +124,48 @@ def vary_cmd(persona_ref: str, n: int, seed: int, axes: str | None) -> None:
 
 
 @persona.command("preview")
-@click.argument("persona_ref")
-@click.option("--case", "case_id", default=None, help="Run on this case's goal/opening/overrides.")
+@click.argument("persona_ref", required=False)
+@click.option(
+    "--case",
+    "case_id",
+    default=None,
+    help="Run on this case's goal/opening/overrides: a case id or a case file.",
+)
 @click.option("--simulator", default="rule", show_default=True, help="rule | rule:SALT | openai:MODEL")
 @click.option("--agent", default="reference", show_default=True, help="Agent SPEC.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--max-turns", type=int, default=None)
+@_personas_option
 def preview(
-    persona_ref: str, case_id: str | None, simulator: str, agent: str, seed: int, max_turns: int | None
+    persona_ref: str | None,
+    case_id: str | None,
+    simulator: str,
+    agent: str,
+    seed: int,
+    max_turns: int | None,
+    persona_dirs: tuple[str, ...],
 ) -> None:
-    """Print a sample conversation of PERSONA (id or file) against an agent."""
+    """Print a sample conversation of PERSONA (id or file; default: the --case's persona) against an agent."""
     from usersim.adapters.base import AgentError
+    from usersim.core.yamlfile import FileProblems
     from usersim.graphs.preview import format_preview, run_preview
     from usersim.simulator.base import SimulatorError
 
+    set_persona_dirs(persona_dirs)
     case = None
     try:
         if case_id:
             from usersim.cases.loader import find_case
 
             case = find_case(case_id)
+        ref = persona_ref or (case.persona if case is not None else None)
+        if not ref:
+            raise click.UsageError("name a PERSONA (id or file), or a --case that has one")
         result = asyncio.run(
-            run_preview(
-                persona_ref, case=case, simulator=simulator, agent=agent, seed=seed, max_turns=max_turns
-            )
+            run_preview(ref, case=case, simulator=simulator, agent=agent, seed=seed, max_turns=max_turns)
         )
+    except FileProblems as exc:
+        raise click.ClickException("\n".join(str(p) for p in exc.problems)) from None
     except (UnknownNameError, ValueError, AgentError, SimulatorError) as exc:
         raise click.ClickException(str(exc)) from None
     except ImportError as exc:  # a part of the build (agent, sandbox) that is not installed

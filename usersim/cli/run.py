@@ -22,19 +22,56 @@ def _csv(value: str | None) -> list[str] | None:
 
 
 def _select(paths: tuple[str, ...], ids: tuple[str, ...]):
-    found = load_cases_or_exit(list(paths) or None)
-    if ids:
+    """The cases to run: all under PATHS, or those named by --id (an id, or a case file path).
+    A case whose persona does not resolve is a usage error (file:line, exit 2), not a failed run."""
+    files = [i for i in ids if i.endswith((".yaml", ".yml")) and Path(i).is_file()]
+    names = [i for i in ids if i not in files]
+    found = load_cases_or_exit(list(paths) or None) if names or not files else []
+    picked = load_cases_or_exit(files) if files else []
+    if names:
         by_id = {c.id: c for c in found}
-        missing = [i for i in ids if i not in by_id]
+        missing = [i for i in names if i not in by_id]
         if missing:
             from usersim.core.registry import did_you_mean
 
             hints = "; ".join(f"'{m}'.{did_you_mean(m, set(by_id))}" for m in missing)
             raise click.BadParameter(f"unknown case id(s): {hints}", param_hint="--id")
-        found = [by_id[i] for i in ids]
+        picked += [by_id[i] for i in names]
+    found = picked if ids else found
     if not found:
         raise click.UsageError("no cases selected")
+    _check_personas(found)
     return found
+
+
+def _check_personas(cases) -> None:
+    from usersim.personas.loader import persona_problems
+
+    problems = [p for c in cases if c.persona for p in persona_problems(c)]
+    if problems:
+        for p in problems:
+            click.echo(str(p), err=True)
+        click.echo(f"{len({p.file for p in problems})} case file(s) with problems; nothing was run", err=True)
+        raise SystemExit(2)
+
+
+def _persona_dirs(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> tuple[str, ...]:
+    from usersim.personas.loader import set_persona_dirs
+
+    set_persona_dirs(value)  # every command invocation sets (or clears) its persona folders
+    return value
+
+
+personas_option = click.option(
+    "--personas",
+    "persona_dirs",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False),
+    callback=_persona_dirs,
+    is_eager=True,
+    expose_value=False,
+    help="Folder of persona files whose ids cases may name (repeatable); also `personas/` beside the cases.",
+)
 
 
 def print_outcome(records: list[RunRecord], out_dir: Path) -> None:
@@ -71,7 +108,10 @@ def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
 @click.command()
 @click.argument("paths", nargs=-1)
 @click.option(
-    "--id", "ids", multiple=True, help="Case id to run (repeatable). Default: all cases under PATHS."
+    "--id",
+    "ids",
+    multiple=True,
+    help="Case id or case file to run (repeatable). Default: all cases under PATHS.",
 )
 @click.option(
     "--agent",
@@ -143,6 +183,7 @@ def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
     help="Exit 0 when at least this share of judged conversations passed (0.9 or 90). "
     "Default: exit 1 when any conversation failed or errored.",
 )
+@personas_option
 def run(
     paths,
     ids,
@@ -275,15 +316,33 @@ def demo(out: Path, agent: str) -> None:
     type=click.Path(file_okay=False, path_type=Path),
     help="Write here instead of in place.",
 )
-def rescore(run_dir: Path, judge_models: tuple[str, ...], judge_samples: int, out: Path | None) -> None:
+@click.option(
+    "--cases",
+    "cases_paths",
+    multiple=True,
+    type=click.Path(exists=True),
+    help="Case files or folders to find the cases in (repeatable). Default: the files the run used.",
+)
+@personas_option
+def rescore(
+    run_dir: Path,
+    judge_models: tuple[str, ...],
+    judge_samples: int,
+    out: Path | None,
+    cases_paths: tuple[str, ...],
+) -> None:
     """Re-judge the stored transcripts of RUN_DIR without re-running any conversation."""
+    from usersim.core.registry import UnknownNameError
+    from usersim.core.yamlfile import FileProblems
     from usersim.graphs.rescore import rescore_run
     from usersim.judges.base import JudgeConfig
 
     try:
         config = JudgeConfig(judge_model=",".join(judge_models) or None, judge_samples=judge_samples)
-        records = asyncio.run(rescore_run(run_dir, config, out))
-    except ValueError as exc:
+        records = asyncio.run(rescore_run(run_dir, config, out, list(cases_paths) or None))
+    except FileProblems as exc:
+        raise click.ClickException("\n".join(str(p) for p in exc.problems)) from None
+    except (ValueError, UnknownNameError) as exc:
         raise click.ClickException(str(exc)) from None
     print_outcome(records, out or run_dir)
 
@@ -306,6 +365,7 @@ def rescore(run_dir: Path, judge_models: tuple[str, ...], judge_samples: int, ou
 )
 @click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1))
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path))
+@personas_option
 def explore(paths, ids, agent, simulator, judge_model, n, seed, branch_at, branches, concurrency, out):
     """Persona variants x seeds on organic cases; failures clustered by judge reasons (OUT/clusters.json)."""
     from usersim.graphs.explore import explore as run_explore

@@ -54,7 +54,8 @@ async def run_preview(
     from usersim.graphs.conversation import graph
     from usersim.sandbox.base import open_sandbox
 
-    persona = load_persona(persona_ref)
+    # a persona path is relative to the case file (if any); an id is also looked up beside it
+    persona = load_persona(persona_ref, case_file=case.file if case is not None else None)
     if case is not None:
         persona = apply_overrides(
             persona, case.persona_overrides, where=f"case '{case.id}' persona_overrides"

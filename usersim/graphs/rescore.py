@@ -14,12 +14,16 @@ from usersim.judges.base import JudgeConfig, JudgeState, apply_judges
 
 
 async def rescore_record(
-    record: RunRecord, config: JudgeConfig, cases_paths: list[str] | None = None
+    record: RunRecord, config: JudgeConfig, cases_paths: list[str] | None = None, case_file: str | None = None
 ) -> RunRecord:
-    """The record with fresh verdicts, status and score; transcript and trace untouched."""
+    """The record with fresh verdicts, status and score; transcript and trace untouched. The case is
+    read from `case_file` (the file the run used) when it still exists, else found by id in `cases_paths`."""
     from usersim.judges.select import select_judges
 
-    case = find_case(record.case_id, cases_paths)
+    if case_file and Path(case_file).is_file() and not cases_paths:
+        case = find_case(case_file)
+    else:
+        case = find_case(record.case_id, cases_paths)
     persona = None
     if case.mode == "organic":
         from usersim.personas.loader import resolve_persona
@@ -61,8 +65,11 @@ def _keep_human_labels(record: RunRecord, verdicts: list[Verdict]) -> list[Verdi
     return [labelled.get(v.criterion, v) if v.judge == "human" else v for v in verdicts]
 
 
-async def rescore_run(run_dir: Path, config: JudgeConfig, out_dir: Path | None = None) -> list[RunRecord]:
-    """Re-score every record of RUN_DIR; writes to OUT_DIR (default: RUN_DIR in place)."""
+async def rescore_run(
+    run_dir: Path, config: JudgeConfig, out_dir: Path | None = None, cases_paths: list[str] | None = None
+) -> list[RunRecord]:
+    """Re-score every record of RUN_DIR; writes to OUT_DIR (default: RUN_DIR in place). Cases come
+    from the files the run used (its meta), or from `cases_paths` when given."""
     from usersim.graphs.outputs import write_outputs
 
     src = RunStore(run_dir / "results.sqlite")
@@ -77,7 +84,8 @@ async def rescore_run(run_dir: Path, config: JudgeConfig, out_dir: Path | None =
         if record.error:  # nothing ran, nothing to judge
             new.append(record)
         else:
-            new.append(await rescore_record(record, config))
+            case_file = (meta.get("case_files") or {}).get(record.case_id)
+            new.append(await rescore_record(record, config, cases_paths, case_file))
         dst.put(new[-1], ordinal)
     meta["judge_model"] = redact(config.judge_model) if config.judge_model else None
     meta["judge_samples"] = config.judge_samples

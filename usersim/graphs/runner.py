@@ -13,9 +13,10 @@ from typing import Any
 
 from usersim.adapters.base import load_agent
 from usersim.cases.schema import Case
+from usersim.core.events import Blame, SimEvent, Stop
 from usersim.core.record import RunRecord, TranscriptMessage
 from usersim.core.secrets import redact
-from usersim.core.verdict import combine_score, combine_status
+from usersim.core.verdict import Status, Verdict, combine_score, combine_status
 from usersim.graphs.context import RunContext
 from usersim.graphs.conversation import graph
 from usersim.graphs.outputs import Progress, write_outputs
@@ -117,11 +118,12 @@ async def run_trial(trial: Trial, cfg: RunConfig, run_id: str) -> RunRecord:
             agent=agent,
             sandbox=sandbox,
             judges=select_judges(
-                case, JudgeConfig(
+                case,
+                JudgeConfig(
                     judge_model=cfg.judge_model,
                     judge_samples=cfg.judge_samples,
                     extra_judges=cfg.extra_judges,
-                )
+                ),
             ),
             simulator=simulator,
             persona=persona,
@@ -139,6 +141,7 @@ async def run_trial(trial: Trial, cfg: RunConfig, run_id: str) -> RunRecord:
         return RunRecord(
             **base,
             status="error",
+            blame="infrastructure",
             turns=0,
             error=redact(f"{type(exc).__name__}: {exc}"),
             system_config=_describe(agent),
@@ -149,12 +152,13 @@ async def run_trial(trial: Trial, cfg: RunConfig, run_id: str) -> RunRecord:
         v.reason = redact(v.reason)
     stop = final.get("stop")
     history_len = len(case.input.history) if case.mode == "static" else 0
-    status = combine_status(verdicts)
-    if stop is not None and stop.reason in ("agent_error", "simulator_error") and status != "failed":
-        status = "error"
+    status, blame, suspect = decide_status(verdicts, stop)
     return RunRecord(
         **base,
         status=status,
+        blame=blame,
+        simulator_suspect=suspect,
+        sim_events=_sim_events(case, persona, final) if case.mode == "organic" else [],
         score=combine_score(verdicts),
         turns=final.get("turn", 0),
         stop_reason=stop.reason if stop else None,
@@ -169,6 +173,54 @@ async def run_trial(trial: Trial, cfg: RunConfig, run_id: str) -> RunRecord:
         system_config=_describe(agent),
         duration_s=round(time.perf_counter() - t0, 3),
     )
+
+
+def decide_status(verdicts: list[Verdict], stop: Stop | None) -> tuple[Status, Blame, bool]:
+    """(status, blame, simulator_suspect) of a finished conversation.
+
+    `failed` is for the agent's behaviour only. A simulator that produced no valid turn, or an
+    agent endpoint that stayed down (timeout, 5xx, connection), makes the conversation `error`
+    whatever the rule checks say about the truncated transcript. A failed fidelity verdict marks
+    the record simulator-suspect: its failure is charged to the simulator, not the agent.
+    """
+    status = combine_status(verdicts)
+    suspect = any(v.judge.startswith("fidelity") and v.verdict == "fail" for v in verdicts)
+    if stop is not None and stop.reason == "simulator_error":
+        return "error", "simulator", suspect
+    if stop is not None and stop.reason == "agent_error":
+        if stop.blame == "infrastructure":
+            return "error", "infrastructure", suspect
+        return (status if status == "failed" else "error"), "agent", suspect
+    if status == "failed":
+        return status, "simulator" if suspect else "agent", suspect
+    if status == "error":  # a judge that crashed or gave no usable answer
+        return status, "infrastructure", suspect
+    return status, "none", suspect
+
+
+def _sim_events(case: Case, persona: Any, final: dict[str, Any]) -> list[SimEvent]:
+    """The simulator's trace plus, at the end, every scripted event that was never said or reached."""
+    events = [
+        SimEvent.model_validate(e).model_copy(update={"detail": redact(SimEvent.model_validate(e).detail)})
+        if isinstance(e, dict)
+        else e.model_copy(update={"detail": redact(e.detail)})
+        for e in final.get("sim_events", [])
+    ]
+    if persona is None or not getattr(persona, "events", None):
+        return events
+    from usersim.simulator.scripted import event_progress
+
+    turns = final.get("turn", 0)
+    for status in event_progress(persona, final.get("messages", []), turns):
+        if status.said_at is not None:
+            continue
+        if status.due is None or status.due > turns:
+            when = f"due turn {status.due}" if status.due else "its trigger never happened"
+            detail = f"{status.describe()} never reached ({when}; conversation ended at turn {turns})"
+        else:
+            detail = f"{status.describe()} due turn {status.due} but never said: its change is not applied"
+        events.append(SimEvent(turn=turns, kind="event_missed", detail=redact(detail)))
+    return events
 
 
 def _describe(agent: Any) -> dict[str, Any]:
@@ -286,6 +338,7 @@ async def run_suite(cases: list[Case], cfg: RunConfig, out_dir: str | Path) -> l
         cases, repeats=cfg.repeats, lengths=cfg.lengths, positions=cfg.positions, seed=cfg.seed
     )
     meta = run_meta(cfg, out, [c.id for c in cases])
+    meta["case_files"] = {c.id: str(c.file.resolve()) for c in cases if c.file}  # rescore finds them again
     if cfg.resume and (out / "results.sqlite").is_file():
         old = RunStore(out / "results.sqlite")
         meta["run_id"] = old.get_meta().get("run_id", meta["run_id"])

@@ -9,14 +9,14 @@ from usersim.core.registry import did_you_mean
 from usersim.core.yamlfile import FileProblems, LineIndex, Problem
 from usersim.personas.loader import read_persona_file
 from usersim.personas.schema import Persona
-from usersim.simulator.phrasing import slot_label
+from usersim.simulator.phrasing import humanize, slot_label
 from usersim.simulator.signals import (
     CONSTRAINT_KEYS,
     DEFAULT_DELIVERABLE_KEYWORDS,
     canonical_item,
     unknown_topics,
 )
-from usersim.simulator.slots import KNOWN_SLOTS
+from usersim.simulator.slots import KNOWN_SLOTS, FactMatcher
 
 # Facts the user must be able to give for the agent to deliver each canonical item;
 # a tuple means "any one of these".
@@ -91,12 +91,24 @@ def semantic_problems(p: Persona, path: str, lines: LineIndex) -> list[LintProbl
 
     changed = {e.slot for e in p.events if e.kind in ("change_fact", "change_mind") and e.slot}
     first: dict[str, tuple[int, str]] = {}
+    matcher = FactMatcher(p)
     for j, fact in enumerate(p.known_info):
-        if fact.slot not in KNOWN_SLOTS:
+        name = fact.label or humanize(fact.slot)
+        question = f"您的{name}是什么？" if p.language == "zh" else f"What is your {name}?"
+        typo = did_you_mean(fact.slot, KNOWN_SLOTS) if fact.slot not in KNOWN_SLOTS else ""
+        if typo:
             add(
                 ("known_info", j, "slot"),
-                f"the rule simulator cannot recognise questions about slot '{fact.slot}'.{did_you_mean(fact.slot, KNOWN_SLOTS)} "
-                "It is only volunteered (reveal_policy gradually / all_at_once).",
+                f"slot '{fact.slot}' is not a built-in slot.{typo} Built-in slots come with question patterns "
+                "(从哪里出发 / where are you flying from); other keys are matched by their own words only.",
+                "warning",
+            )
+        elif fact.slot not in matcher.asked(question):
+            add(
+                ("known_info", j, "slot"),
+                f"the rule simulator does not recognise a question about '{fact.slot}' ({question!r}). "
+                "Give it a descriptive key, `aliases` or `description`; until then it is only volunteered "
+                "(reveal_policy gradually / all_at_once).",
                 "warning",
             )
         if fact.slot in first and first[fact.slot][1] != fact.value and fact.slot not in changed:
@@ -110,7 +122,7 @@ def semantic_problems(p: Persona, path: str, lines: LineIndex) -> list[LintProbl
         first.setdefault(fact.slot, (j, fact.value))
 
     for i, e in enumerate(p.events):
-        if p.max_turns is not None and e.at_turn > p.max_turns:
+        if p.max_turns is not None and e.at_turn is not None and e.at_turn > p.max_turns:
             add(
                 ("events", i, "at_turn"),
                 f"event fires at turn {e.at_turn} but max_turns is {p.max_turns}, so it never happens. "
@@ -122,6 +134,13 @@ def semantic_problems(p: Persona, path: str, lines: LineIndex) -> list[LintProbl
             add(
                 ("events", i, "slot"),
                 f"unknown constraint '{e.slot}'.{did_you_mean(e.slot, set(CONSTRAINT_KEYS))}",
+            )
+        if e.kind in ("add_required", "drop_required") and not e.slot:
+            add(("events", i), f"a {e.kind} event needs `slot` (the required item).")
+        if e.kind == "drop_required" and e.slot and e.slot not in p.goal.required:
+            add(
+                ("events", i, "slot"),
+                f"'{e.slot}' is not in goal.required.{did_you_mean(e.slot, p.goal.required)}",
             )
         if e.kind == "say" and not e.text:
             add(("events", i, "text"), "a say event needs `text` (what the user says).")

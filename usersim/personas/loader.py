@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,23 +57,91 @@ def library_ids(library: Path = LIBRARY_DIR) -> list[str]:
     return sorted(p.stem for p in library.glob("*.yaml"))
 
 
-def load_persona(id_or_path: str | Path, *, library: Path = LIBRARY_DIR) -> Persona:
-    """A persona by id (from the library) or by file path.
+# Persona folders given on the command line (`--personas DIR`); see persona_dirs().
+_extra_dirs: list[Path] = []
+PERSONAS_PATH_ENV = "USERSIM_PERSONAS_PATH"
+_FOLDER_LEVELS = 4  # how far up from a case file a `personas/` folder is looked for
 
-    Unknown ids raise UnknownNameError: "Unknown persona 'x'. Did you mean 'y'? Available: ...".
+
+def set_persona_dirs(dirs: list[str | Path] | tuple[str | Path, ...]) -> None:
+    """The persona folders of this command (`--personas DIR`, repeatable); replaces earlier ones."""
+    _extra_dirs[:] = [Path(d) for d in dirs]
+
+
+def persona_dirs(case_file: str | Path | None = None) -> list[Path]:
+    """Where persona ids are looked up, in order: `--personas` folders, USERSIM_PERSONAS_PATH,
+    a `personas/` folder beside the case file or in one of its parent folders, then the library."""
+    dirs = list(_extra_dirs)
+    for extra in os.environ.get(PERSONAS_PATH_ENV, "").split(os.pathsep):
+        if extra.strip():
+            dirs.append(Path(extra.strip()).expanduser())
+    if case_file is not None:
+        folder = Path(case_file).resolve().parent
+        for level, d in enumerate([folder, *folder.parents]):
+            if level > _FOLDER_LEVELS:
+                break
+            if d.name == "personas":
+                dirs.append(d)
+            if (d / "personas").is_dir():
+                dirs.append(d / "personas")
+    dirs.append(LIBRARY_DIR)
+    out: list[Path] = []
+    for d in dirs:
+        if d.resolve() not in [o.resolve() for o in out]:
+            out.append(d)
+    return out
+
+
+def looks_like_path(ref: str) -> bool:
+    return ref.endswith((".yaml", ".yml")) or "/" in ref or "\\" in ref
+
+
+def find_persona(
+    ref: str | Path, *, case_file: str | Path | None = None, library: Path | None = None
+) -> Path:
+    """The file a persona reference names: a path (relative to the case file, else to the current
+    folder) or an id looked up in persona_dirs(case_file). Raises UnknownNameError saying where it looked."""
+    text = str(ref).strip()
+    if looks_like_path(text):
+        path = Path(text).expanduser()
+        candidates = [path] if path.is_absolute() else []
+        if not path.is_absolute():
+            if case_file is not None:
+                candidates.append(Path(case_file).parent / path)
+            candidates.append(path)
+        for c in candidates:
+            if c.is_file():
+                return c
+        raise UnknownNameError(
+            f"persona file not found: {text} (looked for {', '.join(str(c) for c in candidates)})"
+        )
+    dirs = persona_dirs(case_file)
+    if library is not None and library != LIBRARY_DIR:
+        dirs = [library if d == LIBRARY_DIR else d for d in dirs]
+    for d in dirs:
+        for suffix in (".yaml", ".yml"):
+            if (d / f"{text}{suffix}").is_file():
+                return d / f"{text}{suffix}"
+    known = sorted({p.stem for d in dirs if d.is_dir() for p in d.glob("*.y*ml")})
+    shown = ", ".join(known[:30]) + (" ..." if len(known) > 30 else "")
+    raise UnknownNameError(
+        f"Unknown persona '{text}'.{did_you_mean(text, known)} Looked in: {', '.join(map(str, dirs))}. "
+        f"Available: {shown}. Name a persona id from one of these folders, a file path relative to the "
+        f"case file, or pass `--personas DIR`; create one with `usersim persona new {text}`."
+    )
+
+
+def load_persona(
+    id_or_path: str | Path, *, library: Path = LIBRARY_DIR, case_file: str | Path | None = None
+) -> Persona:
+    """A persona by id or by file path (see find_persona).
+
+    Unknown ids raise UnknownNameError: "Unknown persona 'x'. Did you mean 'y'? Looked in: ...".
     """
     text = str(id_or_path)
-    path = Path(text)
-    if text.endswith((".yaml", ".yml")) or path.is_file():
-        return load_persona_file(path)
-    candidate = library / f"{text}.yaml"
-    if candidate.is_file():
-        return load_persona_file(candidate)
-    known = library_ids(library)
-    raise UnknownNameError(
-        f"Unknown persona '{text}'.{did_you_mean(text, known)} Available: {', '.join(known)} "
-        f"(persona files live in {library}; create one with `usersim persona new {text}`)"
-    )
+    if not looks_like_path(text) and Path(text).is_file():
+        return load_persona_file(text)
+    return load_persona_file(find_persona(text, case_file=case_file, library=library))
 
 
 def apply_overrides(
@@ -90,10 +159,32 @@ def apply_overrides(
 
 
 def resolve_persona(case: Case, *, library: Path = LIBRARY_DIR) -> Persona:
-    """The persona an organic case runs with: its `persona` id loaded, `persona_overrides` applied."""
+    """The persona an organic case runs with: its `persona` (an id, or a path relative to the case
+    file) loaded, `persona_overrides` applied."""
     if not case.persona:
         raise ValueError(
             f"case '{case.id}' has no `persona`; organic cases name a persona id from personas/library/"
         )
-    persona = load_persona(case.persona, library=library)
+    persona = load_persona(case.persona, library=library, case_file=case.file)
     return apply_overrides(persona, case.persona_overrides, where=f"case '{case.id}' persona_overrides")
+
+
+def persona_problems(case: Case) -> list[Problem]:
+    """The problems of a case's `persona` reference (file:line: persona: ...), empty when it resolves
+    to a valid persona file and its overrides apply."""
+    if not case.persona:
+        return []
+    where = str(case.file) if case.file else case.id
+    line = 1
+    if case.file is not None:
+        try:
+            line = read_yaml(case.file)[1].line(("persona",))
+        except FileProblems:
+            line = 1
+    try:
+        resolve_persona(case)
+    except FileProblems as exc:
+        return [Problem(where, line, "persona", f"the persona file has problems: {p}") for p in exc.problems]
+    except (UnknownNameError, ValueError) as exc:
+        return [Problem(where, line, "persona", str(exc))]
+    return []
