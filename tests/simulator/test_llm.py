@@ -99,20 +99,100 @@ async def test_repeated_bad_outputs_raise_simulator_error():
         await sim.next_turn(view(persona(), T2, 2))
 
 
-async def test_premature_stop_after_confirmation_is_refused_then_nudged():
-    t = convo(("user", "帮我订去大阪的票"), ("assistant", "好的，已确认，我会帮你订机票和酒店。"))
-    model = ScriptedModel(reply("好的谢谢", "stop", "agent confirmed"), reply("谢谢，再见", "stop"))
+async def test_a_stop_after_an_unrecognised_delivery_stands_and_nothing_is_injected():
+    # the agent delivered in words the keyword heuristic does not know: the model's stop stands
+    t = convo(
+        ("user", "帮我订去大阪的票"), ("assistant", "订好了：MU523 早上八点，难波日航两晚，确认单已发邮箱。")
+    )
+    model = ScriptedModel(reply("好的谢谢", "stop", "both booked"))
     turn = await LLMSimulator("openai:m", complete=model).next_turn(view(persona(), t, 2))
-    assert turn.stop is None and turn.meta["refused_stop"] and turn.meta["nudged"] == ["flights", "hotel"]
-    assert "机票" in turn.message  # "那机票呢？"-style nudge for the first missing item
-    assert "flights, hotel" in model.calls[1][-1]["content"]  # the refusal told the model what is missing
+    assert turn.stop == "goal_met" and turn.message == "好的谢谢" and turn.closing
+    assert len(model.calls) == 1  # never refused, never re-asked
+    (event,) = turn.events
+    assert event.kind == "stop_accepted" and "left to the task-completion judge" in event.detail
 
 
-async def test_refused_stop_then_model_continues():
+async def test_plain_text_stop_token_ends_with_the_text_before_it():
     t = convo(("user", "帮我订"), ("assistant", FLIGHTS))
-    model = ScriptedModel(reply("好的", "stop"), reply("那酒店呢？"))
+    model = ScriptedModel("好的，就这样吧，谢谢！###STOP###")
     turn = await LLMSimulator("openai:m", complete=model).next_turn(view(persona(), t, 2))
-    assert turn.message == "那酒店呢？" and turn.stop is None and turn.meta["refused_stop"]
+    assert turn.stop == "goal_met" and turn.message == "好的，就这样吧，谢谢！" and "###" not in turn.message
+
+
+@pytest.mark.parametrize(
+    ("content", "stop", "message"),
+    [
+        ("我要找人工客服 ###TRANSFER###", "transfer", "我要找人工客服"),
+        ("那算了 ###OUT-OF-SCOPE###", "out_of_scope", "那算了"),
+        (reply("谢谢 ###STOP###"), "goal_met", "谢谢"),  # a token inside JSON counts too
+        (reply("转人工吧", "transfer"), "transfer", "转人工吧"),
+    ],
+)
+async def test_stop_tokens_and_actions(content, stop, message):
+    t = convo(("user", "帮我订"), ("assistant", FLIGHTS))
+    turn = await LLMSimulator("openai:m", complete=ScriptedModel(content)).next_turn(view(persona(), t, 2))
+    assert (turn.stop, turn.message) == (stop, message)
+
+
+async def test_a_stop_before_the_agent_spoke_is_regenerated_not_replaced():
+    model = ScriptedModel(reply("", "stop"), reply("我想订去大阪的机票"))
+    turn = await LLMSimulator("openai:m", complete=model).next_turn(view(persona(), [], 1, opening=None))
+    assert turn.stop is None and turn.message == "我想订去大阪的机票"  # the model's own words
+    assert [e.kind for e in turn.events] == ["rejected", "retry"]
+    assert "before the assistant said anything" in turn.events[0].detail
+
+
+@pytest.mark.parametrize(
+    ("bad", "guard"),
+    [
+        ("我来为您查询一下航班，请问您想什么时候出发？", "character"),
+        ("Here are some great options for your trip to Osaka, let me know!", "character"),
+        ("用户：帮我订票\n助手：好的", "character"),
+        ("I would like to book flights from Shanghai to Osaka for two people please", "language"),
+        ("我要订票" * 200, "length"),
+        ("我们 4 个人，预算1万", "invented"),
+        ("酒店一晚 888 块左右吧", "leak"),
+    ],
+)
+async def test_guards_regenerate_and_are_recorded(bad, guard):
+    model = ScriptedModel(reply(bad), reply("从上海出发，两个人"))
+    turn = await LLMSimulator("openai:m", complete=model).next_turn(view(persona(), T2, 2))
+    assert turn.message == "从上海出发，两个人"
+    assert turn.events[0].kind == "guard" and turn.events[0].detail.startswith(f"attempt 1: {guard}:")
+    assert "888" not in json.dumps([e.model_dump() for e in turn.events], ensure_ascii=False)
+
+
+async def test_parroting_the_agent_is_regenerated():
+    t = convo(("user", "帮我订"), ("assistant", "请问您从哪个城市出发，计划哪天出发，几个人同行？"))
+    model = ScriptedModel(
+        reply("请问您从哪个城市出发，计划哪天出发，几个人同行？"), reply("上海，6 月 15 号")
+    )
+    turn = await LLMSimulator("openai:m", complete=model).next_turn(view(persona(), t, 2))
+    assert turn.message == "上海，6 月 15 号" and "parroted" in turn.events[0].detail
+
+
+async def test_give_up_early_is_accepted_and_records_patience_used():
+    model = ScriptedModel(reply("算了", "give_up", "not helpful"))
+    turn = await LLMSimulator("openai:m", complete=model).next_turn(view(persona(), T2, 2))
+    assert turn.stop == "gave_up"
+    (event,) = turn.events
+    assert (
+        event.kind == "give_up"
+        and "after 1 agent reply (persona patience 3, before it ran out)" in event.detail
+    )
+
+
+async def test_events_are_reminded_until_said():
+    p = persona(events=[{"at_turn": 2, "kind": "add_constraint", "slot": "max_price", "value": "2000"}])
+    model = ScriptedModel(reply("从上海出发"))
+    turn = await LLMSimulator("openai:m", complete=model).next_turn(view(p, T2, 2))
+    assert "max_price: 2000" in model.calls[0][0]["content"]
+    assert [e.kind for e in turn.events] == ["event_reminded"]
+    t3 = T2 + convo(("user", "从上海出发"), ("assistant", "好的，几号出发？"))
+    model = ScriptedModel(reply("6 月 15 号，另外预算改成 2000 以内"))
+    turn = await LLMSimulator("openai:m", complete=model).next_turn(view(p, t3, 3))
+    assert "Since turn 2 (you have not said it yet)" in model.calls[0][0]["content"]
+    assert [e.kind for e in turn.events] == ["event_said"] and "(due turn 2)" in turn.events[0].detail
 
 
 async def test_stop_accepted_once_everything_was_delivered():
@@ -174,5 +254,5 @@ def test_spec_options_and_their_errors(monkeypatch):
         ValueError, match="Unknown option 'temprature' in simulator SPEC .* Did you mean 'temperature'?"
     ):
         load_simulator("openai:m?temprature=1")
-    with pytest.raises(ValueError, match="attempts must be an integer"):
+    with pytest.raises(ValueError, match="attempts and max_tokens must be integers"):
         load_simulator("openai:m?attempts=many")

@@ -46,6 +46,11 @@ class AgentError(RuntimeError):
     """The agent under test failed in a way that ends the conversation (reported as agent_error)."""
 
 
+class AgentEndpointError(AgentError):
+    """The agent's endpoint failed after retries (timeout, 5xx, connection): an infrastructure
+    outage, recorded as status error with blame infrastructure, never as the agent's failure."""
+
+
 class AgentUnderTest(Protocol):
     spec: str
 

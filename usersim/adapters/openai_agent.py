@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from usersim.adapters.base import AgentError, AgentInput, AgentReply
+from usersim.adapters.base import AgentEndpointError, AgentError, AgentInput, AgentReply
 from usersim.adapters.convert import message_from_reply
 from usersim.adapters.spec import bool_option, float_option, split_spec
 from usersim.llm.client import LLMCallError, chat_completion, resolve_endpoint
@@ -62,7 +62,10 @@ class OpenAIAgent:
                 max_tokens=self.max_tokens,
             )
         except LLMCallError as exc:
-            raise AgentError(f"Agent {self.spec} failed: {exc}") from None
+            # timeouts, connection errors (status None), 429 and 5xx after the client's retries are
+            # outages of the endpoint; 4xx (bad key, unknown model, rejected request) stay agent errors
+            outage = exc.status is None or exc.status == 429 or exc.status >= 500 or exc.status == 200
+            raise (AgentEndpointError if outage else AgentError)(f"Agent {self.spec} failed: {exc}") from None
         url, _ = resolve_endpoint(self.base_url, None)
         reply = message_from_reply(message, source=f"{self.spec} at {url}")
         return AgentReply(messages=[reply], usage=usage)

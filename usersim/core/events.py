@@ -6,7 +6,30 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-StopReason = Literal["goal_met", "gave_up", "max_turns", "agent_error", "simulator_error", "replay_complete"]
+StopReason = Literal[
+    "goal_met",
+    "gave_up",
+    "transfer",
+    "out_of_scope",
+    "max_turns",
+    "agent_error",
+    "simulator_error",
+    "replay_complete",
+]
+# Who a non-passing conversation is charged to: the agent's behaviour, the simulated user (an
+# invalid or unfaithful user), the infrastructure (endpoint outage, harness or judge error), or none.
+Blame = Literal["agent", "simulator", "infrastructure", "none"]
+SimEventKind = Literal[
+    "retry",
+    "rejected",
+    "stop_accepted",
+    "stop_refused",
+    "give_up",
+    "event_said",
+    "event_missed",
+    "event_reminded",
+    "guard",
+]
 
 
 class Strict(BaseModel):
@@ -40,6 +63,22 @@ class Stop(Strict):
 
     reason: StopReason = Field(description="Typed stop reason.")
     detail: str = Field(default="", description="Human-readable detail (error text, simulator reason).")
+    blame: Blame | None = Field(
+        default=None,
+        description="For error stops: who caused it (agent_error: agent, or infrastructure for an endpoint "
+        "outage; simulator_error: simulator).",
+    )
+
+
+class SimEvent(Strict):
+    """One thing the simulator framework decided about the simulated user's output."""
+
+    turn: int = Field(description="User turn (1-based) the event belongs to.")
+    kind: SimEventKind = Field(
+        description="retry | rejected (an output was regenerated) | stop_accepted | stop_refused | give_up | "
+        "event_said | event_missed | event_reminded | guard (leak, character, language, length)."
+    )
+    detail: str = Field(default="", description="Why, in words a user can check against the transcript.")
 
 
 class Usage(Strict):

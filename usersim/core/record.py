@@ -6,10 +6,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from usersim.core.events import SkillEvent, StopReason, ToolEvent, Usage
+from usersim.core.events import Blame, SimEvent, SkillEvent, StopReason, ToolEvent, Usage
 from usersim.core.verdict import Status, Verdict
 
-RECORD_SCHEMA_VERSION = 1
+RECORD_SCHEMA_VERSION = 2  # 2: blame, simulator_suspect, sim_events
 
 
 class Strict(BaseModel):
@@ -64,6 +64,21 @@ class RunRecord(Strict):
     seed: int = Field(description="Per-conversation seed (sha256 of run seed and id).")
     status: Status = Field(description="passed | failed | error | unjudged.")
     score: float | None = Field(default=None, description="0..1 or null when nothing was scored.")
+    blame: Blame | None = Field(
+        default=None,
+        description="Who a non-pass is charged to: agent (its behaviour), simulator (no valid user turn, or "
+        "an unfaithful user), infrastructure (endpoint outage, harness or judge error), none (passed or "
+        "undecided). Null in records written before schema 2.",
+    )
+    simulator_suspect: bool = Field(
+        default=False,
+        description="A fidelity verdict failed: the simulated user misbehaved, so a failure is not the agent's.",
+    )
+    sim_events: list[SimEvent] = Field(
+        default_factory=list,
+        description="Organic runs: what the simulator framework decided per turn (retries, rejected outputs, "
+        "accepted/refused stops, give_up, scripted events said or missed, guard hits).",
+    )
     turns: int = Field(description="User turns taken.")
     stop_reason: StopReason | None = Field(default=None, description="Why the conversation ended.")
     stop_detail: str = Field(default="", description="Stop detail.")

@@ -7,8 +7,8 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
-from usersim.adapters.base import AgentError, AgentInput
-from usersim.core.events import Stop, Usage
+from usersim.adapters.base import AgentEndpointError, AgentError, AgentInput
+from usersim.core.events import SimEvent, Stop, Usage
 from usersim.core.messages import Message, ToolCall
 from usersim.graphs.context import RunContext
 from usersim.graphs.state import ConversationState
@@ -94,23 +94,50 @@ async def _simulated_turn(ctx: RunContext, turn: int, messages: list[Message]) -
     try:
         move = await ctx.simulator.next_turn(view)
     except SimulatorError as exc:
-        return {"stop": Stop(reason="simulator_error", detail=str(exc))}
+        events = list(getattr(exc, "events", []))
+        return {
+            "stop": Stop(reason="simulator_error", detail=str(exc), blame="simulator"),
+            "sim_events": events,
+        }
     except Exception as exc:  # a broken simulator must not crash the batch
         log.exception("simulator %s crashed", getattr(ctx.simulator, "spec", "?"))
-        return {"stop": Stop(reason="simulator_error", detail=f"{type(exc).__name__}: {exc}")}
+        return {
+            "stop": Stop(reason="simulator_error", detail=f"{type(exc).__name__}: {exc}", blame="simulator")
+        }
     usage = {"simulator": move.usage} if move.usage else {}
+    events = list(move.events)
+    if move.stop is not None and not any(e.kind in ("stop_accepted", "give_up") for e in events):
+        kind = "give_up" if move.stop == "gave_up" else "stop_accepted"
+        events.append(
+            SimEvent(turn=turn + 1, kind=kind, detail=f"{move.stop}: {move.reason or 'no reason given'}")
+        )
     if move.stop is not None:
-        return {"stop": Stop(reason=move.stop, detail=move.reason), "usage": usage}
+        update: dict[str, Any] = {
+            "stop": Stop(reason=move.stop, detail=move.reason),
+            "usage": usage,
+            "sim_events": events,
+        }
+        if move.closing and (move.message or "").strip():  # the model's own last words, verbatim
+            update |= {
+                "messages": [_user(move.message or "")],
+                "turn": turn + 1,
+                "turn_starts": [len(messages)],
+            }
+        return update
     if not (move.message or "").strip():
         return {
-            "stop": Stop(reason="simulator_error", detail="simulator returned an empty message"),
+            "stop": Stop(
+                reason="simulator_error", detail="simulator returned an empty message", blame="simulator"
+            ),
             "usage": usage,
+            "sim_events": events,
         }
     return {
         "messages": [_user(move.message or "")],
         "turn": turn + 1,
         "turn_starts": [len(messages)],
         "usage": usage,
+        "sim_events": events,
     }
 
 
@@ -152,6 +179,8 @@ async def agent_turn(state: ConversationState, runtime: Runtime[RunContext]) -> 
         )
         try:
             reply = await ctx.agent.respond(inp)
+        except AgentEndpointError as exc:  # outage after retries: infrastructure, not the agent
+            return _agent_stop(new, trace, usage, seen_tokens, ctx, str(exc), infrastructure=True)
         except AgentError as exc:
             return _agent_stop(new, trace, usage, seen_tokens, ctx, str(exc))
         except (
@@ -191,10 +220,11 @@ async def agent_turn(state: ConversationState, runtime: Runtime[RunContext]) -> 
     return _agent_update(new, trace, usage, seen_tokens, ctx)
 
 
-def _agent_stop(new, trace, usage, seen_tokens, ctx: RunContext, detail: str) -> dict[str, Any]:
-    return _agent_update(new, trace, usage, seen_tokens, ctx) | {
-        "stop": Stop(reason="agent_error", detail=detail)
-    }
+def _agent_stop(
+    new, trace, usage, seen_tokens, ctx: RunContext, detail: str, *, infrastructure: bool = False
+) -> dict[str, Any]:
+    stop = Stop(reason="agent_error", detail=detail, blame="infrastructure" if infrastructure else "agent")
+    return _agent_update(new, trace, usage, seen_tokens, ctx) | {"stop": stop}
 
 
 def _agent_update(new, trace, usage, seen_tokens, ctx: RunContext) -> dict[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import operator
 from typing import Annotated, TypedDict
 
-from usersim.core.events import SkillEvent, Stop, ToolEvent, Usage
+from usersim.core.events import SimEvent, SkillEvent, Stop, ToolEvent, Usage
 from usersim.core.messages import Message
 from usersim.core.verdict import Verdict
 
@@ -29,3 +29,4 @@ class ConversationState(TypedDict, total=False):
     verdicts: Annotated[list[Verdict], operator.add]
     usage: Annotated[dict[str, Usage], _merge_usage]
     context_tokens: Annotated[list[int], operator.add]  # prompt tokens the agent saw, per user turn
+    sim_events: Annotated[list[SimEvent], operator.add]  # what the simulator framework decided, per turn

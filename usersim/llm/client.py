@@ -38,6 +38,11 @@ from usersim.llm.prices import cost_usd
 from usersim.llm.ratelimit import limiter_for
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
+# Answer token limit per role when the caller gives none (a spec's ?max_tokens= overrides it;
+# USERSIM_MAX_TOKENS_AGENT / _SIMULATOR / _JUDGE too). Without a limit a local server may generate
+# for minutes after the client timed out, and a retry then queues behind it (single-slot servers
+# such as llama.cpp's default serve one request at a time): bounded answers finish in time.
+DEFAULT_MAX_TOKENS = {"agent": 4096, "simulator": 600, "judge": 2000}
 _NO_RETRY = {400, 401, 403, 404, 422}
 
 
@@ -246,6 +251,8 @@ async def chat_completion(
     if _fakes:
         return await _fakes[-1].complete(model=model, messages=msgs, tools=tools or None, **params)
 
+    if max_tokens is None and role in DEFAULT_MAX_TOKENS:
+        params["max_tokens"] = int(_env_float(f"USERSIM_MAX_TOKENS_{role.upper()}", DEFAULT_MAX_TOKENS[role]))
     url, key = resolve_endpoint(base_url, api_key)
     endpoint = f"{role} model '{model}' at {redact(url, [key])}"
     store = get_cache() if cache else None

@@ -7,9 +7,9 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from usersim.core.events import Usage
-from usersim.core.messages import Message
 from usersim.core import registry as registries
+from usersim.core.events import SimEvent, Usage
+from usersim.core.messages import Message
 from usersim.core.registry import Registry
 from usersim.personas.schema import Persona
 
@@ -37,14 +37,30 @@ class SimulatorTurn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     message: str | None = Field(default=None, description="What the user says (None when stopping silently).")
-    stop: Literal["goal_met", "gave_up"] | None = Field(default=None, description="Ends the conversation.")
+    stop: Literal["goal_met", "gave_up", "transfer", "out_of_scope"] | None = Field(
+        default=None, description="Ends the conversation (the simulated user's decision)."
+    )
+    closing: bool = Field(
+        default=False,
+        description="On a stop: `message` is the user's last words and goes into the transcript "
+        "(the LLM simulator's closing text before ###STOP###); otherwise a stop's message is not shown.",
+    )
     reason: str = Field(default="", description="Why (for stops and the fidelity judge).")
     usage: Usage | None = Field(default=None, description="Model usage, if any.")
     meta: dict[str, Any] = Field(default_factory=dict, description="Simulator internals (agenda state ...).")
+    events: list[SimEvent] = Field(
+        default_factory=list, description="What the framework decided this turn (retries, guards, stops ...)."
+    )
 
 
 class SimulatorError(RuntimeError):
-    """The simulator could not produce a valid turn (reported as simulator_error)."""
+    """The simulator could not produce a valid turn (reported as simulator_error, blame simulator).
+
+    `events` holds what was tried (retries and rejected outputs) so the record keeps the trace."""
+
+    def __init__(self, message: str, events: list[SimEvent] | None = None) -> None:
+        super().__init__(message)
+        self.events = list(events or [])
 
 
 class UserSimulator(Protocol):

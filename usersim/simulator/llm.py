@@ -1,28 +1,46 @@
-"""The LLM simulator (`openai:MODEL`): a chat model plays the persona, with guards.
+"""The LLM simulator (`openai:MODEL`): a chat model plays the persona; the framework verifies and records.
 
-Guards, each checked on every reply: a reply must parse, must not be empty, must not break
-character ("As an AI assistant", "有什么可以帮您"), must not state an unknown_info truth. Bad replies
-are regenerated (with the problem fed back) up to `max_attempts`, then SimulatorError. A STOP
-before every goal.required item was delivered is refused once (the model is told what is
-missing); a second premature STOP becomes a nudge ("那酒店呢？") and the conversation goes on.
+The model decides when the conversation ends: a JSON `action` (continue / stop / give_up /
+transfer / out_of_scope) or, for models without JSON, plain text ending in ###STOP###,
+###TRANSFER### or ###OUT-OF-SCOPE### (the text before the token is the user's last message; the
+token never stays in it). A stop is never overruled by keyword heuristics and no line the model
+did not write is ever put in the user's mouth: whether the goal was really delivered is the
+task-completion judge's call afterwards.
+
+Guards, on every reply: it must parse, must not be empty, must not speak as the assistant, write
+both sides or parrot the agent, must stay in the persona's language and under its length cap, must
+not state an unknown_info truth (exact or by its numbers) or invent quantities. A bad reply is
+regenerated with the problem fed back (never the bad text) up to `max_attempts`, then
+SimulatorError (status error, blame simulator). Every decision goes to `SimulatorTurn.events`
+(the record's sim_events): retries, rejected outputs and why, accepted stops, give_up with the
+patience used, scripted events said or reminded.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import random
 import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qsl
 
-from usersim.core.events import Usage
+from usersim.core.events import SimEvent, Usage
 from usersim.core.registry import did_you_mean
+from usersim.simulator.agenda import PATIENCE_BY_TRAIT
 from usersim.simulator.base import SimulatorError, SimulatorTurn, SimulatorView
-from usersim.simulator.llm_prompt import build_messages, current_constraints, prompt_template
-from usersim.simulator.phrasing import item_label, templates
-from usersim.simulator.signals import leaked_truth, role_flip, undelivered
+from usersim.simulator.guards import (
+    assistant_voice,
+    both_sides,
+    invented,
+    language_switch,
+    leak,
+    parroting,
+    too_long,
+)
+from usersim.simulator.llm_prompt import build_messages, current_constraints, pending_events, prompt_template
+from usersim.simulator.scripted import said_in, silent
+from usersim.simulator.signals import undelivered
 
 Complete = Callable[..., Awaitable[tuple[dict[str, Any], Usage]]]
 
@@ -34,15 +52,46 @@ _ACTIONS = {
     "give_up": "give_up",
     "gave_up": "give_up",
     "giveup": "give_up",
+    "transfer": "transfer",
+    "out_of_scope": "out_of_scope",
+    "out-of-scope": "out_of_scope",
 }
+_STOP_REASON = {
+    "stop": "goal_met",
+    "give_up": "gave_up",
+    "transfer": "transfer",
+    "out_of_scope": "out_of_scope",
+}
+_TOKENS = {
+    "STOP": "stop",
+    "TRANSFER": "transfer",
+    "OUT-OF-SCOPE": "out_of_scope",
+    "OUT_OF_SCOPE": "out_of_scope",
+}
+TOKEN = re.compile(r"#{2,3}\s*(STOP|TRANSFER|OUT[-_ ]OF[-_ ]SCOPE)\s*#{2,3}", re.IGNORECASE)
+
+DEFAULT_MAX_TOKENS = 600  # one user turn; overridable with ?max_tokens=
 
 
 class BadReply(ValueError):
-    """One unusable model reply (regenerated)."""
+    """One unusable model reply (regenerated). `kind` is 'rejected' or 'guard'; `guard` names which."""
+
+    def __init__(self, problem: str, *, guard: str | None = None) -> None:
+        super().__init__(problem)
+        self.guard = guard
+
+
+def _split_token(text: str) -> tuple[str, str | None]:
+    """(text before the first stop token, its action) or (text, None)."""
+    match = TOKEN.search(text)
+    if not match:
+        return text, None
+    name = re.sub(r"[\s_]", "-", match.group(1).upper()).replace("OUT-OF-SCOPE", "OUT-OF-SCOPE")
+    return text[: match.start()].strip(), _TOKENS.get(name, "stop")
 
 
 def parse_reply(content: str | None) -> tuple[str, str, str]:
-    """(message, action, reason) from the model's JSON; plain text counts as a `continue` message."""
+    """(message, action, reason) from the model's JSON or plain text with an optional stop token."""
     text = (content or "").strip()
     fenced = re.match(r"^```(?:json)?\s*(.*?)\s*```$", text, re.DOTALL)
     if fenced:
@@ -52,20 +101,26 @@ def parse_reply(content: str | None) -> tuple[str, str, str]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError:
-        return text, "continue", ""  # models without JSON mode still give usable text
+        message, token_action = _split_token(text)  # models without JSON mode still give usable text
+        return message, token_action or "continue", "plain-text stop token" if token_action else ""
     if not isinstance(data, dict):
         raise BadReply(f"expected a JSON object, got {type(data).__name__}")
     action = _ACTIONS.get(str(data.get("action", "continue")).strip().lower())
     if action is None:
-        raise BadReply(f"unknown action {data.get('action')!r} (use continue, stop or give_up)")
-    return str(data.get("message") or "").strip(), action, str(data.get("reason") or "")
+        raise BadReply(
+            f"unknown action {data.get('action')!r} (use continue, stop, give_up, transfer or out_of_scope)"
+        )
+    message, token_action = _split_token(str(data.get("message") or "").strip())
+    if token_action and action == "continue":
+        action = token_action
+    return message, action, str(data.get("reason") or "")
 
 
-SPEC_OPTIONS = {"temperature", "attempts", "base_url", "api_key_env"}
+SPEC_OPTIONS = {"temperature", "attempts", "base_url", "api_key_env", "max_tokens", "timeout"}
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
-    """(model, options) of `openai:MODEL?temperature=0.3&attempts=5&base_url=URL&api_key_env=VAR`."""
+    """(model, options) of `openai:MODEL?temperature=0.3&attempts=5&max_tokens=600&timeout=60&base_url=URL&api_key_env=VAR`."""
     body = spec.split(":", 1)[1] if ":" in spec else ""
     model, _, query = body.partition("?")
     if not model:
@@ -96,9 +151,12 @@ class LLMSimulator:
         try:
             self.max_attempts = int(options.get("attempts", max_attempts))
             self.temperature = float(options["temperature"]) if "temperature" in options else temperature
+            self.max_tokens = int(options.get("max_tokens", DEFAULT_MAX_TOKENS))
+            self.timeout = float(options["timeout"]) if "timeout" in options else None
         except ValueError:
             raise ValueError(
-                f"simulator SPEC '{spec}': attempts must be an integer, temperature a number"
+                f"simulator SPEC '{spec}': attempts and max_tokens must be integers, "
+                "temperature and timeout numbers"
             ) from None
         self.base_url = options.get("base_url") or None
         # the key itself never goes into a SPEC (SPECs are recorded with results): name its variable
@@ -111,14 +169,16 @@ class LLMSimulator:
             from usersim.llm.client import chat_completion
 
             complete = chat_completion
+        extra: dict[str, Any] = {"max_tokens": self.max_tokens}
+        if self.timeout is not None:
+            extra["timeout"] = self.timeout
+        if self.base_url or self.api_key:
+            extra.update(base_url=self.base_url, api_key=self.api_key)
         try:
-            endpoint = (
-                {"base_url": self.base_url, "api_key": self.api_key} if self.base_url or self.api_key else {}
-            )
             reply, usage = await complete(
                 model=self.model,
                 messages=messages,
-                **endpoint,
+                **extra,
                 temperature=self.temperature,
                 response_format={"type": "json_object"},
                 seed=seed,
@@ -131,86 +191,131 @@ class LLMSimulator:
         return reply.get("content"), usage
 
     def _check(self, view: SimulatorView, message: str, action: str) -> None:
+        """Raise BadReply for an output the framework cannot use as this user's turn."""
         if action == "continue" and not message:
             raise BadReply("empty message")
-        flipped = role_flip(message)
-        if flipped:
-            raise BadReply(f"broke character (spoke as the assistant: '{flipped}')")
-        leaked = leaked_truth(view.persona, message)
-        if leaked:
-            raise BadReply("stated something the user cannot know (unknown_info)")
+        if action != "continue" and not any(m.role == "assistant" for m in view.transcript):
+            raise BadReply(f"chose {action} before the assistant said anything")
+        if not message:
+            return
+        p = view.persona
+        if found := assistant_voice(message):
+            raise BadReply(f"broke character (spoke as the assistant: '{found}')", guard="character")
+        if found := both_sides(message):
+            raise BadReply(f"broke character (wrote both sides: '{found}')", guard="character")
+        last_agent = next(
+            (m.content for m in reversed(view.transcript) if m.role == "assistant" and m.content), None
+        )
+        if (ratio := parroting(message, last_agent)) is not None:
+            raise BadReply(f"broke character (parroted the assistant, similarity {ratio})", guard="character")
+        if found := language_switch(message, p.language):
+            raise BadReply(found, guard="language")
+        if found := too_long(p, message):
+            raise BadReply(f"too long: {found}", guard="length")
+        if leak(p, message):  # the reason names the truth: never fed back, never recorded verbatim
+            raise BadReply("stated something the user cannot know (unknown_info)", guard="leak")
+        context = [view.opening_message or ""] + [m.content for m in view.transcript]
+        if found := invented(p, message, context, view.goal):
+            raise BadReply(f"invented a fact: {found}", guard="invented")
 
-    def _missing(self, view: SimulatorView) -> list[str]:
-        texts = [m.content for m in view.transcript if m.role == "assistant"]
-        return undelivered(view.persona.goal, texts, current_constraints(view.persona, view.turn))
+    def _stop_events(self, view: SimulatorView, action: str, reason: str) -> list[SimEvent]:
+        turn = view.turn
+        if action == "give_up":
+            p = view.persona
+            patience = p.stop_rules.patience_turns or PATIENCE_BY_TRAIT[p.traits.patience]
+            replies = sum(1 for m in view.transcript if m.role == "assistant" and m.content)
+            return [
+                SimEvent(
+                    turn=turn,
+                    kind="give_up",
+                    detail=f"model gave up after {replies} agent repl{'y' if replies == 1 else 'ies'} "
+                    f"(persona patience {patience}{', before it ran out' if replies < patience else ''}): "
+                    f"{reason or 'no reason given'}",
+                )
+            ]
+        detail = f"model chose {action} ({_STOP_REASON[action]}): {reason or 'no reason given'}"
+        if action == "stop":
+            texts = [m.content for m in view.transcript if m.role == "assistant" and m.content]
+            missing = undelivered(view.persona.goal, texts, current_constraints(view.persona, turn))
+            if missing:  # informational only: the model's decision stands
+                detail += f"; keyword heuristic does not see {', '.join(missing)} (left to the task-completion judge)"
+        return [SimEvent(turn=turn, kind="stop_accepted", detail=detail)]
 
-    def _nudge(self, view: SimulatorView, missing: list[str]) -> str:
-        lang = view.persona.language
-        options = templates(lang)["continue"]
-        rng = random.Random(f"usersim-llm-nudge|{view.case_id}|{view.seed}|{view.turn}")
-        return options[rng.randrange(len(options))].format(item=item_label(lang, missing[0]))
+    def _event_events(self, view: SimulatorView, message: str) -> list[SimEvent]:
+        """Due scripted events this turn said, and those still pending (reminded next turn)."""
+        out = []
+        for status in pending_events(view):
+            if silent(status.event) or (message and said_in(status.event, message)):
+                late = "" if status.due == view.turn else f" (due turn {status.due})"
+                out.append(
+                    SimEvent(turn=view.turn, kind="event_said", detail=f"{status.describe()} said{late}")
+                )
+            else:
+                out.append(
+                    SimEvent(
+                        turn=view.turn,
+                        kind="event_reminded",
+                        detail=f"{status.describe()} due turn {status.due}, not said yet: the model is reminded",
+                    )
+                )
+        return out
 
     async def next_turn(self, view: SimulatorView) -> SimulatorTurn:
         """The user's next move; raises SimulatorError after `max_attempts` unusable replies."""
         if view.turn <= 1 and view.opening_message:
-            return SimulatorTurn(message=view.opening_message, reason="opening message", meta={"attempts": 0})
+            return SimulatorTurn(
+                message=view.opening_message,
+                reason="opening message",
+                meta={"attempts": 0},
+                events=self._event_events(view, view.opening_message),
+            )
         messages = build_messages(view)
         usage = Usage()
         problems: list[str] = []
-        refused_stop = False
-        attempt = 0
-        while attempt < self.max_attempts:
-            content, u = await self._call(messages, view.seed + attempt + (100 if refused_stop else 0))
+        events: list[SimEvent] = []
+        for attempt in range(self.max_attempts):
+            content, u = await self._call(messages, view.seed + attempt)
             usage = usage.add(u)
             try:
                 message, action, reason = parse_reply(content)
                 self._check(view, message, action)
             except BadReply as exc:
                 problems.append(str(exc))
-                attempt += 1
+                kind = "guard" if exc.guard else "rejected"
+                label = f"{exc.guard}: " if exc.guard else ""
+                events.append(
+                    SimEvent(turn=view.turn, kind=kind, detail=f"attempt {attempt + 1}: {label}{exc}")
+                )
+                if attempt + 1 < self.max_attempts:
+                    events.append(
+                        SimEvent(
+                            turn=view.turn,
+                            kind="retry",
+                            detail=f"regenerating (attempt {attempt + 2} of {self.max_attempts})",
+                        )
+                    )
                 # feed the problem back (never the bad reply: it may hold an unknown_info truth);
                 # the attempt number also changes the LLM cache key
-                retry = prompt_template("retry").substitute(problem=exc, attempt=attempt + 1)
+                retry = prompt_template("retry").substitute(problem=exc, attempt=attempt + 2)
                 messages = messages + [{"role": "user", "content": retry}]
                 continue
-            meta = {"attempts": attempt + 1, "problems": problems, "refused_stop": refused_stop}
-            if action == "give_up":
+            meta = {"attempts": attempt + 1, "problems": problems}
+            if action != "continue":
+                events += self._event_events(view, message)
+                events += self._stop_events(view, action, reason)
                 return SimulatorTurn(
                     message=message or None,
-                    stop="gave_up",
-                    reason=reason or "gave up",
+                    stop=_STOP_REASON[action],  # type: ignore[arg-type]
+                    closing=bool(message),
+                    reason=reason or _STOP_REASON[action].replace("_", " "),
                     usage=usage,
                     meta=meta,
+                    events=events,
                 )
-            if action == "stop":
-                missing = self._missing(view)
-                if not missing:
-                    return SimulatorTurn(
-                        message=message or None,
-                        stop="goal_met",
-                        reason=reason or "goal met",
-                        usage=usage,
-                        meta=meta,
-                    )
-                if refused_stop:  # second premature stop: keep the user in the conversation
-                    meta["nudged"] = missing
-                    return SimulatorTurn(
-                        message=self._nudge(view, missing),
-                        reason=f"refused premature stop: not delivered yet: {', '.join(missing)}",
-                        usage=usage,
-                        meta=meta,
-                    )
-                refused_stop = True
-                messages = messages + [
-                    {"role": "assistant", "content": content or ""},
-                    {
-                        "role": "user",
-                        "content": prompt_template("refuse_stop").substitute(missing=", ".join(missing)),
-                    },
-                ]
-                continue
-            return SimulatorTurn(message=message, reason=reason, usage=usage, meta=meta)
+            events += self._event_events(view, message)
+            return SimulatorTurn(message=message, reason=reason, usage=usage, meta=meta, events=events)
         raise SimulatorError(
             f"simulator {self.spec} produced no valid turn in {self.max_attempts} attempts "
-            f"(turn {view.turn}): {'; '.join(problems)}"
+            f"(turn {view.turn}): {'; '.join(problems)}",
+            events=events,
         )

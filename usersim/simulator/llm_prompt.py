@@ -15,7 +15,9 @@ from usersim.core.messages import Message
 from usersim.personas.schema import Persona
 from usersim.simulator.agenda import PATIENCE_BY_TRAIT
 from usersim.simulator.base import SimulatorView
+from usersim.simulator.guards import length_cap
 from usersim.simulator.phrasing import item_label
+from usersim.simulator.scripted import EventStatus, event_progress
 from usersim.simulator.signals import unknown_topics
 
 PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
@@ -48,28 +50,46 @@ def prompt_template(name: str) -> Template:
     return Template((PROMPTS_DIR / f"{name}.md").read_text(encoding="utf-8"))
 
 
-def current_facts(persona: Persona, turn: int) -> dict[str, str]:
-    """Known facts with the change_fact / change_mind events up to this turn applied."""
+def _applies(
+    persona: Persona, index: int, turn: int, said: dict[int, int] | None, due: dict[int, int] | None
+) -> bool:
+    """Whether persona.events[index] is in force at `turn`: said by then when `said` is given (what
+    the agent was told), else due by then (`due`, or the event's at_turn)."""
+    if said is not None:
+        return index in said and said[index] <= turn
+    if due is not None:
+        return index in due and due[index] <= turn
+    at = persona.events[index].at_turn
+    return at is not None and at <= turn
+
+
+def current_facts(persona: Persona, turn: int, due: dict[int, int] | None = None) -> dict[str, str]:
+    """Known facts with the change_fact / change_mind events due by this turn applied."""
     facts: dict[str, str] = {}
     for fact in persona.known_info:
         facts.setdefault(fact.slot, fact.value)
-    for event in persona.events:
+    for i, event in enumerate(persona.events):
         if (
-            event.at_turn is not None
-            and event.at_turn <= turn
-            and event.kind in ("change_fact", "change_mind")
+            event.kind in ("change_fact", "change_mind")
             and event.slot
             and event.value
+            and _applies(persona, i, turn, None, due)
         ):
             facts[event.slot] = event.value
     return facts
 
 
-def current_constraints(persona: Persona, turn: int) -> dict:
-    """goal.constraints with the add_constraint events up to this turn applied."""
+def current_constraints(
+    persona: Persona, turn: int, said: dict[int, int] | None = None, due: dict[int, int] | None = None
+) -> dict:
+    """goal.constraints with the add_constraint events in force at this turn applied.
+
+    With `said` (persona.events index -> user turn that said it, see simulator.scripted) a
+    constraint applies from the turn the user said it: the agent is never held to a change it was
+    not told. Without it, from its due turn (`due`, else at_turn): what the user knows."""
     out = dict(persona.goal.constraints)
-    for event in persona.events:
-        if event.at_turn is not None and event.at_turn <= turn and event.kind == "add_constraint" and event.slot:
+    for i, event in enumerate(persona.events):
+        if event.kind == "add_constraint" and event.slot and _applies(persona, i, turn, said, due):
             if event.slot == "exclude":
                 out["exclude"] = list(out.get("exclude", [])) + [event.value]
             else:
@@ -77,35 +97,62 @@ def current_constraints(persona: Persona, turn: int) -> dict:
     return out
 
 
-def _event_line(kind: str, slot: str | None, value: str | None, text: str | None) -> str:
+def current_required(persona: Persona, turn: int, due: dict[int, int] | None = None) -> list[str]:
+    """goal.required with add_required / drop_required events due by this turn applied."""
+    items = list(persona.goal.required)
+    for i, event in enumerate(persona.events):
+        if event.slot and _applies(persona, i, turn, None, due):
+            if event.kind == "add_required" and event.slot not in items:
+                items.append(event.slot)
+            elif event.kind == "drop_required" and event.slot in items:
+                items.remove(event.slot)
+    return items
+
+
+def _event_line(status: EventStatus, turn: int) -> str:
+    e = status.event
+    slot, value = e.slot, e.value
     what = {
         "change_fact": f"you change your {slot}: it is now '{value}'. Tell the assistant.",
         "change_mind": f"you change your mind{f' about {slot}' if slot else ''}{f': now {value!r}' if value else ''}.",
         "hesitate": "you hesitate and are unsure about the current proposal.",
         "say": "you bring this up.",
-        "add_constraint": f"you add a requirement ({slot}: {value}).",
-    }[kind]
-    return f"- Now {what}" + (f" Say something like: {text}" if text else "")
+        "add_constraint": f"you add a requirement ({slot}: {value}). Tell the assistant.",
+        "add_required": f"you also want {slot} now. Tell the assistant.",
+        "drop_required": f"you no longer need {slot}. Tell the assistant.",
+    }.get(e.kind, f"{e.kind} {slot or ''} {value or ''}".strip() + ".")
+    since = "Now" if status.due == turn else f"Since turn {status.due} (you have not said it yet)"
+    return f"- {since}: {what}" + (f" Say something like: {e.text}" if e.text else "")
+
+
+def pending_events(view: SimulatorView) -> list[EventStatus]:
+    """Events due by this turn that the user has not said yet (the model is reminded of them)."""
+    progress = event_progress(view.persona, view.transcript, view.turn)
+    return [s for s in progress if s.due is not None and s.due <= view.turn and s.said_at is None]
 
 
 def system_prompt(view: SimulatorView) -> str:
     """The simulator's system prompt for this turn."""
     p = view.persona
-    facts = current_facts(p, view.turn)
+    progress = event_progress(p, view.transcript, view.turn)
+    due = {s.index: s.due for s in progress if s.due is not None}
+    facts = current_facts(p, view.turn, due)
     topics = unknown_topics(p)
-    events = [e for e in p.events if e.at_turn == view.turn]
+    events = [s for s in progress if s.due is not None and s.due <= view.turn and s.said_at is None]
     traits = [line for (name, level), line in _TRAITS.items() if getattr(p.traits, name) == level]
     if p.traits.typo_prone:
         traits.append("You make typos and write like a non-native speaker.")
     patience = p.stop_rules.patience_turns or PATIENCE_BY_TRAIT[p.traits.patience]
     traits.append(f"You give up after about {patience} unhelpful assistant replies in a row.")
-    constraints = current_constraints(p, view.turn)
+    traits.append(f"Keep each message under {length_cap(p)} characters.")
+    constraints = current_constraints(p, view.turn, due=due)
+    required = current_required(p, view.turn, due)
     return prompt_template("system").substitute(
         name=p.name,
         identity=p.identity,
         language_name=_LANGUAGE[p.language],
         goal=view.goal or p.goal.description,
-        required=", ".join(f"{item} ({item_label(p.language, item)})" for item in p.goal.required)
+        required=", ".join(f"{item} ({item_label(p.language, item)})" for item in required)
         or "(nothing specific)",
         reveal_rule=_REVEAL[p.reveal_policy],
         known_info="\n".join(f"- {slot}: {value}" for slot, value in facts.items()) or "- (nothing specific)",
@@ -114,8 +161,7 @@ def system_prompt(view: SimulatorView) -> str:
         constraints=", ".join(f"{k} = {v}" for k, v in constraints.items()) or "(none)",
         turn=view.turn,
         max_turns=view.max_turns,
-        events="\n".join(_event_line(e.kind, e.slot, e.value, e.text) for e in events)
-        or "- Nothing special.",
+        events="\n".join(_event_line(s, view.turn) for s in events) or "- Nothing special.",
     )
 
 

@@ -1,0 +1,188 @@
+"""Checks on one simulated-user turn, shared by the LLM simulator (its output guards) and the
+fidelity judge (its rule fallback): assistant voice, both sides written, parroting the agent,
+language switch, length over the verbosity cap, unknown_info leaks (exact and fuzzy) and
+invented quantities. Each returns what it found so reasons can quote it, or None.
+"""
+
+from __future__ import annotations
+
+import re
+from difflib import SequenceMatcher
+
+from usersim.personas.schema import Persona
+from usersim.simulator.signals import hidden_truths, leaked_truth, role_flip
+
+# Assistant phrasing beyond signals.role_flip: offering, presenting results, serving the user.
+_ASSISTANT_VOICE = re.compile(
+    r"(为(您|你)(查询|查到|找到|推荐|安排|预订|整理|挑选|筛选)|我来(为|帮)(您|你)|以下是(为您|为你|我为|我帮)|"
+    r"我(可以|能)(为|帮)(您|你)(查|找|推荐|预订|安排)|很高兴(为|帮)(您|你)|还有什么(需要|可以)(我)?(帮|为)|"
+    r"请问(您|你)还有(什么|其他)(需要|问题)|"
+    r"\bhere are (some|a few|the|great|your|several)\b[^.\n]{0,40}\b(options|choices|flights|hotels|results)\b|"
+    r"\bi can help you\b|\blet me (check|find|search|look) (that|this|for you)\b|\bwould you like me to\b|"
+    r"\bhappy to help\b|\bi('d| would) be (happy|glad) to\b)",
+    re.IGNORECASE,
+)
+# A turn that writes both sides of the chat: speaker labels at line starts.
+_SPEAKER = re.compile(
+    r"(?:^|\n)\s*(?:\*\*)?(assistant|user|agent|客服|助手|用户|客户|ai)(?:\*\*)?\s*[:：]", re.IGNORECASE
+)
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_LATIN = re.compile(r"[A-Za-z]")
+
+# Characters a user turn may hold, by verbosity trait (Chinese counts; English gets 3x).
+LENGTH_CAP = {"low": 200, "medium": 500, "high": 1200}
+EN_FACTOR = 3
+
+_CN_DIGITS = {
+    "零": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+    "十": 10,
+}
+_UNITS = (
+    r"个人|人|位|名|元|块|万|千|天|晚|夜|岁|公斤|千克|kg|平米|平|室|间|"
+    r"people|persons|adults|kids|nights|days|dollars|yuan|rmb|k\b"
+)
+_QUANTITY = re.compile(
+    rf"(?:\$\s*(\d[\d,]*(?:\.\d+)?))|(?:(\d[\d,]*(?:\.\d+)?|[零一二两三四五六七八九十])\s*(?:{_UNITS}))",
+    re.IGNORECASE,
+)
+_MONEY = re.compile(r"万|千|元|块|\$|dollar|yuan|rmb", re.IGNORECASE)
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+
+
+def assistant_voice(text: str) -> str | None:
+    """The AI-assistant phrase a user turn contains, or None."""
+    found = role_flip(text)
+    if found:
+        return found
+    match = _ASSISTANT_VOICE.search(text or "")
+    return match.group(0) if match else None
+
+
+def both_sides(text: str) -> str | None:
+    """The speaker label of a turn that writes the dialogue of both sides ("用户：… 助手：…"), or None."""
+    match = _SPEAKER.search(text or "")
+    return match.group(0).strip() if match else None
+
+
+def parroting(text: str, agent_text: str | None) -> float | None:
+    """Similarity (0..1) when the turn copies the agent's last reply, else None."""
+    a, b = (text or "").strip(), (agent_text or "").strip()
+    if len(a) < 20 or not b:
+        return None
+    if len(a) >= 30 and a in b:
+        return 1.0
+    ratio = SequenceMatcher(None, a, b, autojunk=False).ratio()
+    return round(ratio, 2) if ratio >= 0.7 else None
+
+
+def language_switch(text: str, language: str) -> str | None:
+    """Why the turn is not in the persona's language ('zh' or 'en'), or None."""
+    cjk = len(_CJK.findall(text or ""))
+    latin = len(_LATIN.findall(text or ""))
+    if language == "zh" and latin >= 12 and latin > 3 * cjk:
+        return f"persona speaks Chinese but the turn is mostly Latin script ({latin} letters, {cjk} CJK)"
+    if language == "en" and cjk >= 4 and cjk * 2 > latin:
+        return f"persona speaks English but the turn is mostly Chinese ({cjk} CJK, {latin} letters)"
+    return None
+
+
+def length_cap(persona: Persona) -> int:
+    """Most characters one user turn may hold for this persona's verbosity."""
+    cap = LENGTH_CAP.get(persona.traits.verbosity, LENGTH_CAP["medium"])
+    return cap * (EN_FACTOR if persona.language == "en" else 1)
+
+
+def too_long(persona: Persona, text: str) -> str | None:
+    cap = length_cap(persona)
+    n = len(text or "")
+    return (
+        f"{n} characters, over the {cap}-character cap for verbosity {persona.traits.verbosity}"
+        if n > cap
+        else None
+    )
+
+
+def _bigrams(text: str) -> set[str]:
+    s = re.sub(r"\s+", "", (text or "").lower())
+    return {s[i : i + 2] for i in range(len(s) - 1)}
+
+
+def overlap(part: str, text: str) -> float:
+    """Share of `part`'s character bigrams found in `text` (0..1)."""
+    grams = _bigrams(part)
+    return len(grams & _bigrams(text)) / len(grams) if grams else 0.0
+
+
+def numbers(text: str) -> set[float]:
+    out = set()
+    for raw in _NUMBER.findall(text or ""):
+        try:
+            out.add(float(raw.replace(",", "")))
+        except ValueError:
+            continue
+    return out
+
+
+def leak(persona: Persona, text: str) -> str | None:
+    """The unknown_info truth a turn states, exactly or in other words (its numbers with the topic or
+    most of its wording), as a reason; None when nothing leaked."""
+    exact = leaked_truth(persona, text)
+    if exact:
+        return f"states '{exact}' word for word"
+    said = numbers(text)
+    for topic, truth in hidden_truths(persona):
+        nums = numbers(truth)
+        if nums and nums <= said:
+            return f"states the number(s) of '{topic}: {truth}'"
+        if not nums and len(truth) >= 4 and overlap(truth, text) >= 0.6:
+            return f"paraphrases '{topic}: {truth}'"
+    return None
+
+
+def _quantities(text: str) -> list[tuple[str, float]]:
+    out = []
+    for m in _QUANTITY.finditer(text or ""):
+        raw = m.group(1) or m.group(2)
+        if raw in _CN_DIGITS:
+            value = float(_CN_DIGITS[raw])
+        else:
+            try:
+                value = float(raw.replace(",", ""))
+            except ValueError:
+                continue
+        out.append((m.group(0).strip(), value))
+    return out
+
+
+def persona_text(persona: Persona, goal: str | None = None) -> str:
+    """Everything the persona may say: identity, goal, facts, constraints, scripted events."""
+    parts = [persona.identity, persona.goal.description, goal or ""]
+    parts += [f"{f.slot} {f.value} {' '.join(f.aliases)}" for f in persona.known_info]
+    parts += [f"{k} {v}" for k, v in persona.goal.constraints.items()]
+    parts += [f"{e.value or ''} {e.text or ''}" for e in persona.events]
+    return "\n".join(parts)
+
+
+def invented(persona: Persona, text: str, context: list[str], goal: str | None = None) -> str | None:
+    """A quantity (4 个人, 1万, $300) the turn states that is in neither the persona nor the
+    conversation so far (`context`: earlier messages of both sides), or None."""
+    allowed = numbers(persona_text(persona, goal)) | {
+        float(_CN_DIGITS[c]) for c in persona_text(persona, goal) if c in _CN_DIGITS
+    }
+    for t in context:
+        allowed |= numbers(t) | {float(_CN_DIGITS[c]) for c in t if c in _CN_DIGITS}
+    for phrase, value in _quantities(text):
+        trivial = value in (0.0, 1.0) and not _MONEY.search(phrase)  # "1 个人", "第1个" are not facts
+        if value not in allowed and not trivial:
+            return f"'{phrase}' is in neither the persona nor the conversation"
+    return None
