@@ -10,8 +10,17 @@ from typing import Any
 
 import click
 
+from usersim.core.verdict import Verdict
 from usersim.judges.base import judge_registry
-from usersim.judges.calibration import REVIEW_SAMPLE_RATE, judge_human, rule_vs_llm
+from usersim.judges.calibration import (
+    REVIEW_SAMPLE_RATE,
+    SwapReport,
+    is_recheck,
+    judge_human,
+    rule_vs_llm,
+    swap_check,
+    swap_pairs,
+)
 from usersim.judges.checks import check_registry
 from usersim.judges.human import apply_labels, read_labels, read_records, review_items, write_items
 from usersim.judges.select import fidelity_available
@@ -102,21 +111,101 @@ def _print_report(rep: Any) -> None:
 @click.option(
     "--human", "human_labels", type=click.Path(exists=True, path_type=Path), help="Human labels (JSONL/CSV)."
 )
+@click.option(
+    "--swap",
+    is_flag=True,
+    help="Pairwise position-swap check: each pair of final replies to the same case is judged in both "
+    "orders; reports position consistency (needs --judge-model).",
+)
+@click.option("--judge-model", default=None, help="Judge model SPEC for --swap (openai:MODEL).")
+@click.option(
+    "--against",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="With --swap: pair RESULTS with this run's replies to the same cases (default: pairs within RESULTS).",
+)
+@click.option("--max-pairs", default=20, show_default=True, type=click.IntRange(1), help="Pairs for --swap.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def calibrate(results: Path, human_labels: Path | None, as_json: bool) -> None:
-    """Rule-vs-LLM agreement (Cohen's kappa, >10% deviation flagged) and judge-human agreement."""
+def calibrate(
+    results: Path,
+    human_labels: Path | None,
+    swap: bool,
+    judge_model: str | None,
+    against: Path | None,
+    max_pairs: int,
+    as_json: bool,
+) -> None:
+    """Rule-vs-LLM agreement (Cohen's kappa, >10% deviation flagged), the seed 003 re-check sample,
+    judge-human agreement, and with --swap the pairwise position-swap consistency."""
+    if swap and not judge_model:
+        raise click.UsageError("--swap needs --judge-model openai:MODEL")
     try:
         records = read_records(results)
-        reports = [rule_vs_llm(records)]
+        reports: list[Any] = [rule_vs_llm(records)]
+        if any(is_recheck(Verdict.model_validate(v)) for r in records for v in r.get("verdicts", [])):
+            reports.append(rule_vs_llm(records, recheck_only=True))
         if human_labels:
             reports.append(judge_human(records, read_labels(human_labels)))
+        if swap:
+            reports.append(
+                _swap_report(records, read_records(against) if against else None, judge_model, max_pairs)
+            )
     except (OSError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     if as_json:
         click.echo(json.dumps([r.model_dump() for r in reports], ensure_ascii=False, indent=2))
         return
     for rep in reports:
-        _print_report(rep)
+        if isinstance(rep, SwapReport):
+            _print_swap(rep)
+        else:
+            _print_report(rep)
+
+
+def _swap_report(
+    records: list[dict], against: list[dict] | None, judge_model: str | None, max_pairs: int
+) -> SwapReport:
+    import asyncio
+
+    from usersim.cases.loader import find_case
+    from usersim.judges.llm import ModelComplete, judge_specs
+    from usersim.judges.llm_rubric import rubric_criteria
+
+    criteria: dict[str, str] = {}
+    for case_id in {r.get("case_id", "") for r in records}:
+        try:
+            criteria[case_id] = "; ".join(rubric_criteria(find_case(case_id)))
+        except (LookupError, ValueError):  # a case no longer in the library: compare on the request alone
+            continue
+    pairs = swap_pairs(records, against, criteria=criteria, max_pairs=max_pairs)
+    spec = judge_specs(judge_model)[0]
+
+    async def check() -> SwapReport:
+        from usersim.llm.client import aclose_clients
+
+        try:
+            return await swap_check(pairs, ModelComplete(spec), judge_model=spec)
+        finally:
+            await aclose_clients()
+
+    return asyncio.run(check())
+
+
+def _print_swap(rep: SwapReport) -> None:
+    if rep.pairs == 0:
+        click.echo(
+            f"{rep.name}: no pair of differing replies to the same case was judged"
+            + (f" ({len(rep.errors)} errors)" if rep.errors else "")
+        )
+    else:
+        click.echo(
+            f"{rep.name} ({rep.judge_model}): {rep.pairs} pairs, position consistency {rep.consistency:.1%}, "
+            f"position A named in {rep.first_position_wins} of {2 * rep.pairs} answers"
+        )
+        if rep.inconsistent:
+            click.echo(f"  winner followed the position (position bias): {', '.join(rep.inconsistent[:20])}")
+    for e in rep.errors[:5]:
+        click.echo(f"  error: {e}")
 
 
 @judges.command(name="review-export")

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Hashable, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 from usersim.core.verdict import Verdict, combine_status
 from usersim.judges.llm import Complete, JudgeModelError, ask_structured, prompt
@@ -179,8 +179,12 @@ def position_swap_consistency(pairs: list[tuple[Winner, Winner]]) -> float:
 class PairwiseOutput(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
+    reasoning: str = Field(
+        default="",
+        validation_alias=AliasChoices("reasoning", "reason"),
+        description="Why (before the winner).",
+    )
     winner: Winner = Field(description="A, B or tie.")
-    reason: str = Field(default="", description="Why.")
 
 
 async def compare_with_swap(
@@ -202,3 +206,110 @@ async def compare_with_swap(
     consistent = _SWAP[first] == second
     winner = {"A": "x", "B": "y", "tie": "tie"}[first] if consistent else "inconsistent"
     return {"winner": winner, "consistent": consistent, "answers": answers}
+
+
+class SwapPair(BaseModel):
+    """Two replies to the same request, compared in both orders."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(description="case id and the two record ids.")
+    criterion: str = Field(description="What 'better' means: the case's criteria.")
+    question: str = Field(description="The user request both replies answer.")
+    x: str = Field(description="The first reply.")
+    y: str = Field(description="The second reply.")
+
+
+class SwapReport(BaseModel):
+    """Position-swap consistency of a pairwise judge: the share of pairs whose winner survives
+    swapping the two positions. No pass line is set; inconsistent pairs show a position bias."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(default="pairwise position swap", description="What was checked.")
+    judge_model: str = Field(description="The judge model SPEC.")
+    pairs: int = Field(description="Pairs compared in both orders (errors excluded).")
+    consistency: float | None = Field(description="Share of pairs with the same winner in both orders.")
+    inconsistent: list[str] = Field(
+        default_factory=list, description="Pairs whose winner followed the position."
+    )
+    first_position_wins: int = Field(default=0, description="Answers (of 2 per pair) naming position A.")
+    errors: list[str] = Field(default_factory=list, description="Pairs the judge gave no usable answer on.")
+
+
+def _final_reply(record: dict[str, Any]) -> tuple[str, str]:
+    """(last user message, last assistant reply) of a stored record."""
+    msgs = record.get("transcript") or []
+    reply_at = max(
+        (i for i, m in enumerate(msgs) if m.get("role") == "assistant" and m.get("content")), default=-1
+    )
+    if reply_at < 0:
+        return "", ""
+    question = next((m["content"] for m in reversed(msgs[:reply_at]) if m.get("role") == "user"), "")
+    return question, msgs[reply_at]["content"]
+
+
+def swap_pairs(
+    records: list[dict[str, Any]],
+    against: list[dict[str, Any]] | None = None,
+    *,
+    criteria: dict[str, str] | None = None,
+    max_pairs: int = 20,
+) -> list[SwapPair]:
+    """Pairs of final replies to the same case: RECORDS vs AGAINST (first record of each case in
+    both), else within RECORDS (the first two records of a case whose replies differ)."""
+    criteria = criteria or {}
+    by_case: dict[str, list[dict[str, Any]]] = {}
+    for r in records:
+        by_case.setdefault(r.get("case_id", ""), []).append(r)
+    other: dict[str, list[dict[str, Any]]] = {}
+    for r in against or []:
+        other.setdefault(r.get("case_id", ""), []).append(r)
+    pairs: list[SwapPair] = []
+    for case_id, rs in by_case.items():
+        if len(pairs) >= max_pairs:
+            break
+        candidates = [rs[0], other[case_id][0]] if against is not None and case_id in other else rs
+        chosen: list[tuple[dict[str, Any], str, str]] = []
+        for r in candidates:
+            q, reply = _final_reply(r)
+            if reply and all(reply != c[2] for c in chosen):
+                chosen.append((r, q, reply))
+            if len(chosen) == 2:
+                break
+        if len(chosen) < 2 or (against is not None and case_id not in other):
+            continue
+        (ra, q, a), (rb, _, b) = chosen
+        pairs.append(
+            SwapPair(
+                id=f"{case_id}: {ra.get('id')} vs {rb.get('id')}",
+                criterion=criteria.get(case_id) or "Which reply better serves the user's request?",
+                question=q,
+                x=a,
+                y=b,
+            )
+        )
+    return pairs
+
+
+async def swap_check(pairs: list[SwapPair], complete: Complete, *, judge_model: str) -> SwapReport:
+    """Every pair judged in both orders; position consistency over the pairs the judge answered."""
+    results = [
+        await compare_with_swap(
+            complete, judge_model=judge_model, criterion=p.criterion, question=p.question, x=p.x, y=p.y
+        )
+        for p in pairs
+    ]
+    answered = [(p, r) for p, r in zip(pairs, results, strict=True) if r["winner"] != "error"]
+    return SwapReport(
+        judge_model=judge_model,
+        pairs=len(answered),
+        consistency=round(position_swap_consistency([tuple(r["answers"]) for _, r in answered]), 4)
+        if answered
+        else None,
+        inconsistent=[p.id for p, r in answered if not r["consistent"]],
+        first_position_wins=sum(a == "A" for _, r in answered for a in r["answers"]),
+        errors=[
+            f"{p.id}: {r['reason']}" for p, r in zip(pairs, results, strict=True) if r["winner"] == "error"
+        ],
+    )

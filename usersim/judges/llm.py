@@ -32,7 +32,7 @@ def prompt(name: str, **values: Any) -> str:
 
 
 DEFAULT_CONTEXT = 32_000  # judge context window assumed when the spec gives no ?context=
-DEFAULT_ANSWER_TOKENS = 2_000  # room kept for the judge's answer when the spec gives no ?max_tokens=
+DEFAULT_ANSWER_TOKENS = 2_000  # room kept for the answer without ?max_tokens= (the client's judge default)
 SAMPLING_TEMPERATURE = 0.7  # used with --judge-samples > 1 unless ?temperature= says otherwise
 JUDGE_OPTIONS = {"context", "max_tokens", "temperature"}
 
@@ -52,7 +52,7 @@ class JudgeSpec(BaseModel):
     @property
     def answer_reserve(self) -> int:
         """Tokens kept free for the answer inside the context window."""
-        return self.max_tokens or min(DEFAULT_ANSWER_TOKENS, self.context // 8)
+        return self.max_tokens or DEFAULT_ANSWER_TOKENS
 
 
 def _size(spec: str, key: str, value: str) -> int:
