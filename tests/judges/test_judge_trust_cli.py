@@ -326,3 +326,11 @@ def test_every_prompt_asks_evidence_then_reasoning_then_verdict():
     drift = (PROMPTS / "drift.md").read_text(encoding="utf-8")
     example = drift[drift.index('{"turns"') :]
     assert example.index('"reason"') < example.index('"anchoring"') and "not the length" in drift
+
+
+def test_bad_judge_spec_option_is_refused_before_any_conversation(case_dir, tmp_path):
+    res = run(case_dir, tmp_path / "bad", "--judge-model", "openai:j?contxt=16k")
+    assert res.returncode != 0 and "Unknown option 'contxt' in judge spec 'openai:j?contxt=16k'" in res.stderr
+    assert "Did you mean 'context'?" in res.stderr and not (tmp_path / "bad" / "results.jsonl").exists()
+    res = run(case_dir, tmp_path / "bad2", "--judge-model", "openai:j?context=lots")
+    assert "Option 'context=lots' in judge spec 'openai:j?context=lots' must be a token count" in res.stderr

@@ -317,11 +317,14 @@ def check_specs(cases: list[Case], cfg: RunConfig) -> None:
     from usersim.adapters.base import AgentError
     from usersim.core.registry import UnknownNameError
     from usersim.judges.base import judge_registry
+    from usersim.judges.llm import judge_specs, parse_judge_spec
     from usersim.simulator.base import load_simulator
 
     try:
         for name in cfg.extra_judges:
             judge_registry.get(name)
+        for spec in judge_specs(cfg.judge_model):
+            parse_judge_spec(spec)  # unknown ?options and bad sizes, before any conversation runs
         load_agent(cfg.agent)
         if any(c.mode == "organic" for c in cases):
             load_simulator(cfg.simulator)
