@@ -210,3 +210,14 @@ def test_chinese_case_keeps_chinese_headers_and_custom_template(tmp_path):
     )
     prompt = open_sandbox(load_case(custom)).system_prompt()
     assert prompt == "You are Acme Bank support. Date 2026-04-07.\n## Policy you must follow\nBe brief.\n"
+
+
+def test_a_case_changes_the_suite_state_with_state_updates(tmp_path):
+    path = write_case(tmp_path)
+    (tmp_path / "case2.yaml").write_text(
+        "include: case.yaml\nid: ENV-2\nenvironment:\n  state_updates:\n"
+        "    accounts: [{account_id: A-100, balance: 5.0}, {account_id: A-200, owner: Bo, balance: 1.0}]\n"
+    )
+    base, changed = load_case(path), load_case(tmp_path / "case2.yaml")
+    assert [a["balance"] for a in changed.environment.state["accounts"]] == [5.0, 1.0]
+    assert base.environment.state["accounts"][0]["balance"] == 100.0  # the suite file is untouched

@@ -30,6 +30,7 @@ import inspect
 import json
 import re
 import sys
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -432,8 +433,16 @@ def _only(tool: str, arguments: dict[str, Any], known: list[str], required: list
         raise ToolFailure(f"invalid arguments for {tool}: unknown argument(s) {', '.join(unknown)}")
 
 
+# id(environment) -> (weak reference, tools): not on the model, so cases stay picklable (Ray).
+_BUILT: dict[int, tuple[weakref.ref[Any], dict[str, Tool]]] = {}
+
+
 def build_tools(env: Environment) -> dict[str, Tool]:
-    """The environment's tools by name (ValueError on a bad python tool or a duplicate name)."""
+    """The environment's tools by name (ValueError on a bad python tool or a duplicate name).
+    Built once per environment: tools hold no state of their own (the state is passed in)."""
+    cached = _BUILT.get(id(env))
+    if cached is not None and cached[0]() is env:
+        return cached[1]
     tools: dict[str, Tool] = {}
     for i, t in enumerate(env.tools):
         if t.python is not None:
@@ -447,6 +456,8 @@ def build_tools(env: Environment) -> dict[str, Tool]:
             if tool.name in tools:
                 raise ValueError(f"tools[{i}]: tool '{tool.name}' is defined twice")
             tools[tool.name] = tool
+    _BUILT[id(env)] = (weakref.ref(env), tools)
+    weakref.finalize(env, _BUILT.pop, id(env), None)
     return tools
 
 
