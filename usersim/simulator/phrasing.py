@@ -160,12 +160,17 @@ def render(acts: list[Act], *, language: str, traits: Traits, rng: random.Random
     else:
         end = t["end"]
         text = (" " if language == "en" else "").join(
-            p if p[-1:] in "。！？!?.～…" else p + ("？" if act_is_question(p) else end) for p in pieces
+            p if p[-1:] in "。！？!?.～…" else p + (question_mark(language) if act_is_question(p) else end)
+            for p in pieces
         )
     text = re.sub(r"(吧|呢|啊)\1", r"\1", text)  # "8000 以内吧" + "{value}吧" -> one 吧
     if traits.typo_prone:
         text = _typos(text, language, rng, t)
     return text.strip()
+
+
+def question_mark(language: str) -> str:
+    return "？" if language == "zh" else "?"
 
 
 def act_is_question(piece: str) -> bool:
