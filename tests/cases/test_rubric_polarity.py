@@ -9,7 +9,7 @@ from tests.cases.library import CASES
 from usersim.cases.loader import case_files, load_case
 from usersim.cases.schema import Case
 
-_FAIL_MARK = re.compile(r"[（(]\s*Fail\s*[)）]", re.IGNORECASE)
+_FAIL_MARK = re.compile(r"[（(]\s*Fail\s*(?:[)）]|[：:])", re.IGNORECASE)
 
 
 def _all_cases() -> list[Case]:
