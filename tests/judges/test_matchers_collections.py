@@ -24,6 +24,9 @@ def test_equals_is_exact_for_lists_and_objects():
     assert not m({"equals": ITEMS}, ITEMS[:1])
     assert not m({"equals": {"item_id": "I-1"}}, {"item_id": "I-1", "qty": 2})  # same keys required
     assert not m({"equals": ["a"]}, "['a']")  # never a substring of the Python repr
+    assert m({"contains": "shirt"}, ITEMS + [{"item_id": "blue shirt"}])  # a value inside an object
+    assert not m({"contains": "item_id"}, ITEMS)  # a key name is not a hit
+    assert not m({"contains": "'qty'"}, ITEMS)
 
 
 def test_unordered_subset_each():

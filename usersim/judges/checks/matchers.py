@@ -146,9 +146,7 @@ def match(matcher: Any, present: bool, actual: Any, today: date | None) -> bool:
                 for m in arg
             )
         if op == "contains":
-            if isinstance(actual, list):
-                return any(_plain_match(arg, a, today) for a in actual)
-            return _text(arg) in _text(actual)
+            return _contains(arg, actual)
         if op == "equals":
             return values_equal(arg, actual)
         if op == "unordered":
@@ -238,3 +236,13 @@ def _same_multiset(expected: list[Any], actual: list[Any], *, partial: bool = Fa
             return False
         left.pop(hit)
     return True
+
+
+def _contains(text: str, actual: Any) -> bool:
+    """Substring of a text value; for a list or an object, of one of its (nested) values, never of
+    the Python repr (so a key name or a bracket is no hit)."""
+    if isinstance(actual, list):
+        return any(_contains(text, a) for a in actual)
+    if isinstance(actual, dict):
+        return any(_contains(text, v) for v in actual.values())
+    return actual is not None and _text(text) in _text(actual)
