@@ -215,6 +215,9 @@ def promoted_case(
     persona = record_persona(record, case, meta)
     max_turns = case.max_turns or (persona.max_turns if persona else None) or len(users)
     k = at_turn or failing_turn(record, persona, max_turns)
+    if at_turn is None and record.branch and form == "prefix":
+        # a branched continuation: replay its shared checkpoint too, so the recorded wording comes back
+        k = max(k, min(int(record.branch.get("at_turn") or 0), len(users)))
     if not 1 <= k <= len(users):
         raise ValueError(f"record {record.id} has {len(users)} user turn(s); cannot promote at turn {k}")
     base = None

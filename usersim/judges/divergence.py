@@ -32,8 +32,13 @@ def _text(msgs: list[Message]) -> str:
     return "\n".join(m.content for m in msgs if m.content)
 
 
-def _show_calls(calls: list[tuple[str, str]]) -> str:
-    return ", ".join(f"{name}{args}" for name, args in calls) or "no tool call"
+def _show_calls(msgs: list[Message]) -> str:
+    shown = [
+        f"{c.name}({', '.join(f'{k}={v}' for k, v in sorted(c.arguments.items()))})"
+        for m in msgs
+        for c in m.tool_calls
+    ]
+    return "; ".join(shown) or "no tool call"
 
 
 def _clip(text: str, n: int = 160) -> str:
@@ -53,14 +58,16 @@ class DivergenceJudge:
             return []
         live = _turns(transcript[state.history_len :])
         ref = _turns(case.reference_transcript)
-        for i, (now, then) in enumerate(zip(live, ref), start=1):
+        origin = case.promoted_from  # a strict case replays one turn of the recording: number it as there
+        first = origin.failing_turn if origin and origin.form == "strict" and origin.failing_turn else 1
+        for i, (now, then) in enumerate(zip(live, ref), start=first):
             if _calls(now) != _calls(then):
                 return [
                     self._diverged(
                         i,
                         "tool_calls",
-                        _show_calls(_calls(now)),
-                        _show_calls(_calls(then)),
+                        _show_calls(now),
+                        _show_calls(then),
                         "tool calls differ",
                     )
                 ]
@@ -76,7 +83,7 @@ class DivergenceJudge:
                     )
                 ]
         if len(live) != len(ref):
-            turn = min(len(live), len(ref)) + 1
+            turn = min(len(live), len(ref)) + first
             return [
                 self._diverged(
                     turn,

@@ -147,12 +147,46 @@ def _tree(records: list[RunRecord], anchors: dict[str, str], run_dir: str) -> st
     )
 
 
+def regression_section(records: list[RunRecord], anchors: dict[str, str]) -> str:
+    """Promoted regression cases: where each conversation now departs from the recorded failure.
+    Information, not a verdict: a fixed agent is expected to depart."""
+    rows = []
+    for r in records:
+        div = next((v for v in r.verdicts if v.judge == "divergence"), None)
+        if div is None:
+            continue
+        d = div.details or {}
+        where = (
+            f"turn {d.get('first_divergent_turn')} ({d.get('kind')})" if d.get("diverged") else "follows it"
+        )
+        rows.append(
+            [
+                raw_cell(_link(anchors, r.id)),
+                raw_cell(f'<span class="{escape(r.status)}">{escape(r.status)}</span>'),
+                cell(r.stop_reason or "—"),
+                cell(where),
+                cell(d.get("now", "—") if d.get("diverged") else "—"),
+                cell(d.get("recorded", "—") if d.get("diverged") else "—"),
+            ]
+        )
+    if not rows:
+        return ""
+    body = (
+        "<p>Each regression case was promoted from a failing conversation. Where the agent now departs "
+        "from that recording is shown for information; it never decides the status.</p>"
+        + table(["conversation", "status", "stop", "departs at", "now", "recorded"], rows, "divergence")
+    )
+    return section("Regression cases: departures from the recorded failures", body, "regressions")
+
+
 def explore_section(records: list[RunRecord], meta: dict[str, Any]) -> str:
-    """The exploration section, or '' when the run is not an exploration."""
+    """The exploration section (failure clusters, branching tree) and the regression-case departures;
+    '' when the run has neither."""
+    anchors = {r.id: f"r{n}" for n, r in enumerate(records)}  # the transcript viewer's anchors
+    regressions = regression_section(records, anchors)
     info = meta.get("explore")
     if not isinstance(info, dict):
-        return ""
-    anchors = {r.id: f"r{n}" for n, r in enumerate(records)}  # the transcript viewer's anchors
+        return regressions
     run_dir = str(info.get("out_dir") or meta.get("run_id") or "RUN_DIR")
     settings = (
         f"<p>{len(records)} conversations: n={escape(str(info.get('n')))} persona variants per case"
@@ -165,4 +199,4 @@ def explore_section(records: list[RunRecord], meta: dict[str, Any]) -> str:
         + f"; seed {escape(str(meta.get('seed')))}.</p>"
     )
     body = settings + _clusters(records, anchors, run_dir) + _tree(records, anchors, run_dir)
-    return section("Exploration: failure clusters", body, "explore")
+    return section("Exploration: failure clusters", body, "explore") + regressions

@@ -1,0 +1,82 @@
+"""The exploration part of report.html: failure clusters and the branching tree link each failure to its
+transcript with a copyable `usersim promote` command; regression runs show where they depart."""
+
+from __future__ import annotations
+
+import html
+import shlex
+
+from tests.reports.factory import record
+from usersim.core.verdict import Verdict
+from usersim.reports.html_explore import cluster_failures, explore_section, promote_command
+
+
+def _failed(case_id: str, persona: str, reason: str, **extra):
+    r = record(
+        case_id,
+        status="failed",
+        mode="organic",
+        verdicts=[Verdict(judge="stop_reason", verdict="fail", reason=reason)],
+        **extra,
+    )
+    return r.model_copy(
+        update={
+            "id": f"{case_id}|persona={persona},r0",
+            "variant": r.variant.model_copy(update={"persona": persona}),
+        }
+    )
+
+
+def test_clusters_group_alike_reasons_and_the_report_links_and_offers_the_command():
+    a = _failed("C2-E2E-04", "p~v1", "stopped: gave_up (2 consecutive unhelpful agent turns)")
+    b = _failed("C2-E2E-04", "p~v2", "stopped: gave_up (3 consecutive unhelpful agent turns)")
+    ok = record("C2-E2E-04", status="passed")
+    clusters = cluster_failures([a, ok, b])
+    assert len(clusters) == 1 and clusters[0]["records"] == [a.id, b.id] and clusters[0]["count"] == 2
+    page = explore_section([a, ok, b], {"explore": {"n": 2, "out_dir": "/runs/x y"}, "seed": 7})
+    assert f'<a href="#r0">{html.escape(a.id)}</a>' in page  # the representative's transcript anchor
+    cmd = promote_command("/runs/x y", a.id)
+    assert shlex.split(cmd) == ["usersim", "promote", "/runs/x y", a.id, "--to", "regressions"]
+    assert html.escape(cmd, quote=True) in page and "copy</button>" in page
+
+
+def test_branching_tree_shows_each_checkpoint_and_its_continuations():
+    parent = record("C2-TD-04", status="passed", mode="organic")
+    kids = [
+        _failed(
+            "C2-TD-04",
+            "p~v1",
+            "stopped: max_turns",
+            branch={"parent_id": parent.id, "at_turn": 2, "index": i},
+        ).model_copy(update={"id": f"{parent.id}|branch@2.{i}"})
+        for i in range(2)
+    ]
+    page = explore_section(
+        [parent, *kids], {"explore": {"n": 1, "branch_at": 2, "branches": 2, "out_dir": "o"}}
+    )
+    assert "checkpoint at turn 2" in page and "2 continuation(s), 2 failed" in page
+    assert all(f'href="#r{n}"' in page for n in (0, 1, 2))
+
+
+def test_a_plain_run_has_no_exploration_section_but_regressions_show_their_departure():
+    assert explore_section([record()], {"seed": 0}) == ""
+    reg = record(
+        "C2-E2E-04-REG-abc",
+        verdicts=[
+            Verdict(
+                judge="divergence",
+                verdict="pass",
+                counts_toward_status=False,
+                reason="departs",
+                details={
+                    "diverged": True,
+                    "first_divergent_turn": 5,
+                    "kind": "tool_calls",
+                    "now": "search()",
+                    "recorded": "no tool call",
+                },
+            )
+        ],
+    )
+    page = explore_section([reg], {})
+    assert 'id="regressions"' in page and "turn 5 (tool_calls)" in page and "never decides the status" in page
