@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
 from tests.simulator.helpers import persona
 from usersim.cases.schema import Case
 from usersim.core.events import Stop
@@ -33,7 +37,7 @@ async def verdicts(transcript, stop="goal_met", **state):
     return {v.judge: v for v in await judge_fidelity(transcript=transcript, case=CASE, state=st)}
 
 
-async def test_faithful_conversation_passes_all_four_and_never_counts():
+async def test_faithful_conversation_passes_every_check_and_never_counts():
     t = msgs(
         ("user", "帮我订票"),
         ("assistant", FLIGHTS),
@@ -47,6 +51,11 @@ async def test_faithful_conversation_passes_all_four_and_never_counts():
         "fidelity.character": "pass",
         "fidelity.early_stop": "pass",
         "fidelity.swayed": "pass",
+        "fidelity.language": "pass",
+        "fidelity.length": "pass",
+        "fidelity.invented": "pass",
+        "fidelity.reveal": "pass",
+        "fidelity.events": "pass",
     }
     assert all(v.counts_toward_status is False for v in got.values())
 
@@ -101,4 +110,101 @@ async def test_history_is_not_judged_and_no_persona_is_inconclusive():
     t = msgs(("user", "作为AI助手我来回答"), ("assistant", "?"), ("user", "帮我订票"))
     assert (await verdicts(t, stop=None, history_len=2))["fidelity.character"].verdict == "pass"
     out = await judge_fidelity(transcript=t, case=CASE, state=JudgeState())
-    assert [v.verdict for v in out] == ["inconclusive"] * 4 and "has no persona" in out[0].reason
+    assert [v.verdict for v in out] == ["inconclusive"] * 9 and "has no persona" in out[0].reason
+
+
+@pytest.mark.parametrize(
+    ("user_text", "judge", "why"),
+    [
+        ("酒店一晚大概 888 块", "fidelity.leak", "number(s) of '酒店房价: 每晚 888 元'"),
+        (
+            "我们 4 个人，预算1万",
+            "fidelity.invented",
+            "'4 个人' is in neither the persona nor the conversation",
+        ),
+        ("我来为您查询一下，请问还有什么需要？", "fidelity.character", "speaks as the assistant"),
+        ("用户：订票\n助手：好的", "fidelity.character", "writes both sides"),
+        (
+            "I want to fly from Shanghai to Osaka with my wife please",
+            "fidelity.language",
+            "mostly Latin script",
+        ),
+        ("我想订票" * 150, "fidelity.length", "over the 500-character cap for verbosity medium"),
+        ("上海出发去大阪，6 月 15 号，2 个人", "fidelity.reveal", "states 4 facts at once"),
+    ],
+)
+async def test_rule_fallback_fails_each_kind_of_unfaithful_turn(user_text, judge, why):
+    t = msgs(("user", "帮我订票"), ("assistant", "请问从哪里出发？"), ("user", user_text))
+    got = await verdicts(t, stop="max_turns")
+    assert got[judge].verdict == "fail" and why in got[judge].reason and got[judge].evidence_turn == 2
+
+
+async def test_event_never_said_fails_and_its_constraint_is_not_applied():
+    p = persona(events=[{"at_turn": 2, "kind": "add_constraint", "slot": "max_price", "value": "2000"}])
+    pricey = "为你找到航班：东航 MU523 ¥2500/人"
+    t = msgs(
+        ("user", "订票"),
+        ("assistant", "几号出发？"),
+        ("user", "6 月 15 号"),
+        ("assistant", pricey),
+        ("user", "好的，就这个"),
+    )
+    st = JudgeState(persona=p, stop=Stop(reason="max_turns"), turns=3)
+    got = {v.judge: v for v in await judge_fidelity(transcript=t, case=CASE, state=st)}
+    assert (
+        got["fidelity.events"].verdict == "fail"
+        and "due turn 2 but never said" in got["fidelity.events"].reason
+    )
+    assert got["fidelity.swayed"].verdict == "pass"  # the agent was never told the 2000 limit
+    said = msgs(
+        ("user", "订票"),
+        ("assistant", "几号出发？"),
+        ("user", "6 月 15 号，预算 2000 以内"),
+        ("assistant", pricey),
+        ("user", "好的，就这个"),
+    )
+    got = {v.judge: v for v in await judge_fidelity(transcript=said, case=CASE, state=st)}
+    assert got["fidelity.events"].verdict == "pass"
+    assert got["fidelity.swayed"].verdict == "fail" and "limit 2000" in got["fidelity.swayed"].reason
+
+
+async def test_event_never_reached_passes():
+    p = persona(events=[{"at_turn": 8, "kind": "say", "text": "其实我想改成去东京"}])
+    st = JudgeState(persona=p, stop=Stop(reason="gave_up"), turns=2)
+    t = msgs(("user", "订票"), ("assistant", "几号？"), ("user", "6 月 15 号"))
+    got = {v.judge: v for v in await judge_fidelity(transcript=t, case=CASE, state=st)}
+    assert got["fidelity.events"].verdict == "pass" and "1 never reached" in got["fidelity.events"].reason
+
+
+async def test_llm_fidelity_catches_a_paraphrased_leak():
+    answers = [
+        json.dumps(
+            {
+                "checks": [
+                    {
+                        "check": "knowledge",
+                        "evidence": "八百多一晚",
+                        "turn": 2,
+                        "reasoning": "paraphrases the hidden hotel price",
+                        "verdict": "fail",
+                    },
+                    *[{"check": c, "verdict": "pass"} for c in ("character", "reveal", "language", "events")],
+                ]
+            },
+            ensure_ascii=False,
+        )
+    ]
+    sent = []
+
+    async def complete(messages):
+        sent.append(messages)
+        return answers.pop(0)
+
+    t = msgs(("user", "帮我订票"), ("assistant", "酒店预算？"), ("user", "听说那边八百多一晚"))
+    st = JudgeState(persona=persona(), stop=Stop(reason="max_turns"), turns=2)
+    got = {v.judge: v for v in await judge_fidelity(transcript=t, case=CASE, state=st, complete=complete)}
+    assert got["fidelity.leak"].verdict == "pass"  # the rules cannot see a paraphrase...
+    knowledge = got["fidelity.llm.knowledge"]  # ...the judge model can
+    assert knowledge.verdict == "fail" and knowledge.evidence_turn == 2 and "八百多一晚" in knowledge.reason
+    assert "888" in sent[0][0]["content"]  # the judge sees the hidden truth to recognise paraphrases
+    assert not knowledge.counts_toward_status

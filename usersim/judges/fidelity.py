@@ -1,31 +1,57 @@
-"""Simulator fidelity: did the simulated user behave like the persona? (informational verdicts)
+"""Simulator fidelity: did the simulated user behave like the persona? Verdicts that can fail.
 
-Four verdicts, none of which decides a conversation's status (counts_toward_status=False):
-- `fidelity.leak`: a user turn stated an unknown_info truth the user cannot know;
-- `fidelity.character`: a user turn spoke like an AI assistant;
+Fidelity verdicts never decide a conversation's status (counts_toward_status=False); a failed one
+marks the record simulator-suspect instead: the failure is charged to the simulator, and the
+report lists suspects apart. Rule checks (always):
+- `fidelity.leak`: a user turn states an unknown_info truth, word for word or by its numbers;
+- `fidelity.character`: a user turn speaks as the assistant, writes both sides or parrots the agent;
 - `fidelity.early_stop`: the user stopped with goal_met before every goal.required item appeared;
-- `fidelity.swayed`: the user accepted a proposal that breaks goal.constraints.
+- `fidelity.swayed`: the user accepted a proposal that breaks goal.constraints (a constraint from a
+  scripted event counts from the turn the user said it);
+- `fidelity.language`: a user turn is not in the persona's language;
+- `fidelity.length`: a user turn is over the length cap of the persona's verbosity;
+- `fidelity.invented`: a user turn states a quantity in neither the persona nor the conversation;
+- `fidelity.reveal`: a user turn dumps more known facts than the reveal policy allows;
+- `fidelity.events`: a scripted event fell due but the user never said it (never reached: passes).
+With a judge model, one LLM check per conversation adds `fidelity.llm.<check>` for knowledge
+(paraphrased leaks, invented facts), character, reveal, language and events.
 """
 
 from __future__ import annotations
 
 import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from usersim.cases.schema import Case
 from usersim.core.messages import Message
 from usersim.core.verdict import Verdict
 from usersim.judges.base import JudgeState
 from usersim.personas.schema import Persona
+from usersim.simulator import guards
 from usersim.simulator.llm_prompt import current_constraints
+from usersim.simulator.scripted import event_progress, said_turns
 from usersim.simulator.signals import (
     constraint_violations,
     hidden_truths,
-    leaked_truth,
-    role_flip,
     undelivered,
+    unknown_topics,
 )
 
-NAMES = ("fidelity.leak", "fidelity.character", "fidelity.early_stop", "fidelity.swayed")
+NAMES = (
+    "fidelity.leak",
+    "fidelity.character",
+    "fidelity.early_stop",
+    "fidelity.swayed",
+    "fidelity.language",
+    "fidelity.length",
+    "fidelity.invented",
+    "fidelity.reveal",
+    "fidelity.events",
+)
+LLM_CHECKS = ("knowledge", "character", "reveal", "language", "events")
+REVEAL_LIMIT = {"when_asked": 2, "gradually": 3}  # known facts one user turn may state
 
 _ACCEPT = re.compile(
     r"(好的|可以|就这个|就它|就订|就买|没问题|行吧|就这样|谢谢|\bok\b|sounds good|i'll take|go with|perfect|great)",
@@ -59,13 +85,11 @@ def _live(transcript: list[Message], state: JudgeState) -> list[tuple[int, Messa
 def check_leak(persona: Persona, live: list[tuple[int, Message]]) -> Verdict:
     truths = hidden_truths(persona)
     for i, m in live:
-        if m.role == "user" and (truth := leaked_truth(persona, m.content)):
-            topic = next(t for t, v in truths if v == truth)
+        if m.role == "user" and (how := guards.leak(persona, m.content)):
+            truth = next(((t, v) for t, v in truths if v.lower() in m.content.lower()), None)
+            what = f"'{truth[1]}' ({truth[0]})" if truth else how
             return _verdict(
-                NAMES[0],
-                False,
-                f"user turn at message {i} states '{truth}' ({topic}), which the persona cannot know",
-                i,
+                NAMES[0], False, f"user turn at message {i} states {what}, which the persona cannot know", i
             )
     n_user = sum(1 for _, m in live if m.role == "user")
     return _verdict(
@@ -74,12 +98,24 @@ def check_leak(persona: Persona, live: list[tuple[int, Message]]) -> Verdict:
 
 
 def check_character(live: list[tuple[int, Message]]) -> Verdict:
+    last_agent: str | None = None
     for i, m in live:
-        if m.role == "user" and (phrase := role_flip(m.content)):
+        if m.role == "assistant":
+            last_agent = m.content
+            continue
+        if phrase := guards.assistant_voice(m.content):
             return _verdict(
                 NAMES[1], False, f"user turn at message {i} speaks as the assistant: '{phrase}'", i
             )
-    return _verdict(NAMES[1], True, "no user turn uses AI-assistant phrasing")
+        if label := guards.both_sides(m.content):
+            return _verdict(NAMES[1], False, f"user turn at message {i} writes both sides ('{label}')", i)
+        if (ratio := guards.parroting(m.content, last_agent)) is not None:
+            return _verdict(
+                NAMES[1], False, f"user turn at message {i} parrots the agent's reply (similarity {ratio})", i
+            )
+    return _verdict(
+        NAMES[1], True, "no user turn uses assistant phrasing, writes both sides or parrots the agent"
+    )
 
 
 def check_early_stop(persona: Persona, live: list[tuple[int, Message]], state: JudgeState) -> Verdict:
@@ -87,7 +123,8 @@ def check_early_stop(persona: Persona, live: list[tuple[int, Message]], state: J
         reason = state.stop.reason if state.stop else "no stop recorded"
         return _verdict(NAMES[2], True, f"conversation ended with {reason}; no goal_met claim to check")
     texts = [m.content for _, m in live if m.role == "assistant"]
-    missing = undelivered(persona.goal, texts, current_constraints(persona, state.turns or 10**6))
+    said = said_turns(persona, [m for _, m in live], state.turns)
+    missing = undelivered(persona.goal, texts, current_constraints(persona, state.turns or 10**6, said))
     if missing:
         last_user = max((i for i, m in live if m.role == "user"), default=None)
         return _verdict(
@@ -101,13 +138,15 @@ def check_early_stop(persona: Persona, live: list[tuple[int, Message]], state: J
     )
 
 
-def check_swayed(persona: Persona, live: list[tuple[int, Message]], state: JudgeState) -> Verdict:
+def check_swayed(
+    persona: Persona, live: list[tuple[int, Message]], state: JudgeState, said: dict[int, int]
+) -> Verdict:
     user_turn = 0
     for pos, (i, m) in enumerate(live):
         if m.role == "user":
             user_turn += 1
             continue
-        found = constraint_violations(current_constraints(persona, max(user_turn, 1)), m.content)
+        found = constraint_violations(current_constraints(persona, max(user_turn, 1), said), m.content)
         if not found:
             continue
         nxt = next(((j, u) for j, u in live[pos + 1 :] if u.role == "user"), None)
@@ -130,9 +169,203 @@ def check_swayed(persona: Persona, live: list[tuple[int, Message]], state: Judge
     return _verdict(NAMES[3], True, "no proposal breaking goal.constraints was accepted")
 
 
-async def judge_fidelity(*, transcript: list[Message], case: Case, state: JudgeState) -> list[Verdict]:
-    """The four fidelity verdicts for one conversation (inconclusive without a persona)."""
+def _user_turns(live: list[tuple[int, Message]], case: Case) -> list[tuple[int, int, Message]]:
+    """(user turn, transcript index, message) of the user turns the simulator wrote (the case's
+    own opening message is the case author's, not the simulator's)."""
+    out, turn = [], 0
+    for i, m in live:
+        if m.role == "user":
+            turn += 1
+            if not (turn == 1 and case.input.message and m.content.strip() == case.input.message.strip()):
+                out.append((turn, i, m))
+    return out
+
+
+def check_language(persona: Persona, users: list[tuple[int, int, Message]]) -> Verdict:
+    for _, i, m in users:
+        if why := guards.language_switch(m.content, persona.language):
+            return _verdict(NAMES[4], False, f"user turn at message {i}: {why}", i)
+    return _verdict(NAMES[4], True, f"every user turn is in the persona's language ({persona.language})")
+
+
+def check_length(persona: Persona, users: list[tuple[int, int, Message]]) -> Verdict:
+    for _, i, m in users:
+        if why := guards.too_long(persona, m.content):
+            return _verdict(NAMES[5], False, f"user turn at message {i} has {why}", i)
+    return _verdict(NAMES[5], True, f"every user turn is within {guards.length_cap(persona)} characters")
+
+
+def check_invented(
+    persona: Persona, live: list[tuple[int, Message]], users: list[tuple[int, int, Message]], case: Case
+) -> Verdict:
+    for _, i, m in users:
+        context = [case.input.message or ""] + [x.content for j, x in live if j < i]
+        if why := guards.invented(persona, m.content, context, case.goal):
+            return _verdict(NAMES[6], False, f"user turn at message {i}: {why}", i)
+    return _verdict(NAMES[6], True, "no user turn states a quantity outside the persona and the conversation")
+
+
+def check_reveal(persona: Persona, users: list[tuple[int, int, Message]]) -> Verdict:
+    limit = REVEAL_LIMIT.get(persona.reveal_policy)
+    if limit is None:
+        return _verdict(
+            NAMES[7], True, f"reveal policy {persona.reveal_policy}: any number of facts per turn"
+        )
+    for _, i, m in users:
+        low = m.content.lower()
+        told = [f.slot for f in persona.known_info if f.value.strip() and f.value.strip().lower() in low]
+        if len(told) > limit:
+            return _verdict(
+                NAMES[7],
+                False,
+                f"user turn at message {i} states {len(told)} facts at once ({', '.join(told)}); "
+                f"reveal policy {persona.reveal_policy} allows {limit}",
+                i,
+            )
+    return _verdict(
+        NAMES[7], True, f"no user turn states more than {limit} facts (reveal policy {persona.reveal_policy})"
+    )
+
+
+def check_events(persona: Persona, live: list[tuple[int, Message]], state: JudgeState) -> Verdict:
+    progress = event_progress(persona, [m for _, m in live], state.turns)
+    if not progress:
+        return _verdict(NAMES[8], True, "the persona has no scripted events")
+    missed = [s for s in progress if s.due is not None and s.due <= state.turns and s.said_at is None]
+    unreached = [s for s in progress if s.due is None or s.due > state.turns]
+    said = [s for s in progress if s.said_at is not None]
+    notes = f"{len(said)} said" + (f", {len(unreached)} never reached" if unreached else "")
+    if missed:
+        return _verdict(
+            NAMES[8],
+            False,
+            "; ".join(f"{s.describe()} due turn {s.due} but never said" for s in missed) + f" ({notes})",
+        )
+    return _verdict(NAMES[8], True, f"every scripted event that fell due was said ({notes})")
+
+
+class FidelityFinding(BaseModel):
+    """The judge model's verdict on one fidelity check."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    check: Literal["knowledge", "character", "reveal", "language", "events"] = Field(
+        description="Which check."
+    )
+    evidence: str = Field(default="", description="The user text that decides it (quoted).")
+    turn: int | None = Field(default=None, description="User turn number of the evidence.")
+    reasoning: str = Field(default="", description="Why.")
+    verdict: Literal["pass", "fail"] = Field(description="pass | fail.")
+
+
+class FidelityAnswer(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    checks: list[FidelityFinding] = Field(description="One finding per check.")
+
+
+def _persona_block(persona: Persona, state: JudgeState, live: list[tuple[int, Message]]) -> str:
+    lines = [f"Identity: {persona.name}. {persona.identity}", f"Language: {persona.language}"]
+    lines.append(f"Reveal policy: {persona.reveal_policy}")
+    lines.append("Known facts (the only facts the user has):")
+    lines += [f"- {f.slot}: {f.value}" for f in persona.known_info] or ["- (none)"]
+    lines.append("Unknown to the user (must never be stated, not even paraphrased):")
+    truths = dict(hidden_truths(persona))
+    lines += [
+        f"- {t}" + (f" (truth: {truths[t]})" if t in truths else "") for t in unknown_topics(persona)
+    ] or ["- (none)"]
+    lines.append(f"Goal: {persona.goal.description}; constraints: {persona.goal.constraints or '(none)'}")
+    progress = event_progress(persona, [m for _, m in live], state.turns)
+    lines.append("Scripted events (the user must say each at or after its due turn):")
+    lines += [f"- {s.describe()}, due turn {s.due or 'never reached'}" for s in progress] or ["- (none)"]
+    return "\n".join(lines)
+
+
+def _render(live: list[tuple[int, Message]]) -> str:
+    out, turn = [], 0
+    for _, m in live:
+        if m.role == "user":
+            turn += 1
+            out.append(f"[user turn {turn}] {m.content}")
+        else:
+            out.append(f"[assistant] {m.content}")
+    return "\n".join(out)
+
+
+async def llm_fidelity(
+    complete: Any, judge_model: str, persona: Persona, live: list[tuple[int, Message]], state: JudgeState
+) -> list[Verdict]:
+    """One judge-model call: a fidelity.llm.<check> verdict per check (error verdicts if no usable answer)."""
+    from usersim.judges.llm import JudgeModelError, ask_structured, prompt
+
+    messages = [
+        {
+            "role": "user",
+            "content": prompt(
+                "fidelity", persona=_persona_block(persona, state, live), transcript=_render(live)
+            ),
+        }
+    ]
+
+    def gaps(answer: FidelityAnswer) -> str | None:
+        missing = [c for c in LLM_CHECKS if c not in {f.check for f in answer.checks}]
+        return f"missing checks: {', '.join(missing)}" if missing else None
+
+    try:
+        answer = await ask_structured(complete, messages, FidelityAnswer, judge_model=judge_model, check=gaps)
+    except JudgeModelError as exc:
+        return [
+            Verdict(judge=f"fidelity.llm.{c}", verdict="error", reason=str(exc), counts_toward_status=False)
+            for c in LLM_CHECKS
+        ]
+    index = {}
+    turn = 0
+    for i, m in live:
+        if m.role == "user":
+            turn += 1
+            index[turn] = i
+    by_check = {f.check: f for f in answer.checks}
+    out = []
+    for c in LLM_CHECKS:
+        f = by_check.get(c)
+        if f is None:
+            out.append(
+                Verdict(
+                    judge=f"fidelity.llm.{c}",
+                    verdict="error",
+                    reason="judge gave no finding",
+                    counts_toward_status=False,
+                )
+            )
+            continue
+        reason = f.reasoning or "(no reasoning)"
+        if f.evidence:
+            reason += f" — evidence: {f.evidence!r}" + (f" (user turn {f.turn})" if f.turn else "")
+        out.append(
+            Verdict(
+                judge=f"fidelity.llm.{c}",
+                verdict=f.verdict,
+                reason=reason,
+                evidence_turn=index.get(f.turn) if f.turn else None,
+                counts_toward_status=False,
+            )
+        )
+    return out
+
+
+async def judge_fidelity(
+    *,
+    transcript: list[Message],
+    case: Case,
+    state: JudgeState,
+    judge_model: str | None = None,
+    complete: Any = None,
+) -> list[Verdict]:
+    """Fidelity verdicts for one conversation (inconclusive without a persona); with a judge model
+    (or an injected `complete`) the LLM checks are added."""
     persona = state.persona
+    if isinstance(persona, dict):
+        persona = Persona.model_validate(persona)
     if not isinstance(persona, Persona):
         return [
             Verdict(
@@ -144,9 +377,23 @@ async def judge_fidelity(*, transcript: list[Message], case: Case, state: JudgeS
             for n in NAMES
         ]
     live = _live(transcript, state)
-    return [
+    users = _user_turns(live, case)
+    said = said_turns(persona, [m for _, m in live], state.turns)
+    out = [
         check_leak(persona, live),
         check_character(live),
         check_early_stop(persona, live, state),
-        check_swayed(persona, live, state),
+        check_swayed(persona, live, state, said),
+        check_language(persona, users),
+        check_length(persona, users),
+        check_invented(persona, live, users, case),
+        check_reveal(persona, users),
+        check_events(persona, live, state),
     ]
+    if complete is None and judge_model:
+        from usersim.judges.llm import model_complete
+
+        complete = model_complete(judge_model)
+    if complete is not None:
+        out += await llm_fidelity(complete, judge_model or "injected", persona, live, state)
+    return out

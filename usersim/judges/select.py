@@ -40,13 +40,22 @@ class FidelityJudge:
 
     def __init__(self, config: JudgeConfig) -> None:
         self.config = config
+        self.usage: Any = None  # the judge model's usage when the LLM fidelity check ran
 
     async def __call__(self, *, transcript: list[Message], case: Case, state: JudgeState) -> list[Verdict]:
         judge_fidelity: Any = importlib.import_module("usersim.judges.fidelity").judge_fidelity
-        out = judge_fidelity(transcript=transcript, case=case, state=state)
+        complete = None
+        if self.config.judge_model:  # with a judge model the LLM fidelity check runs too
+            from usersim.judges.llm import model_complete
+
+            complete = model_complete(self.config.judge_model)
+        out = judge_fidelity(
+            transcript=transcript, case=case, state=state, judge_model=self.config.judge_model, complete=complete
+        )
         if hasattr(out, "__await__"):
             out = await out
         verdicts = out if isinstance(out, list) else [out]
+        self.usage = getattr(complete, "usage", None)
         # Simulator fidelity grades the simulated user, never the agent under test.
         return [v.model_copy(update={"counts_toward_status": False}) for v in verdicts]
 
