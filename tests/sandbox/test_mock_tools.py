@@ -101,3 +101,24 @@ def test_loader_accepts_mock_names_in_tools_and_intercepts(tmp_path):
         encoding="utf-8",
     )
     assert load_case(p).mock_tools[0].name == "get_order_status"
+
+
+def test_mock_answers_match_numbers_by_value_and_lists_exactly():
+    tool = {
+        "name": "refund",
+        "description": "Refund",
+        "parameters": {"type": "object", "properties": {"amount": {}, "items": {}}},
+        "responses": [
+            {"when": {"amount": 1628}, "content": "refunded 1628"},
+            {"when": {"items": ["A", "B"]}, "content": "two items"},
+            {"content": "Error: no such refund", "is_error": True},
+        ],
+    }
+    from usersim.cases.schema import MockTool
+    from usersim.sandbox.mock import answer_mock
+
+    mock = MockTool.model_validate(tool)
+    assert answer_mock(mock, {"amount": "$1,628.00"}) == ("refunded 1628", False)
+    assert answer_mock(mock, {"amount": "16.28"})[1] is True
+    assert answer_mock(mock, {"items": ["a", "b"]}) == ("two items", False)
+    assert answer_mock(mock, {"items": ["B", "A"]})[1] is True  # order matters

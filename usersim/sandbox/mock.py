@@ -16,14 +16,35 @@ def mock_schema(tool: MockTool) -> dict[str, Any]:
     }
 
 
+def _number(value: Any) -> float | None:
+    """1628, "1628", "$1,628.00", "1,628 USD" -> 1628.0; None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        text = value.strip().casefold().removesuffix("usd").strip().lstrip("$¥￥€£").replace(",", "").strip()
+        try:
+            return float(text)
+        except ValueError:
+            return None
+    return None
+
+
 def _same(expected: Any, actual: Any) -> bool:
+    """Strings trimmed and case-insensitive; numbers by value ($1,628.00 = 1628); lists and objects
+    element by element."""
+    e, a = _number(expected), _number(actual)
+    if e is not None and a is not None:
+        return e == a
     if isinstance(expected, str) and isinstance(actual, str):
         return expected.strip().casefold() == actual.strip().casefold()
-    if isinstance(expected, (int, float)) and isinstance(actual, (int, float, str)):
-        try:
-            return float(actual) == float(expected)
-        except ValueError:
-            return False
+    if isinstance(expected, list) and isinstance(actual, list):
+        return len(expected) == len(actual) and all(
+            _same(x, y) for x, y in zip(expected, actual, strict=True)
+        )
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        return set(expected) == set(actual) and all(_same(v, actual[k]) for k, v in expected.items())
     return expected == actual
 
 
