@@ -123,11 +123,13 @@ def find_persona(
             if (d / f"{text}{suffix}").is_file():
                 return d / f"{text}{suffix}"
     known = sorted({p.stem for d in dirs if d.is_dir() for p in d.glob("*.y*ml")})
-    shown = ", ".join(known[:30]) + (" ..." if len(known) > 30 else "")
+    local = [str(d) for d in dirs if d != LIBRARY_DIR and d != library]
     raise UnknownNameError(
-        f"Unknown persona '{text}'.{did_you_mean(text, known)} Looked in: {', '.join(map(str, dirs))}. "
-        f"Available: {shown}. Name a persona id from one of these folders, a file path relative to the "
-        f"case file, or pass `--personas DIR`; create one with `usersim persona new {text}`."
+        f"Unknown persona '{text}'.{did_you_mean(text, known)} Looked in: "
+        f"{', '.join(local + ['the bundled library ' + str(library or LIBRARY_DIR)])}. Name a persona id "
+        f"from one of these folders or a file path relative to the case file, or pass `--personas DIR`; "
+        f"create one with `usersim persona new {text}`. Available: {', '.join(known[:12])}"
+        + (" ..." if len(known) > 12 else "")
     )
 
 
