@@ -312,6 +312,7 @@ def test_32k_c5_transcript_fits_a_16k_judge_with_the_shortening_reported(tmp_pat
     info = v["details"]["transcript"]
     assert info["full_tokens"] > 30_000 and info["left_out_tokens"] > 14_000 and info["shortened"]
     assert all(s["kind"] == "history" for s in info["shortened"])  # filler goes first
+    assert "judged on a shortened transcript" in v["reason"]
     assert r["transcript"][-1]["content"] in prompt  # the assistant's reply whole
 
 

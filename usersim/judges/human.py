@@ -163,7 +163,10 @@ def _llm_verdicts(record: dict[str, Any]) -> list[dict[str, Any]]:
     return [
         v
         for v in record.get("verdicts", [])
-        if v.get("judge") == "llm_rubric" and v.get("verdict") in ("pass", "fail", "inconclusive")
+        if v.get("judge") == "llm_rubric"
+        and v.get("verdict") in ("pass", "fail", "inconclusive")
+        # the informational C1 0-5 score has no pass/fail to label; re-check verdicts do
+        and (v.get("counts_toward_status", True) or (v.get("details") or {}).get("recheck"))
     ]
 
 

@@ -268,7 +268,6 @@ class LLMRubricJudge:
         self.informational = informational
         self._injected = complete
         self._completes: dict[tuple[str, int], Complete] = {}
-        self.complete = complete if complete is not None else (True if self.models else None)
 
     def complete_for(self, model: str, sample: int) -> Complete:
         if self._injected is not None:
@@ -325,7 +324,7 @@ class LLMRubricJudge:
         from usersim.cases.tokens import count_tokens
 
         spec = self.specs[model]
-        overhead = count_tokens(build("", "NOTE: " + "x " * 60))
+        overhead = count_tokens(build("", "NOTE: " + "x " * 250))  # the shortening notice, at its longest
         budget = int(spec.context * (1 - PROMPT_MARGIN)) - spec.answer_reserve - overhead
         rendered = render_for_judge(transcript, state.history_len, budget=max(256, budget))
         return build(rendered.text, rendered.notice()), rendered
@@ -454,6 +453,10 @@ class LLMRubricJudge:
         elif n > 1:
             reason = f"{reason} [judge votes: {_counts_text(counts)}; agreement {counts[str(majority)]}/{n}]"
         one = next(iter(rendered.values())) if rendered else None
+        left_out = max((r.left_out for r in rendered.values()), default=0)
+        if left_out:
+            full = max(r.full_tokens for r in rendered.values())
+            reason += f" (judged on a shortened transcript: ~{left_out} of {full} tokens left out)"
         details: dict[str, Any] = {
             "evidence": _evidence(chosen.evidence, transcript),
             "samples": self.samples,

@@ -77,7 +77,8 @@ class Rendered(BaseModel):
             "tokens": self.tokens,
             "full_tokens": self.full_tokens,
             "left_out_tokens": self.left_out,
-            "shortened": [s.model_dump() for s in self.shortened],
+            "shortened_messages": len(self.shortened),
+            "shortened": [s.model_dump() for s in self.shortened[:50]],  # the first 50
         }
 
     def notice(self) -> str:
