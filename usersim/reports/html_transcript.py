@@ -97,12 +97,35 @@ def _verdicts(anchor: str, record: RunRecord) -> str:
     )
 
 
+def _sim_events(record: RunRecord) -> str:
+    """The simulator trace: retries, rejected outputs, stops, scripted events, guard hits."""
+    if record.mode != "organic":
+        return ""
+    if not record.sim_events:
+        return '<h3>Simulator events</h3><p class="muted">None recorded.</p>'
+    rows = "".join(
+        f'<tr><td class="num">{e.turn}</td><td><span class="tag sim-{escape(e.kind)}">{escape(e.kind)}</span></td>'
+        f"<td>{escape(e.detail)}</td></tr>"
+        for e in record.sim_events
+    )
+    return (
+        f"<h3>Simulator events ({len(record.sim_events)})</h3>"
+        f'<table class="sim-events"><tr><th>turn</th><th>kind</th><th>detail</th></tr>{rows}</table>'
+    )
+
+
 def render_record(record: RunRecord, n: int) -> str:
     """One conversation as a <details> block; `n` makes its anchors unique in the page."""
     anchor = f"r{n}"
     r = record
+    suspect = ' <span class="tag suspect">simulator-suspect</span>' if r.simulator_suspect else ""
+    blame = (
+        f' <span class="tag blame-{escape(r.blame)}">blame {escape(r.blame)}</span>'
+        if r.blame and r.blame != "none"
+        else ""
+    )
     head = (
-        f'<b>{escape(r.id)}</b> <span class="{escape(r.status)}">{escape(r.status)}</span>'
+        f'<b>{escape(r.id)}</b> <span class="{escape(r.status)}">{escape(r.status)}</span>{blame}{suspect}'
         f" · score {_num(r.score)} · {r.turns} turn{'' if r.turns == 1 else 's'} · stop {escape(r.stop_reason or '—')}"
         f' <span class="muted">{escape(r.dimension)}{"-" + escape(r.category) if r.category else ""}'
         f" · {escape(r.difficulty or '')} · {escape(r.mode)}</span>"
@@ -115,6 +138,7 @@ def render_record(record: RunRecord, n: int) -> str:
         ("judge model", r.judge_model or "—"),
         ("scoring", r.scoring),
         ("stop detail", r.stop_detail or "—"),
+        ("blame", r.blame or "—"),
         ("tags", ", ".join(r.tags) or "—"),
         ("seed", r.seed),
         ("duration", f"{r.duration_s:.2f}s"),
@@ -123,6 +147,11 @@ def render_record(record: RunRecord, n: int) -> str:
         facts.append(("branch", json.dumps(r.branch, ensure_ascii=False)))
     if r.system_config:
         facts.append(("system config", json.dumps(r.system_config, ensure_ascii=False)))
+    if r.simulator_suspect:
+        failed = [v.judge for v in r.verdicts if v.judge.startswith("fidelity") and v.verdict == "fail"]
+        facts.append(
+            ("simulator-suspect", "fidelity failed: " + ", ".join(failed) + " (not charged to the agent)")
+        )
     if r.error:
         facts.append(("harness error", r.error))
     skills = [f"{e.skill} ({e.kind}, turn {e.turn})" for e in r.skill_events]
@@ -149,6 +178,7 @@ def render_record(record: RunRecord, n: int) -> str:
         f"<summary>{head}</summary><div>"
         f'<table class="meta">{fact_rows}</table>'
         f"<h3>Verdicts</h3>{_verdicts(anchor, r)}"
+        f"{_sim_events(r)}"
         f"<h3>Transcript ({len(r.transcript)} messages)</h3>{messages or '<p class=muted>Empty transcript.</p>'}"
         "</div></details>"
     )

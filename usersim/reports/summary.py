@@ -35,13 +35,15 @@ DECAY_FILE = "decay.json"
 def rate(records: list[RunRecord]) -> Rate:
     """Status counts, pass rate over decided conversations, and mean score."""
     counts = Counter(r.status for r in records)
-    decided = counts["passed"] + counts["failed"]
+    suspect = sum(1 for r in records if r.status == "failed" and r.simulator_suspect)
+    decided = counts["passed"] + counts["failed"] - suspect  # a suspect failure is not the agent's
     return Rate(
         records=len(records),
         passed=counts["passed"],
         failed=counts["failed"],
         error=counts["error"],
         unjudged=counts["unjudged"],
+        suspect=suspect,
         pass_rate=round(counts["passed"] / decided, 4) if decided else None,
         mean_score=mean(r.score for r in records),
     )
@@ -208,6 +210,8 @@ def summarize(records: list[RunRecord], meta: dict[str, Any], *, run_dir: Path |
         unjudged=reason_counts(records, "unjudged"),
         errors=reason_counts(records, "error"),
         judging=judge_stats(records),
+        blame=dict(Counter(r.blame for r in records if r.status != "passed" and r.blame).most_common()),
+        simulator_suspects=[r.id for r in records if r.simulator_suspect],
     )
 
 

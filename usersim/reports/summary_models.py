@@ -31,8 +31,15 @@ class Rate(Strict):
     failed: int = Field(default=0, description="Status failed.")
     error: int = Field(default=0, description="Status error (harness or judge error).")
     unjudged: int = Field(default=0, description="Status unjudged (e.g. needs an LLM judge).")
+    suspect: int = Field(
+        default=0,
+        description="Failed conversations whose simulated user failed fidelity (simulator-suspect): "
+        "counted in `failed` but left out of the pass rate.",
+    )
     pass_rate: float | None = Field(
-        default=None, description="passed / (passed + failed); null if none decided."
+        default=None,
+        description="passed / (passed + failed - suspect): errors, unjudged and simulator-suspect "
+        "failures are never in it; null if none decided.",
     )
     mean_score: float | None = Field(default=None, description="Mean of the non-null record scores.")
 
@@ -247,6 +254,13 @@ class Summary(Strict):
         default_factory=list, description="Unjudged verdicts by judge and reason."
     )
     errors: list[ReasonCount] = Field(default_factory=list, description="Error verdicts and harness errors.")
+    blame: dict[str, int] = Field(
+        default_factory=dict,
+        description="Non-passing conversations by who they are charged to: agent, simulator, infrastructure, none.",
+    )
+    simulator_suspects: list[str] = Field(
+        default_factory=list, description="Record ids whose simulated user failed a fidelity check."
+    )
     judging: JudgeStats | None = Field(
         default=None,
         description="LLM judge agreement per criterion, inconclusive verdicts, rule-vs-LLM re-check (reports.judging).",
