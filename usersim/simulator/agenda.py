@@ -195,7 +195,8 @@ def decide(agenda: Agenda, obs: Observation, events: list[Event], upcoming: bool
         v = obs.violations[0]
         acts.append(Act("reject", slot=v.constraint, found=v.found, limit=v.limit))
     acts += answer_acts(agenda, obs.asked, ANSWERS_BY_TRAIT[persona.traits.cooperativeness])
-    if obs.asked_unnamed and not obs.violations:
+    spoke = any(a.kind != "silent" and a.text for a in acts[: len(events)])  # an event already answered
+    if obs.asked_unnamed and not obs.violations and not spoke:
         # a go-ahead question gets a yes (or a doubt from an indecisive user), others a shrug
         doubtful = obs.confirm and persona.traits.decisiveness == "low" and not hesitating
         acts.append(Act("hesitate" if doubtful else "confirm" if obs.confirm else "generic"))
