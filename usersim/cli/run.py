@@ -84,13 +84,46 @@ def print_outcome(records: list[RunRecord], out_dir: Path) -> None:
     click.echo(", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) + f"  ->  {out_dir}/report.html")
 
 
+async def check_models(cases, cfg: RunConfig) -> None:
+    """Each OpenAI-compatible endpoint of the run (agent, simulator, judges) must serve the model it
+    is asked for: a bogus --judge-model is refused before the first conversation, not after each."""
+    import os
+
+    from usersim.adapters.base import load_agent
+    from usersim.judges.llm import judge_specs, parse_judge_spec
+    from usersim.llm.client import aclose_clients, check_model
+    from usersim.simulator.base import load_simulator
+
+    check_specs(cases, cfg)  # names and syntax first (SpecError)
+    roles = [("agent", load_agent(cfg.agent))]
+    if any(c.mode == "organic" for c in cases):
+        roles.append(("simulator", load_simulator(cfg.simulator)))
+    targets = []
+    for role, obj in roles:
+        if type(obj).__module__ in ("usersim.adapters.openai_agent", "usersim.simulator.llm"):
+            env = getattr(obj, "api_key_env", None)
+            key = getattr(obj, "api_key", None) or (os.environ.get(env) if env else None)
+            targets.append((role, obj.model, getattr(obj, "base_url", None), key))
+    targets += [("judge", parse_judge_spec(spec).model, None, None) for spec in judge_specs(cfg.judge_model)]
+    try:
+        for role, model, base_url, key in dict.fromkeys(targets):
+            await check_model(model, role=role, base_url=base_url, api_key=key)
+    finally:
+        await aclose_clients()
+
+
 def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
     import sqlite3
 
     from usersim.graphs.store import check_out_dir, os_error_line
+    from usersim.llm.client import LLMCallError
 
     try:
         check_out_dir(out)  # not a folder, read-only, /dev/null ... refused before any work
+        try:
+            asyncio.run(check_models(cases, cfg))
+        except LLMCallError as exc:  # a model the endpoint does not serve, a rejected key
+            raise click.UsageError(str(exc)) from None
         return asyncio.run(run_suite(cases, cfg, out))
     except ValueError as exc:  # SpecError, a run folder that refuses the run (busy, corrupt, resume)
         from usersim.graphs.runner import SpecError

@@ -219,6 +219,37 @@ def parse_reply(resp: Any) -> tuple[dict[str, Any], int, int]:
     return out, p_tok, c_tok
 
 
+async def check_model(
+    model: str, *, role: str, base_url: str | None = None, api_key: str | None = None
+) -> None:
+    """Before a run: ask the endpoint which models it serves (GET /models) and raise LLMCallError
+    for a key it rejects or a model it does not list. An endpoint that cannot tell (down, no
+    /models route, an odd answer) passes: the run itself reports that outage. Skipped under a fake
+    model and when USERSIM_SKIP_MODEL_CHECK is set (proxies that serve unlisted aliases)."""
+    if _fakes or os.environ.get("USERSIM_SKIP_MODEL_CHECK", "").strip().lower() in {"1", "true", "yes", "on"}:
+        return
+    from usersim.core.registry import did_you_mean
+
+    url, key = resolve_endpoint(base_url, api_key)
+    endpoint = f"{role} model '{model}' at {redact(url, [key])}"
+    client = _client(url, key, 5.0)
+    try:
+        page = await asyncio.wait_for(client.models.list(), timeout=5.0)
+        served = [m.id for m in (page.data or []) if isinstance(getattr(m, "id", None), str)]
+    except openai.AuthenticationError as exc:
+        raise LLMCallError(endpoint, 401, redact(_server_message(exc), [key]) + _hint(401, model)) from None
+    except (openai.APIError, TimeoutError, ValueError, TypeError, AttributeError):
+        return
+    if served and model not in served:
+        listed = ", ".join(sorted(served)[:12]) + (" ..." if len(served) > 12 else "")
+        raise LLMCallError(
+            endpoint,
+            404,
+            f"the endpoint does not serve model '{model}'.{did_you_mean(model, set(served))} It serves: "
+            f"{listed} (set USERSIM_SKIP_MODEL_CHECK=1 if it serves models it does not list)",
+        )
+
+
 async def chat_completion(
     *,
     model: str,
