@@ -122,7 +122,7 @@ def agenda_trace(record: RunRecord, persona: Persona, max_turns: int) -> tuple[i
         if obs.delivered:
             progress = t + 1
         events = [e for e in persona.events if e.at_turn == t + 1]
-        upcoming = any(t + 1 < e.at_turn <= max_turns for e in persona.events)
+        upcoming = any(e.at_turn is not None and t + 1 < e.at_turn <= max_turns for e in persona.events)
         decide(agenda, obs, events, upcoming)
         if not (before | set(obs.delivered)) <= set(agenda.delivered):  # a change reopened the request
             progress = t + 1
