@@ -335,3 +335,18 @@ def test_bad_judge_spec_option_is_refused_before_any_conversation(case_dir, tmp_
     assert "Did you mean 'context'?" in res.stderr and not (tmp_path / "bad" / "results.jsonl").exists()
     res = run(case_dir, tmp_path / "bad2", "--judge-model", "openai:j?context=lots")
     assert "Option 'context=lots' in judge spec 'openai:j?context=lots' must be a token count" in res.stderr
+
+
+def test_rescore_with_judge_samples(case_dir, tmp_path, judge_env):
+    out = tmp_path / "first"
+    run(case_dir, out)  # no judge model: the LLM criterion is unjudged
+    (r,) = records(out)
+    assert r["status"] == "unjudged"
+    stub = judge_env(Alternating())
+    usersim("rescore", str(out), "--judge-model", "openai:judge-m", "--judge-samples", "3")
+    (r,) = records(out)
+    (v,) = [v for v in r["verdicts"] if v["judge"] == "llm_rubric"]
+    assert v["verdict"] == "pass" and v["details"]["votes"] == {"pass": 2, "fail": 1}
+    assert r["status"] == "passed" and len(stub.requests) == 3
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["meta"]["judge_samples"] == 3 and summary["judging"]["samples"] == 3

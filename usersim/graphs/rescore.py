@@ -80,13 +80,18 @@ async def rescore_run(
     target = out_dir or run_dir
     dst = RunStore(target / "results.sqlite")
     new = []
-    for ordinal, record in enumerate(records):
-        if record.error:  # nothing ran, nothing to judge
-            new.append(record)
-        else:
-            case_file = (meta.get("case_files") or {}).get(record.case_id)
-            new.append(await rescore_record(record, config, cases_paths, case_file))
-        dst.put(new[-1], ordinal)
+    try:
+        for ordinal, record in enumerate(records):
+            if record.error:  # nothing ran, nothing to judge
+                new.append(record)
+            else:
+                case_file = (meta.get("case_files") or {}).get(record.case_id)
+                new.append(await rescore_record(record, config, cases_paths, case_file))
+            dst.put(new[-1], ordinal)
+    finally:
+        from usersim.llm.client import aclose_clients
+
+        await aclose_clients()  # the judge model's pooled HTTP clients belong to this event loop
     meta["judge_model"] = redact(config.judge_model) if config.judge_model else None
     meta["judge_samples"] = config.judge_samples
     meta["rescored"] = True
