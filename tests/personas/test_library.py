@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tests.simulator.helpers import converse
-from usersim.personas.lint import lint_paths
 from usersim.personas.loader import LIBRARY_DIR, library_ids, load_persona
+from usersim.simulator.persona_lint import lint_paths
 from usersim.simulator.rule import RuleSimulator
 from usersim.simulator.signals import item_keywords
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import yaml
 
-from usersim.personas.lint import lint_file, lint_paths
+from usersim.simulator.persona_lint import lint_file, lint_paths
 
 BASE = {
     "id": "p1",

@@ -49,7 +49,7 @@ def persona() -> None:
 @click.option("--force", is_flag=True, help="Overwrite an existing file.")
 def new(persona_id: str, domain: str, directory: Path, force: bool) -> None:
     """Write a commented persona file PERSONA_ID.yaml to edit (in the current folder, or --to DIR)."""
-    from usersim.personas.lint import lint_file
+    from usersim.simulator.persona_lint import lint_file
 
     path = directory / f"{persona_id}.yaml"
     if path.exists() and not force:
@@ -69,7 +69,7 @@ def new(persona_id: str, domain: str, directory: Path, force: bool) -> None:
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 def lint(paths: tuple[Path, ...]) -> None:
     """Check persona files (default: the library). Exit 2 on errors; warnings do not fail."""
-    from usersim.personas.lint import lint_paths, persona_files
+    from usersim.simulator.persona_lint import lint_paths, persona_files
 
     targets = list(paths) or [LIBRARY_DIR]
     problems = lint_paths(targets)

@@ -1,4 +1,7 @@
-"""Persona lint: schema errors plus the semantic mistakes that make a simulated user misbehave."""
+"""Persona lint: schema errors plus the semantic mistakes that make a simulated user misbehave.
+
+It lives with the simulator because it checks the persona against what the simulators understand
+(slots, question patterns, constraint keys); layering keeps usersim.personas free of simulator imports."""
 
 from __future__ import annotations
 
