@@ -49,9 +49,13 @@ def _problems(path: Path) -> list[str]:
         (
             '  current_date: "2026-04-07"',
             "  current_date: 2026-13-45",
-            "{line}: <file>: cannot read '2026-13-45'",
+            "{line}: context.current_date: cannot read '2026-13-45'",
         ),
-        ("mode: static", "mode: static\nmax_turns: !!int abc", "{line2}: <file>: cannot read 'abc' as int"),
+        (
+            "mode: static",
+            "mode: static\nmax_turns: !!int abc",
+            "{line2}: max_turns: cannot read 'abc' as int",
+        ),
         ("mode: static", "mode: static\nid: renamed", "{line2}: id: duplicate key 'id' (first at line 1)"),
     ],
 )

@@ -137,9 +137,10 @@ def read_text_file(path: str | Path, *, max_bytes: int = MAX_BYTES) -> str:
 class _Bad(Exception):
     """A problem at a YAML mark (raised inside the loader, turned into a Problem)."""
 
-    def __init__(self, mark: Any, message: str):
+    def __init__(self, mark: Any, message: str, node: yaml.Node | None = None):
         self.mark = mark
         self.message = message
+        self.node = node
 
 
 class _Loader(yaml.SafeLoader):
@@ -166,7 +167,7 @@ class _Loader(yaml.SafeLoader):
         except (ValueError, TypeError, OverflowError, ArithmeticError, LookupError) as exc:
             value = node.value if isinstance(node, yaml.ScalarNode) else ""
             raise _Bad(
-                node.start_mark, f"cannot read {short(value)} as {node.tag.rsplit(':', 1)[-1]}: {exc}"
+                node.start_mark, f"cannot read {short(value)} as {node.tag.rsplit(':', 1)[-1]}: {exc}", node
             ) from None
 
 
@@ -232,6 +233,27 @@ def _check_tree(root: yaml.Node, path: Path, offset: int) -> None:
         raise FileProblems(problems)
 
 
+def _field_of(root: yaml.Node, target: yaml.Node) -> str:
+    """The dotted key path (judging.checks.0) of `target` inside `root`, or '' when not found."""
+    stack: list[tuple[yaml.Node, tuple[str, ...]]] = [(root, ())]
+    seen: set[int] = set()
+    while stack:
+        node, loc = stack.pop()
+        if node is target:
+            return ".".join(loc)[:120]
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                key = k.value if isinstance(k, yaml.ScalarNode) else "?"
+                stack.append((v, (*loc, key)))
+                stack.append((k, (*loc, key)))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((v, (*loc, str(i))) for i, v in enumerate(node.value))
+    return ""
+
+
 def parse_yaml(text: str, path: str | Path, *, line_offset: int = 0) -> tuple[Any, LineIndex]:
     """Parse YAML text safely; every failure is FileProblems with `path` and a line
     (`line_offset` is added, for YAML embedded after other lines, e.g. SKILL.md frontmatter)."""
@@ -244,6 +266,7 @@ def parse_yaml(text: str, path: str | Path, *, line_offset: int = 0) -> tuple[An
         line = text[: exc.position].count("\n") + 1 + line_offset
         code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "\0")
         raise _fail(path, line, f"control character U+{code:04X} is not allowed in YAML") from None
+    node = None
     try:
         try:
             node = loader.get_single_node()
@@ -256,7 +279,8 @@ def parse_yaml(text: str, path: str | Path, *, line_offset: int = 0) -> tuple[An
     except FileProblems:
         raise
     except _Bad as exc:
-        raise _fail(path, exc.mark.line + 1 + line_offset, exc.message) from None
+        field = _field_of(node, exc.node) if node is not None and exc.node is not None else ""
+        raise _fail(path, exc.mark.line + 1 + line_offset, exc.message, field) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 + line_offset if mark is not None else 1
