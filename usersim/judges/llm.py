@@ -209,7 +209,8 @@ async def ask_structured(
             gap = check(parsed) if check else None
             if not gap:
                 return parsed
-            parsed_incomplete, last_problem, missing = parsed, gap, gap
+            parsed_incomplete, last_problem = parsed, gap
+            missing = "Answer every id listed above exactly once, and cite only indexes that appear in the transcript."
             check_failures += 1
             if check_failures > check_repairs:
                 return parsed
