@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from tests.integration.test_cli_run import records, usersim
+from usersim.cases.loader import find_case
 
 
 def test_explore_variants_branches_and_clusters(tmp_path):
@@ -84,13 +85,18 @@ def e2e_explored(tmp_path_factory):
 
 
 def _abandoned(recs: list[dict]) -> dict:
-    """The first conversation the user abandoned (stop_reason failed: gave up or ran out of turns)."""
+    """The first conversation that ended without the user's goal met (task_completion failed)."""
     return next(
         r
         for r in recs
         if r["status"] == "failed"
-        and any(v["judge"] == "stop_reason" and v["verdict"] == "fail" for v in r["verdicts"])
+        and any(v["judge"] == "task_completion" and v["verdict"] == "fail" for v in r["verdicts"])
     )
+
+
+def _longest_failure(recs: list[dict]) -> dict:
+    """The longest failing conversation: a window-4 agent only forgets once there are more than 4 turns."""
+    return max((r for r in recs if r["status"] == "failed"), key=lambda r: r["turns"])
 
 
 def _run_promoted(tmp_path, path: Path, agent: str) -> dict:
@@ -127,18 +133,18 @@ def test_promoted_prefix_case_fails_the_flawed_agent_again_and_passes_the_fixed_
     assert origin["record_id"] == source["id"] and origin["agent"] == FLAWED
     assert origin["persona"] == source["variant"]["persona"] and origin["seed"] == source["seed"]
     assert origin["run_id"] and origin["simulator"] == "rule"
-    assert any(f.startswith("stop_reason:") for f in origin["failing"])
+    assert any(f.startswith("task_completion:") for f in origin["failing"])
     # prefix + simulate: the recorded user turns up to the failing turn, then the persona goes on
     users = [m["content"] for m in source["transcript"] if m["role"] == "user"]
     k = origin["failing_turn"]
     assert 1 < k < len(users)
     assert case["mode"] == "organic" and [case["input"]["message"], *case["input"]["script"]] == users[:k]
     assert case["persona_overrides"]["id"] == source["variant"]["persona"]  # the variant is pinned
-    assert {"stop_reason": {"in": ["goal_met"]}} in case["judging"]["checks"]  # the failed check is kept
+    assert case["judging"]["checks"] == find_case("C2-E2E-04").model_dump(mode="json")["judging"]["checks"]
 
     flawed = _run_promoted(tmp_path, path, FLAWED)
     assert flawed["status"] == "failed"
-    assert _deciding_fails(flawed) >= {"stop_reason", "task_completion"}
+    assert "task_completion" in _deciding_fails(flawed)
     # deterministic per seed: the flawed agent walks the recorded conversation again, word for word
     assert [m["content"] for m in flawed["transcript"]] == [m["content"] for m in source["transcript"]]
     assert _divergence(flawed)["details"]["diverged"] is False
@@ -153,7 +159,7 @@ def test_promoted_prefix_case_fails_the_flawed_agent_again_and_passes_the_fixed_
 
 def test_promoted_strict_case_judges_only_the_reply_at_the_failing_turn(tmp_path):
     out, _, recs = _explore_flawed(tmp_path, "C2-TD-04", 8, 9)
-    source = _abandoned(recs)
+    source = _longest_failure(recs)
     promoted = usersim("promote", str(out), source["id"], "--to", str(tmp_path / "reg"), "--form", "strict")
     path = Path(promoted.stdout.strip())
     case = yaml.safe_load(path.read_text(encoding="utf-8"))

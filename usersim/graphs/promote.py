@@ -18,6 +18,7 @@ where the agent now departs from it, as information only.
 from __future__ import annotations
 
 import hashlib
+import logging
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,6 +32,8 @@ from usersim.core.registry import UnknownNameError, did_you_mean
 from usersim.graphs.replay import messages_of
 from usersim.graphs.store import RunStore
 from usersim.personas.schema import Persona
+
+log = logging.getLogger(__name__)
 
 Form = Literal["prefix", "strict"]
 
@@ -145,7 +148,10 @@ def failing_turn(record: RunRecord, persona: Persona | None, max_turns: int) -> 
             if turn:
                 candidates.append(turn)
     if persona is not None and record.turns:
-        candidates.append(agenda_trace(record, persona, max_turns)[0])
+        try:
+            candidates.append(agenda_trace(record, persona, max_turns)[0])
+        except Exception:  # a heuristic: without it the failing turn is the evidence or the last turn
+            log.warning("could not replay %s through the persona's agenda", record.id, exc_info=True)
     turn = min(candidates) if candidates else record.turns
     return max(1, min(turn, record.turns))
 
@@ -275,7 +281,12 @@ def promoted_case(
         )
     cut = starts[k - 1]
     end = starts[k] if k < len(starts) else len(messages)
-    pending = agenda_trace(record, persona, max_turns)[1].get(k, []) if persona is not None else []
+    pending: list[str] = []
+    if persona is not None:
+        try:
+            pending = agenda_trace(record, persona, max_turns)[1].get(k, [])
+        except Exception:
+            log.warning("could not replay %s through the persona's agenda", record.id, exc_info=True)
     return case.model_copy(
         deep=True,
         update=common
