@@ -174,3 +174,26 @@ def test_persona_new_writes_to_the_current_folder_or_to(tmp_path):
 def test_persona_list_shows_library_ids_as_json():
     res = usersim("persona", "list", "--json")
     assert "japan-first-trip" in {r["id"] for r in json.loads(res.stdout)}
+
+
+def test_support_scaffold_is_an_english_persona_with_facts_and_conditional_events(tmp_path):
+    usersim("persona", "new", "desk-user", "--domain", "support", cwd=tmp_path)
+    lint = usersim("persona", "lint", str(tmp_path / "desk-user.yaml"))
+    assert "0 error(s), 0 warning(s)" in lint.stdout
+    from usersim.personas.loader import load_persona_file
+
+    p = load_persona_file(tmp_path / "desk-user.yaml")
+    assert p.language == "en" and p.known_info[0].slot == "user_id"
+    assert [e.when.agent_says or e.when.agent_calls for e in p.events if e.when] == [
+        ["travel credit", "voucher"],
+        ["cancel_reservation"],
+    ]
+
+
+def test_unquoted_topic_truth_in_unknown_info_is_read_as_topic_and_truth():
+    from usersim.personas.schema import Persona
+
+    p = Persona.model_validate(
+        {**PERSONA, "id": "x", "unknown_info": ["refund rules", {"travel insurance": "bought at booking"}]}
+    )
+    assert p.unknown_info == ["refund rules", "travel insurance: bought at booking"]

@@ -179,6 +179,20 @@ class Persona(Strict):
         default_factory=dict, description="Axis levels of a generated variant (personas.variation.vary)."
     )
 
+    @field_validator("unknown_info", mode="before")
+    @classmethod
+    def _topic_truth_mappings(cls, v: Any) -> Any:
+        # `- insurance: bought at booking` unquoted is a one-key YAML mapping: read it as "topic: truth"
+        if isinstance(v, list):
+            return [
+                f"{k}: {t}" if isinstance(i, dict) and len(i) == 1 else i
+                for i in v
+                for k, t in (
+                    [next(iter(i.items()))] if isinstance(i, dict) and len(i) == 1 else [(None, None)]
+                )
+            ]
+        return v
+
     @field_validator("reveal_policy", mode="before")
     @classmethod
     def _upfront(cls, v: Any) -> Any:
