@@ -67,6 +67,9 @@ async def test_expected_write_passes_and_names_what_matched():
     v = await judge(BLOCKED, ("block_card", {"card_id": "C-1"}))
     assert v.verdict == "pass", v.reason
     assert v.reason.startswith("final state matches: cards C-1 status=blocked; nothing else changed")
+    assert v.details == {
+        "changed_records": {"cards": [{"card_id": "C-1", "account_id": "A-1", "status": "blocked"}]}
+    }
 
 
 async def test_missing_write_and_stray_write_fail_with_the_difference():

@@ -140,7 +140,7 @@ def final_state(params: FinalStateParams, ctx: CheckContext) -> Outcome:
     note = f"{replayed} environment call(s) replayed"
     if diverged:
         return Outcome(None, f"cannot rebuild the state: {diverged} (tools must be deterministic); {note}")
-    details = {"final_state": final}
+    details = {"changed_records": _changed(initial, final, env.keys)}
     if problems:
         shown = "; ".join(problems[:6]) + (f"; … {len(problems) - 6} more" if len(problems) > 6 else "")
         return Outcome(False, f"final state differs: {shown} ({note})", details=details)
@@ -176,4 +176,16 @@ def _stray_changes(
         for k, rec in before.items():
             if k not in after and k not in gone:
                 out.append(f"{table} {rec.get(key)} was deleted")
+    return out
+
+
+def _changed(initial: Tables, final: Tables, keys: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
+    """The records the conversation added or modified, per table (the whole state can be large)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for table, rows in final.items():
+        key = table_key(initial if table in initial else final, keys, table)
+        before = _index(initial.get(table, []), key)
+        diff = [r for r in rows if before.get(_k(r.get(key))) != r]
+        if diff:
+            out[table] = diff
     return out
