@@ -82,3 +82,48 @@ def test_a_request_for_details_is_not_a_delivery():
     goal = Goal(description="x", required=["model"], deliverable_keywords={"model": ["型号"]})
     assert delivered_items(goal, "笔记本电脑：可以稍后再试，或告诉我更具体的型号。") == {}
     assert delivered_items(goal, "推荐型号：联想小新 Pro 14，¥5499。") == {"model": "型号"}
+
+
+# --- any persona fact (FactMatcher) --------------------------------------------------------------
+
+
+def _support_persona():
+    from usersim.personas.schema import Persona
+
+    return Persona.model_validate(
+        {
+            "id": "cs",
+            "name": "Sam",
+            "language": "en",
+            "identity": "customer",
+            "goal": {"description": "cancel"},
+            "known_info": [
+                {"key": "user_id", "value": "sam_1"},
+                {"key": "email", "value": "s@x.com"},
+                {"key": "home_address", "value": "1 Main St"},
+                {"key": "payment_method_id", "value": "card_9", "description": "the card used to pay"},
+            ],
+            "unknown_info": ["the reason for the cancellation"],
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    "text, asked",
+    [
+        ("What's the email address on file?", ["email"]),  # email, not the postal address
+        ("And your home address?", ["home_address"]),
+        ("Which card did you pay with?", ["payment_method_id"]),
+        ("What's your user ID? Also, what's your email?", ["user_id", "email"]),  # in asking order
+        ("What is the name of the hotel you stayed at?", ["unknown:"]),  # not the user's name; not known
+        ("May I have your full name?", ["name"]),
+        ("Why are you cancelling?", ["unknown:the reason for the cancellation"]),
+        ("Do you want to cancel the whole reservation?", []),  # a yes/no about cancelling, not the reason
+        ("Could you provide your passport number?", ["unknown:"]),  # information it does not have
+        ("Your user ID is sam_1.", []),  # a statement asks nothing
+    ],
+)
+def test_fact_matcher_finds_the_facts_a_reply_asks_about(text, asked):
+    from usersim.simulator.slots import FactMatcher
+
+    assert FactMatcher(_support_persona()).asked(text) == asked
