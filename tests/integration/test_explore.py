@@ -70,18 +70,20 @@ def test_explore_rejects_static_only_selection(tmp_path):
 FLAWED, FIXED = "reference:window-4", "reference"
 
 
-def _explore_flawed(tmp_path, case_id: str, n: int, seed: int):
+def _explore_flawed(tmp_path, case_id: str, n: int, seed: int, *more: str):
     out = tmp_path / f"x-{case_id}"
     res = usersim(
         "explore", "--id", case_id, "--agent", FLAWED, "--simulator", "rule",
-        "--n", str(n), "--seed", str(seed), "--out", str(out),
+        "--n", str(n), "--seed", str(seed), "--out", str(out), *more,
     )  # fmt: skip
     return out, res, records(out)
 
 
 @pytest.fixture(scope="module")
 def e2e_explored(tmp_path_factory):
-    return _explore_flawed(tmp_path_factory.mktemp("explore"), "C2-E2E-04", 8, 7)
+    return _explore_flawed(
+        tmp_path_factory.mktemp("explore"), "C2-E2E-04", 8, 7, "--branch-at", "3", "--branches", "1"
+    )
 
 
 def _abandoned(recs: list[dict]) -> dict:
@@ -90,6 +92,7 @@ def _abandoned(recs: list[dict]) -> dict:
         r
         for r in recs
         if r["status"] == "failed"
+        and not r["branch"]
         and any(v["judge"] == "task_completion" and v["verdict"] == "fail" for v in r["verdicts"])
     )
 
@@ -204,3 +207,17 @@ def test_promote_at_turn_out_of_range_is_a_clear_error(tmp_path, e2e_explored):
         "promote", str(out), rec["id"], "--to", str(tmp_path / "r"), "--at-turn", "99", check=False
     )  # fmt: skip
     assert res.returncode != 0 and "cannot promote at turn 99" in res.stderr
+
+
+def test_a_promoted_branch_replays_past_its_checkpoint_and_reproduces_the_failure(tmp_path, e2e_explored):
+    out, _, recs = e2e_explored
+    branch = next(r for r in recs if r["branch"] and r["status"] == "failed")
+    path = Path(usersim("promote", str(out), branch["id"], "--to", str(tmp_path / "b")).stdout.strip())
+    case = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert (
+        case["promoted_from"]["failing_turn"] >= branch["branch"]["at_turn"]
+    )  # the shared prefix is replayed
+    flawed = _run_promoted(tmp_path, path, FLAWED)
+    assert flawed["status"] == "failed"
+    assert [m["content"] for m in flawed["transcript"]] == [m["content"] for m in branch["transcript"]]
+    assert _run_promoted(tmp_path, path, FIXED)["status"] != "failed"
