@@ -231,3 +231,14 @@ def test_resume_refuses_a_folder_of_another_run(tmp_path, change, message):
     _no_traceback(res)
     assert res.returncode != 0 and message in res.stderr, res.stderr
     assert (out / "results.jsonl").read_text(encoding="utf-8") == before  # nothing merged
+
+
+def test_a_non_utf8_results_file_is_one_problem_line_not_a_traceback(tmp_path):
+    out = tmp_path / "run"
+    usersim("run", "--id", "B1-EI-01", "--out", str(out), "--no-progress", check=False)
+    jsonl = out / "results.jsonl"
+    jsonl.write_bytes(jsonl.read_bytes() + b'{"id": "\xff\xfe"}\n')
+    res = usersim("report", str(out), check=False)
+    _no_traceback(res)
+    assert res.returncode == 2
+    assert f"{jsonl}:3: <file>: not UTF-8 text" in res.stderr

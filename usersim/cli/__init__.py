@@ -44,6 +44,18 @@ class LazyGroup(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl([(name, COMMANDS[name][1]) for name in self.list_commands(ctx)])
 
+    def invoke(self, ctx: click.Context) -> object:
+        """A bad input file anywhere (a case, a persona, a results.jsonl, a price table) ends any command
+        with its `file:line: field: message` lines and exit 2, never a traceback."""
+        from usersim.core.yamlfile import FileProblems
+
+        try:
+            return super().invoke(ctx)
+        except FileProblems as exc:
+            for problem in exc.problems:
+                click.echo(str(problem), err=True)
+            ctx.exit(2)
+
 
 @click.group(cls=LazyGroup)
 @click.version_option(version=__version__, prog_name="usersim")

@@ -117,8 +117,16 @@ def read_text_file(path: str | Path, *, max_bytes: int = MAX_BYTES) -> str:
             raise _fail(path, 1, "not a regular file")
         if path.stat().st_size > max_bytes:
             raise _fail(path, 1, f"file is larger than {max_bytes} bytes; refusing to read it")
+        chunks: list[bytes] = []
+        total = 0
         with path.open("rb") as f:
-            raw = f.read(max_bytes + 1)
+            while total <= max_bytes:  # in chunks: never allocate max_bytes up front
+                chunk = f.read(min(1 << 20, max_bytes + 1 - total))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                total += len(chunk)
+        raw = b"".join(chunks)
     except OSError as exc:
         raise _fail(path, 1, f"cannot read the file: {exc.strerror or exc}") from None
     if len(raw) > max_bytes:

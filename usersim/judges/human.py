@@ -10,6 +10,7 @@ are exported from a results.jsonl as JSONL/CSV; labels come back and are applied
 from __future__ import annotations
 
 import csv
+import io
 import json
 from pathlib import Path
 from typing import Any, Literal
@@ -20,6 +21,7 @@ from usersim.cases.schema import Case
 from usersim.core.messages import Message
 from usersim.core.registry import did_you_mean
 from usersim.core.verdict import Verdict, combine_score, combine_status
+from usersim.core.yamlfile import read_text_file
 from usersim.judges.base import JudgeConfig, JudgeState, judge_registry
 from usersim.judges.calibration import sample_ids
 
@@ -117,7 +119,7 @@ def read_records(path: str | Path) -> list[dict[str, Any]]:
     if not p.is_file():
         raise FileNotFoundError(f"{p}: no results.jsonl here (give a run directory or its results.jsonl)")
     records = []
-    for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+    for n, line in enumerate(read_text_file(p, max_bytes=1 << 36).splitlines(), 1):
         if line.strip():
             try:
                 records.append(json.loads(line))
@@ -191,11 +193,11 @@ def read_labels(path: str | Path) -> list[Label]:
     """Labels from .csv or .jsonl; rows with an empty label are skipped; errors name file:line."""
     p = Path(path)
     rows: list[tuple[int, dict[str, Any]]] = []
+    text = read_text_file(p, max_bytes=1 << 32)  # missing, not UTF-8, unreadable: file:line problems
     if p.suffix.lower() == ".csv":
-        with p.open(encoding="utf-8-sig", newline="") as f:
-            rows = [(n, row) for n, row in enumerate(csv.DictReader(f), 2)]
+        rows = [(n, row) for n, row in enumerate(csv.DictReader(io.StringIO(text, newline="")), 2)]
     else:
-        for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+        for n, line in enumerate(text.splitlines(), 1):
             if line.strip():
                 try:
                     rows.append((n, json.loads(line)))

@@ -6,7 +6,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
+from usersim.core.yamlfile import read_yaml, short
 
 _DEFAULT = Path(__file__).with_name("prices.yaml")
 
@@ -15,13 +15,15 @@ _DEFAULT = Path(__file__).with_name("prices.yaml")
 def _table(extra: str | None) -> dict[str, tuple[float, float]]:
     table: dict[str, tuple[float, float]] = {}
     for path in [_DEFAULT] + ([Path(extra)] if extra else []):
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = read_yaml(path)[0] or {}  # safe loader: FileProblems with file:line
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: a price table maps model -> [input_usd_per_1M, output_usd_per_1M]")
         for model, pair in data.items():
             if not (
                 isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, (int, float)) for x in pair)
             ):
                 raise ValueError(
-                    f"{path}: {model}: expected [input_usd_per_1M, output_usd_per_1M], got {pair!r}"
+                    f"{path}: {model}: expected [input_usd_per_1M, output_usd_per_1M], got {short(pair)}"
                 )
             table[str(model)] = (float(pair[0]), float(pair[1]))
     return table

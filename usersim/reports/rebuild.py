@@ -10,6 +10,7 @@ import click
 from pydantic import ValidationError
 
 from usersim.core.record import RunRecord
+from usersim.core.yamlfile import read_text_file
 from usersim.reports.html import write_report
 from usersim.reports.summary import build_summary, write_summary
 
@@ -17,7 +18,8 @@ from usersim.reports.summary import build_summary, write_summary
 def read_records(path: Path) -> list[RunRecord]:
     """Parse results.jsonl; a bad line raises ClickException naming `file:line: field: message`."""
     records = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    text = read_text_file(path, max_bytes=1 << 36)  # not UTF-8, missing, unreadable: file:line problems
+    for n, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -40,7 +42,7 @@ def _meta(run_dir: Path, records: list[RunRecord]) -> dict[str, Any]:
             meta = json.loads(old.read_text(encoding="utf-8")).get("meta")
             if isinstance(meta, dict) and meta:
                 return meta
-        except (OSError, json.JSONDecodeError, AttributeError):
+        except (OSError, ValueError, AttributeError):  # ValueError: not JSON, not UTF-8
             pass  # a damaged summary is exactly what this command rebuilds
     first = records[0] if records else None
     return {
