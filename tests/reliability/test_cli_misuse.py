@@ -242,3 +242,12 @@ def test_a_non_utf8_results_file_is_one_problem_line_not_a_traceback(tmp_path):
     _no_traceback(res)
     assert res.returncode == 2
     assert f"{jsonl}:3: <file>: not UTF-8 text" in res.stderr
+
+
+def test_an_os_error_in_any_command_is_one_line(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("x", encoding="utf-8")
+    res = usersim("persona", "new", "someone", "--to", str(afile / "sub"), check=False)
+    _no_traceback(res)
+    assert res.returncode == 1
+    assert res.stderr.strip().splitlines() == [f"Error: Not a directory: {afile / 'sub'}"]

@@ -46,7 +46,8 @@ class LazyGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> object:
         """A bad input file anywhere (a case, a persona, a results.jsonl, a price table) ends any command
-        with its `file:line: field: message` lines and exit 2, never a traceback."""
+        with its `file:line: field: message` lines and exit 2; an OS error (permissions, a full disk)
+        with one line and exit 1; never a traceback."""
         from usersim.core.yamlfile import FileProblems
 
         try:
@@ -55,6 +56,11 @@ class LazyGroup(click.Group):
             for problem in exc.problems:
                 click.echo(str(problem), err=True)
             ctx.exit(2)
+        except OSError as exc:  # a read-only folder, a full disk, a path under a file: one line
+            what = exc.strerror or str(exc) or type(exc).__name__
+            where = f": {exc.filename}" if exc.filename else ""
+            click.echo(f"Error: {what}{where}", err=True)
+            ctx.exit(1)
 
 
 @click.group(cls=LazyGroup)
