@@ -136,9 +136,12 @@ def test_intercepts_carry_the_seeds_json() -> None:
     )
     assert (thai["flight_no"], thai["baggage_included"], thai["baggage_allowance"]) == ("TG614", True, "30kg")
     assert [r["price_per_person"] for r in data["return"]] == [820, 1180]
-    (sb03,) = C1["C1-SB-03"].tool_intercepts
-    assert sb03.intercept_condition is not None and sb03.intercept_condition.value == "TRANSIT"
+    # the seed's intercept verbatim (no condition) plus the same failure for single TRANSIT routes
+    sb03, routes = C1["C1-SB-03"].tool_intercepts
+    assert sb03.intercept_tool == "compute_google_maps_route_matrix" and sb03.intercept_condition is None
     assert json.loads(sb03.inject_tool_result.content)["status"] == "ZERO_RESULTS"  # type: ignore[union-attr]
+    assert routes.intercept_tool == "compute_google_maps_routes"
+    assert routes.intercept_condition is not None and routes.intercept_condition.value == "TRANSIT"
     sp03 = json.loads(C1["C1-SP-03"].tool_intercepts[0].inject_tool_result.content)  # type: ignore[union-attr]
     assert sorted(f["price_per_person"] for f in sp03["outbound"]) == [5500, 8000]
 

@@ -55,7 +55,13 @@ def test_common_fields(cid):
         "000_2f157b7a99b49195.txt",
         "static",
     )
-    assert c.skills.skill_enabled is False  # every C5 case says skill_enabled: false
+    # every C5 case says skill_enabled: false; LS-01/02 contradict it (their criteria need the skill)
+    # and take the reading that lets the criterion be met, saying so in their notes
+    if cid in ("C5-LS-01", "C5-LS-02"):
+        assert c.skills.skill_enabled and "itinerary-planning" in c.skills.active_skills
+        assert "skill_enabled: false" in (c.notes or "") and "种子自相矛盾" in (c.notes or "")
+    else:
+        assert c.skills.skill_enabled is False
     assert c.long_context is not None and c.long_context.seed_length == "32k"
     assert c.input.history[0].role == "user" and c.input.message
     assert c.judging.pass_criteria and c.judging.fail_criteria and c.judging.expected_behavior

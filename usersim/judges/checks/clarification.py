@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from usersim.judges.checks.context import CheckContext
 from usersim.judges.checks.registry import Outcome, check_registry
@@ -92,8 +92,33 @@ class AskedClarificationParams(BaseModel):
         description="Questions must come before any of these tools is called (None = any time in the first turn).",
     )
     about: list[list[str]] = Field(
-        default_factory=list, description="Groups of synonyms; each group must appear in some question."
+        default_factory=list,
+        description="Groups of synonyms; each group must appear in some question. An entry 're:PATTERN' is "
+        "a regular expression (e.g. 're:[\\u4e00-\\u9fff]进$' for 「曼谷进、普吉岛出？」).",
     )
+
+    @field_validator("about")
+    @classmethod
+    def _regexes(cls, v: list[list[str]]) -> list[list[str]]:
+        for i, group in enumerate(v):
+            for w in group:
+                if w.startswith("re:"):
+                    try:
+                        re.compile(w[3:])
+                    except re.error as exc:
+                        raise ValueError(f"about.{i}: '{w}' is not a valid regex: {exc}") from None
+        return v
+
+
+def _asks(word: str, question: str) -> bool:
+    """Whether a question mentions an `about` synonym (plain text case-insensitively, or 're:' regex)."""
+    if word.startswith("re:"):
+        return re.search(word[3:], question, re.IGNORECASE) is not None
+    return word.casefold() in question.casefold()
+
+
+def _shown(group: list[str]) -> list[str]:
+    return [w for w in group if not w.startswith("re:")][:3] or group[:1]
 
 
 @check_registry.register("asked_clarification", AskedClarificationParams)
@@ -128,13 +153,13 @@ def asked_clarification(params: AskedClarificationParams, ctx: CheckContext) -> 
         problems.append(f"needed at least {params.min_questions}")
     if params.max_questions is not None and n > params.max_questions:
         problems.append(f"more than the maximum {params.max_questions}")
-    missing = [g for g in params.about if not any(w.casefold() in q.casefold() for q in questions for w in g)]
+    missing = [g for g in params.about if not any(_asks(w, q) for q in questions for w in g)]
     asked_groups = [g for g in params.about if g not in missing]
     if missing:
-        problems.append("did not ask about " + ", ".join("/".join(g[:3]) for g in missing))
+        problems.append("did not ask about " + ", ".join("/".join(_shown(g)) for g in missing))
     about_note = ""
     if asked_groups:
-        about_note = "; asked about " + ", ".join("/".join(g[:3]) for g in asked_groups)
+        about_note = "; asked about " + ", ".join("/".join(_shown(g)) for g in asked_groups)
     if blocked_by and n < max(params.min_questions, 1):
         problems.insert(0, f"{blocked_by} was called before asking")
     if problems:

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from usersim.core.registry import did_you_mean
 from usersim.judges.checks.context import Call, CheckContext
 from usersim.judges.checks.matchers import describe, match, validate_matcher
+from usersim.judges.checks.normalize import resolve_date
 from usersim.judges.checks.registry import Outcome, check_registry
 
 
@@ -57,10 +58,29 @@ def _called_summary(calls: list[Call]) -> str:
     return "tools called: " + ", ".join(f"{n} x{k}" for n, k in counts.items())
 
 
+class Span(BaseModel):
+    """Days between two date arguments of the same call, e.g. nights = check_out - check_in."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    start: str = Field(description="Argument holding the first date (check_in, departure_date).")
+    end: str = Field(description="Argument holding the last date (check_out, return_date).")
+    days: int | list[int] = Field(description="Allowed day differences: a number or a list of numbers.")
+
+    @property
+    def allowed(self) -> list[int]:
+        return [self.days] if isinstance(self.days, int) else list(self.days)
+
+
 class ToolCalledParams(_Params):
     tool: str | list[str] = Field(description="Tool name, or a list of acceptable tool names.")
     args: dict[str, Any] = Field(default_factory=dict, description="param -> matcher the call must satisfy.")
     min_calls: int = Field(default=1, ge=1, description="Matching calls needed.")
+    spans: list[Span] = Field(
+        default_factory=list,
+        description="Day differences between date arguments the matching call must have "
+        "(e.g. {start: check_in, end: check_out, days: 3} for 3 nights).",
+    )
     or_each_of: list[dict[str, Any]] = Field(
         default_factory=list,
         description="Alternative to `args`: argument sets (param -> matcher) that calls of the tool match "
@@ -88,8 +108,20 @@ class ToolCalledParams(_Params):
         return v
 
 
+def _span_problem(span: Span, call: Call, ctx: CheckContext) -> str | None:
+    a, b = call.arguments.get(span.start), call.arguments.get(span.end)
+    ra, rb = resolve_date(a, ctx.today), resolve_date(b, ctx.today)
+    want = " or ".join(map(str, span.allowed))
+    if ra is None or rb is None or ra[0] != ra[1] or rb[0] != rb[1]:
+        return f"{span.end} - {span.start} not computable from {span.start}={a}, {span.end}={b} (expected {want} days)"
+    days = (rb[0] - ra[0]).days
+    return None if days in span.allowed else f"{span.end} - {span.start} = {days} days (expected {want})"
+
+
 def _mismatches(params: ToolCalledParams, call: Call, ctx: CheckContext, args: Any = None) -> list[str]:
     out = []
+    if args is None:
+        out += [p for span in params.spans if (p := _span_problem(span, call, ctx))]
     for param, matcher in (params.args if args is None else args).items():
         present = param in call.arguments
         if not match(matcher, present, call.arguments.get(param), ctx.today):
@@ -108,7 +140,7 @@ def tool_called(params: ToolCalledParams, ctx: CheckContext) -> Outcome:
     if not candidates:
         return Outcome(False, f"{label} was never called ({_called_summary(calls)})")
     matching = [c for c in candidates if not _mismatches(params, c, ctx)]
-    n_args = len(params.args)
+    n_args = len(params.args) + len(params.spans)
     if len(matching) >= params.min_calls:
         first = matching[0]
         detail = f"; all {n_args} required arguments match" if n_args else ""
