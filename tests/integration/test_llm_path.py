@@ -36,6 +36,10 @@ class Roles:
                 "content": json.dumps(move, ensure_ascii=False),
                 "usage": {"prompt_tokens": 300, "completion_tokens": 20},
             }
+        if "You audit a SIMULATED USER" in json.dumps(body["messages"], ensure_ascii=False):
+            self.seen["judge"] += 1  # the LLM fidelity check
+            checks = [{"check": c, "verdict": "pass"} for c in ("knowledge", "character", "reveal", "language", "events")]
+            return {"content": json.dumps({"checks": checks}), "usage": {"prompt_tokens": 700, "completion_tokens": 40}}
         if "Criteria to judge" in json.dumps(body["messages"], ensure_ascii=False):
             self.seen["judge"] += 1
             results = [

@@ -28,7 +28,7 @@ from urllib.parse import parse_qsl
 
 import aiohttp
 
-from usersim.adapters.base import AgentError, AgentInput, AgentReply
+from usersim.adapters.base import AgentEndpointError, AgentError, AgentInput, AgentReply
 from usersim.adapters.convert import message_from_reply
 from usersim.core.messages import to_openai_messages
 from usersim.llm.client import redact
@@ -64,11 +64,12 @@ class HttpAgent:
                     raw = await resp.text()
                     status = resp.status
         except TimeoutError:
-            raise AgentError(f"HTTP agent {self.safe_url} timed out after {self.timeout:g}s") from None
+            raise AgentEndpointError(f"HTTP agent {self.safe_url} timed out after {self.timeout:g}s") from None
         except aiohttp.ClientError as exc:
-            raise AgentError(f"HTTP agent {self.safe_url}: connection failed: {exc}") from None
-        if not 200 <= status < 300:
-            raise AgentError(f"HTTP agent {self.safe_url} answered HTTP {status}: {raw[:300]}")
+            raise AgentEndpointError(f"HTTP agent {self.safe_url}: connection failed: {exc}") from None
+        if not 200 <= status < 300:  # 5xx is an outage (infrastructure); 4xx stays the agent's error
+            error = AgentEndpointError if status >= 500 else AgentError
+            raise error(f"HTTP agent {self.safe_url} answered HTTP {status}: {raw[:300]}")
         try:
             body = json.loads(raw)
         except json.JSONDecodeError as exc:
