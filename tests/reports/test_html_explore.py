@@ -80,3 +80,11 @@ def test_a_plain_run_has_no_exploration_section_but_regressions_show_their_depar
     )
     page = explore_section([reg], {})
     assert 'id="regressions"' in page and "turn 5 (tool_calls)" in page and "never decides the status" in page
+
+
+def test_commands_name_the_case_folder_when_the_cases_are_not_the_bundled_library():
+    a = _failed("bank-01", "p~v1", "stopped: gave_up")
+    page = explore_section([a], {"explore": {"n": 1, "out_dir": "runs/x", "cases": ["examples/bank/cases"]}})
+    cmd = promote_command("runs/x", a.id, cases=["examples/bank/cases"])
+    assert shlex.split(cmd)[-4:] == ["--to", "regressions", "--cases", "examples/bank/cases"]
+    assert html.escape(cmd, quote=True) in page

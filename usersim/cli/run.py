@@ -410,7 +410,7 @@ def explore(paths, ids, agent, simulator, judge_model, n, seed, branch_at, branc
     try:
         check_specs(cases, cfg)
         records, clusters = asyncio.run(
-            run_explore(cases, cfg, out, n=n, branch_at=branch_at, branches=branches)
+            run_explore(cases, cfg, out, n=n, branch_at=branch_at, branches=branches, case_paths=list(paths))
         )
     except ValueError as exc:
         raise click.ClickException(str(exc)) from None
@@ -419,7 +419,7 @@ def explore(paths, ids, agent, simulator, judge_model, n, seed, branch_at, branc
 
     for c in clusters[:10]:
         click.echo(f"[{c['count']:>3}] {c['judge']}: {c['example_reason'][:100]}  e.g. {c['records'][0]}")
-        click.echo(f"      promote: {promote_command(str(out), c['records'][0])}")
+        click.echo(f"      promote: {promote_command(str(out), c['records'][0], cases=list(paths))}")
 
 
 @click.command()
@@ -446,14 +446,29 @@ def explore(paths, ids, agent, simulator, judge_model, n, seed, branch_at, branc
     type=click.IntRange(1),
     help="The failing user turn (default: found from the record).",
 )
-def promote(run_dir: Path, record_id: str, to: Path, form: str, at_turn: int | None) -> None:
+@click.option(
+    "--cases",
+    "cases_paths",
+    multiple=True,
+    help="Folder or file holding the record's case, when it is not in the bundled library (repeatable).",
+)
+def promote(
+    run_dir: Path, record_id: str, to: Path, form: str, at_turn: int | None, cases_paths: tuple[str, ...]
+) -> None:
     """Turn RECORD_ID of RUN_DIR into a regression case that fails the way the record did."""
     import yaml
 
     from usersim.graphs.promote import promote as do_promote
 
     try:
-        path = do_promote(run_dir, record_id, to, form=form, at_turn=at_turn)  # type: ignore[arg-type]
+        path = do_promote(
+            run_dir,
+            record_id,
+            to,
+            list(cases_paths) or None,
+            form=form,  # type: ignore[arg-type]
+            at_turn=at_turn,
+        )
     except (ValueError, KeyError) as exc:
         raise click.ClickException(str(exc)) from None
     origin = yaml.safe_load(path.read_text(encoding="utf-8")).get("promoted_from", {})

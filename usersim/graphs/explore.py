@@ -73,13 +73,22 @@ async def explore(
     n: int,
     branch_at: int | None = None,
     branches: int = 0,
+    case_paths: list[str] | None = None,
 ) -> tuple[list[RunRecord], list[dict[str, Any]]]:
+    """Run the persona variants (and branches), cluster the failures into OUT/clusters.json. `case_paths`
+    (where the cases came from, when not the bundled library) go into the meta for promote commands."""
     organic = [c for c in cases if c.mode == "organic"]
     if not organic:
         raise ValueError("explore needs organic cases (mode: organic); none were selected")
     base = persona_trials(organic, n, cfg.seed)
     meta = run_meta(cfg, out_dir, [c.id for c in organic]) | {
-        "explore": {"n": n, "branch_at": branch_at, "branches": branches, "out_dir": str(out_dir)}
+        "explore": {
+            "n": n,
+            "branch_at": branch_at,
+            "branches": branches,
+            "out_dir": str(out_dir),
+            "cases": list(case_paths or []),
+        }
     }
     records = await run_trials(base, cfg, out_dir, meta)
     if branch_at and branches:

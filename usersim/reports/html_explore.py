@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections import defaultdict
+from collections.abc import Callable
 from html import escape
 from typing import Any
 
@@ -52,9 +53,18 @@ def cluster_failures(records: list[RunRecord]) -> list[dict[str, Any]]:
     return sorted(clusters, key=lambda c: (-c["count"], c["judge"], c["signature"]))
 
 
-def promote_command(run_dir: str, record_id: str, form: str = "prefix", to: str = "regressions") -> str:
-    """The shell command that promotes one record (quoted for a POSIX shell)."""
+def promote_command(
+    run_dir: str,
+    record_id: str,
+    form: str = "prefix",
+    to: str = "regressions",
+    cases: list[str] | None = None,
+) -> str:
+    """The shell command that promotes one record (quoted for a POSIX shell); `cases`: where the case
+    files are when they are not the bundled library."""
     args = ["usersim", "promote", run_dir, record_id, "--to", to]
+    for path in cases or []:
+        args += ["--cases", path]
     if form != "prefix":
         args += ["--form", form]
     return " ".join(shlex.quote(a) for a in args)
@@ -76,7 +86,7 @@ def _link(anchors: dict[str, str], record_id: str) -> str:
     return f'<a href="#{anchor}">{label}</a>' if anchor else label
 
 
-def _clusters(records: list[RunRecord], anchors: dict[str, str], run_dir: str) -> str:
+def _clusters(records: list[RunRecord], anchors: dict[str, str], cmd: Callable[[str], str]) -> str:
     clusters = cluster_failures(records)
     if not clusters:
         return "<p>No failing conversation: nothing to promote.</p>"
@@ -90,7 +100,7 @@ def _clusters(records: list[RunRecord], anchors: dict[str, str], run_dir: str) -
                 cell(c["example_reason"]),
                 cell(", ".join(c["personas"]) or "—"),
                 raw_cell(_link(anchors, rep)),
-                raw_cell(_copy(promote_command(run_dir, rep))),
+                raw_cell(_copy(cmd(rep))),
             ]
         )
     return (
@@ -107,18 +117,18 @@ def _first_failure(r: RunRecord) -> str:
     return f"{bad[0].judge}: {bad[0].reason}"[:120] if bad else (r.error or "")[:120]
 
 
-def _node(r: RunRecord, anchors: dict[str, str], run_dir: str) -> str:
-    cmd = _copy(promote_command(run_dir, r.id)) if r.status in ("failed", "error") and not r.error else ""
+def _node(r: RunRecord, anchors: dict[str, str], cmd: Callable[[str], str]) -> str:
+    line = _copy(cmd(r.id)) if r.status in ("failed", "error") and not r.error else ""
     why = _first_failure(r)
     return (
         f'{_link(anchors, r.id)} <span class="{escape(r.status)}">{escape(r.status)}</span>'
         f' <span class="muted">{r.turns} turns · stop {escape(r.stop_reason or "—")}</span>'
         + (f'<br><span class="muted">{escape(why)}</span>' if why else "")
-        + (f"<br>{cmd}" if cmd else "")
+        + (f"<br>{line}" if line else "")
     )
 
 
-def _tree(records: list[RunRecord], anchors: dict[str, str], run_dir: str) -> str:
+def _tree(records: list[RunRecord], anchors: dict[str, str], cmd: Callable[[str], str]) -> str:
     by_parent: dict[str, list[RunRecord]] = defaultdict(list)
     for r in records:
         if r.branch:
@@ -131,9 +141,9 @@ def _tree(records: list[RunRecord], anchors: dict[str, str], run_dir: str) -> st
         parent = by_id.get(parent_id)
         at = kids[0].branch.get("at_turn") if kids[0].branch else "?"
         failed = sum(k.status == "failed" for k in kids)
-        head = _node(parent, anchors, run_dir) if parent else escape(parent_id)
+        head = _node(parent, anchors, cmd) if parent else escape(parent_id)
         leaves = "".join(
-            f"<li>branch {escape(str((k.branch or {}).get('index')))}: {_node(k, anchors, run_dir)}</li>"
+            f"<li>branch {escape(str((k.branch or {}).get('index')))}: {_node(k, anchors, cmd)}</li>"
             for k in sorted(kids, key=lambda k: (k.branch or {}).get("index", 0))
         )
         items.append(
@@ -198,5 +208,10 @@ def explore_section(records: list[RunRecord], meta: dict[str, Any]) -> str:
         )
         + f"; seed {escape(str(meta.get('seed')))}.</p>"
     )
-    body = settings + _clusters(records, anchors, run_dir) + _tree(records, anchors, run_dir)
+    cases = [str(c) for c in info.get("cases") or []]
+
+    def cmd(record_id: str) -> str:
+        return promote_command(run_dir, record_id, cases=cases)
+
+    body = settings + _clusters(records, anchors, cmd) + _tree(records, anchors, cmd)
     return section("Exploration: failure clusters", body, "explore") + regressions
