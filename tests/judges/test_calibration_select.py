@@ -118,10 +118,7 @@ def test_select_judges_per_design():
 
 async def test_fidelity_wrapper_is_informational():
     from tests.judges.helpers import bot, state, user
-    from usersim.judges.select import fidelity_available
 
-    if not fidelity_available():
-        pytest.skip("usersim.judges.fidelity not in this build")
     c = case(mode="organic")
     judges = {j.name: j for j in select_judges(c, JudgeConfig())}
     t = [user("我想暑假去日本玩"), bot("请问几天？")]

@@ -233,7 +233,6 @@ async def test_usage_is_counted_over_http(openai_stub):  # noqa: F811
 
 
 def test_skill_text_found_by_folder_or_frontmatter(tmp_path, monkeypatch):
-    from usersim import sandbox
     from usersim.judges import llm_rubric
 
     skills = tmp_path / "skills"
@@ -244,7 +243,7 @@ def test_skill_text_found_by_folder_or_frontmatter(tmp_path, monkeypatch):
     (skills / "other.md").write_text(
         "---\nname: itinerary-planning\ndescription: x\n---\n# 行程", encoding="utf-8"
     )
-    monkeypatch.setattr(sandbox, "__file__", str(tmp_path / "__init__.py"))
+    monkeypatch.setattr(llm_rubric, "SKILLS_DIR", skills)
     assert llm_rubric._skill_text("flight-selection").endswith("# 机票")
     assert llm_rubric._skill_text("itinerary-planning").endswith("# 行程")
     assert llm_rubric._skill_text("nope") == "(skill nope: specification not available)"

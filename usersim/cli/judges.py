@@ -23,7 +23,6 @@ from usersim.judges.calibration import (
 )
 from usersim.judges.checks import check_registry
 from usersim.judges.human import apply_labels, read_labels, read_records, review_items, write_items
-from usersim.judges.select import fidelity_available
 
 
 def _params(model: Any) -> list[dict[str, Any]]:
@@ -64,10 +63,7 @@ def list_cmd(as_json: bool) -> None:
     import usersim.judges.select  # noqa: F401
 
     data = {
-        "judges": [
-            {"name": n, "description": _judge_doc(n), "available": n != "fidelity" or fidelity_available()}
-            for n in judge_registry.names()
-        ],
+        "judges": [{"name": n, "description": _judge_doc(n)} for n in judge_registry.names()],
         "checks": [
             {
                 "name": c,
@@ -82,8 +78,7 @@ def list_cmd(as_json: bool) -> None:
         return
     click.echo("Judges:")
     for j in data["judges"]:
-        note = "" if j["available"] else " (not available in this build)"
-        click.echo(f"  {j['name']:<16} {j['description']}{note}")
+        click.echo(f"  {j['name']:<16} {j['description']}")
     click.echo("\nChecks (judging.checks / minefields / milestone check):")
     for c in data["checks"]:
         click.echo(f"  {c['name']}: {c['description']}")

@@ -23,7 +23,6 @@ import asyncio
 import re
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
@@ -44,6 +43,7 @@ from usersim.judges.llm import (
     prompt,
 )
 from usersim.judges.render import Rendered, render_for_judge
+from usersim.sandbox.skills.loader import SKILLS_DIR
 
 NO_MODEL = "needs an LLM judge; none configured (pass --judge-model openai:MODEL)"
 C1_CRITERION = "C1 skill rubric (seed 004): trigger 0-1, process 0-2, constraints 0-1, output contract 0-1, anti-pattern 0/-1"
@@ -138,12 +138,7 @@ def _bullets(items: list[str]) -> str:
 
 def _skill_text(name: str) -> str:
     """The SKILL.md the agent was given (found by folder or frontmatter name under sandbox/skills)."""
-    try:
-        from usersim import sandbox
-    except ImportError:
-        return f"(skill {name}: specification not available)"
-    root = Path(sandbox.__file__).parent / "skills"
-    for path in sorted(root.rglob("*.md")):
+    for path in sorted(SKILLS_DIR.rglob("*.md")):
         text = path.read_text(encoding="utf-8")
         front = re.search(r"^---\s*\n(.*?)\n---", text, re.DOTALL)
         declared = re.search(r"^name:\s*(\S+)", front.group(1), re.MULTILINE) if front else None

@@ -5,7 +5,7 @@ milestones       when the case has milestones or minefields
 llm_rubric       when scoring includes llm_judge (`unjudged` without a judge model)
 human            when the case has 人工 criteria
 task_completion  organic cases
-fidelity         organic cases, when simulator.fidelity is present
+fidelity         organic cases (informational: grades the simulated user)
 drift            on request (JudgeConfig.extra_judges) or when the case sets a drift threshold
 divergence       promoted regression cases (compares the replay with the recorded transcript)
 
@@ -17,8 +17,6 @@ criteria, so `usersim judges calibrate` and summary.json can report rule-vs-LLM 
 from __future__ import annotations
 
 import hashlib
-import importlib
-import importlib.util
 from typing import Any
 
 from usersim.cases.schema import Case
@@ -26,15 +24,11 @@ from usersim.core.messages import Message
 from usersim.core.verdict import Verdict
 from usersim.judges import completion, divergence, drift, human, llm_rubric, milestones, rules  # noqa: F401  register judges
 from usersim.judges.base import Judge, JudgeConfig, JudgeState, judge_registry
-
-
-def fidelity_available() -> bool:
-    """usersim.judges.fidelity is written by the simulator package; absent in partial builds."""
-    return importlib.util.find_spec("usersim.judges.fidelity") is not None
+from usersim.judges.fidelity import judge_fidelity
 
 
 class FidelityJudge:
-    """Wraps simulator.fidelity.judge_fidelity (imported on first use, so a build without it imports fine)."""
+    """Simulator fidelity (judges.fidelity.judge_fidelity), with the judge model when one is given."""
 
     name = "fidelity"
 
@@ -43,14 +37,17 @@ class FidelityJudge:
         self.usage: Any = None  # the judge model's usage when the LLM fidelity check ran
 
     async def __call__(self, *, transcript: list[Message], case: Case, state: JudgeState) -> list[Verdict]:
-        judge_fidelity: Any = importlib.import_module("usersim.judges.fidelity").judge_fidelity
         complete = None
         if self.config.judge_model:  # with a judge model the LLM fidelity check runs too
             from usersim.judges.llm import model_complete
 
             complete = model_complete(self.config.judge_model)
         out = judge_fidelity(
-            transcript=transcript, case=case, state=state, judge_model=self.config.judge_model, complete=complete
+            transcript=transcript,
+            case=case,
+            state=state,
+            judge_model=self.config.judge_model,
+            complete=complete,
         )
         if hasattr(out, "__await__"):
             out = await out
@@ -89,9 +86,7 @@ def select_judges(case: Case, config: JudgeConfig) -> list[Judge]:
     if human.human_criteria(case):
         names.append("human")
     if case.mode == "organic":
-        names.append("task_completion")
-        if fidelity_available():
-            names.append("fidelity")
+        names.extend(["task_completion", "fidelity"])
     if drift.drift_threshold(case) is not None:
         names.append("drift")
     if case.reference_transcript:
