@@ -7,7 +7,8 @@ from usersim.cases.schema import Case
 from usersim.core.messages import Message
 from usersim.core.verdict import Verdict
 from usersim.judges.base import JudgeConfig, JudgeState, judge_registry
-from usersim.judges.checks.normalize import find_keyword, statements
+from usersim.judges.checks.mentions import has_keyword
+from usersim.judges.checks.normalize import statements
 from usersim.personas.schema import Persona
 
 
@@ -55,7 +56,7 @@ class TaskCompletionJudge:
         for item in goal.required:
             words = goal.deliverable_keywords.get(item) or [item]
             hit = next(
-                ((i, w) for i, text in replies for w in words if find_keyword(w, text)), None
+                ((i, w) for i, text in replies for w in words if has_keyword(w, text)), None
             )
             if hit is None:
                 missing.append(f"{item} (none of {', '.join(words[:4])})")

@@ -159,11 +159,12 @@ def delivered_items(goal: Goal, text: str) -> dict[str, str]:
 
 
 def keyword_in(word: str, lowered_text: str) -> bool:
-    """Case-insensitive keyword match; short Latin keywords (CA, MU, D1) must stand alone as a word."""
+    """Keyword match ignoring case and whitespace ("华为 MateBook" = "华为MateBook 14"); short Latin
+    keywords (CA, MU, D1) must stand alone as a word."""
     w = word.lower()
     if len(w) <= 3 and w.isascii():
         return re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", lowered_text) is not None
-    return w in lowered_text
+    return w in lowered_text or re.sub(r"\s+", "", w) in re.sub(r"\s+", "", lowered_text)
 
 
 def undelivered(goal: Goal, assistant_texts: list[str], constraints: dict | None = None) -> list[str]:

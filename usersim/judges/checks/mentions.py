@@ -97,6 +97,18 @@ def squash(text: str) -> str:
     return re.sub(r"\s+", "", text).casefold()
 
 
+def has_keyword(word: str, text: str) -> bool:
+    """Whether a keyword occurs in text: numbers by value (normalize.find_keyword: "1628" finds
+    "$1,628.00", "4" never finds "14"), words ignoring case and whitespace ("华为 MateBook" finds
+    "华为MateBook 14 2024")."""
+    from usersim.judges.checks.normalize import find_keyword, is_quantity
+
+    if find_keyword(word, text):
+        return True
+    numeric = bool(re.search(r"\d", word)) and is_quantity(word.strip())
+    return not numeric and bool(squash(word)) and squash(word) in squash(text)
+
+
 def find_all(word: str, text: str) -> list[int]:
     """Start offsets (in `text`) of `word`, ignoring whitespace and case in both."""
     needle = squash(word)

@@ -8,8 +8,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from usersim.judges.checks.context import CheckContext
-from usersim.judges.checks.mentions import EXCLUSION, Negations, squash
-from usersim.judges.checks.normalize import find_keyword, is_quantity
+from usersim.judges.checks.mentions import EXCLUSION, Negations, has_keyword
+from usersim.judges.checks.normalize import is_quantity
 from usersim.judges.checks.registry import Outcome, check_registry
 
 ScopeName = Literal["final", "assistant", "first"]
@@ -80,11 +80,8 @@ def _numeric(word: str) -> bool:
 
 
 def _has(word: str, text: str) -> bool:
-    """Whether `word` occurs in text: numbers by value (find_keyword); words ignoring case and
-    whitespace ("华为 MateBook" matches "华为MateBook 14 2024")."""
-    if find_keyword(word, text):  # numbers compare by value: "1628" = "$1,628.00", "4" != "14"
-        return True
-    return not _numeric(word) and bool(squash(word)) and squash(word) in squash(text)
+    """Whether `word` occurs in text: numbers by value; words ignoring case and whitespace."""
+    return has_keyword(word, text)
 
 
 def _find(word: str, text: str, synonyms: dict[str, list[str]]) -> str | None:
