@@ -24,7 +24,14 @@ def _rule_verdicts(rec: dict) -> list[tuple[str, str]]:
 def _run(tmp_path, agent: str) -> dict[str, dict]:
     out = tmp_path / agent.replace(":", "_").replace("=", "_")
     usersim(
-        "run", *[a for c in CASES for a in ("--id", c)], "--agent", agent, "--out", str(out), "--no-progress"
+        "run",
+        *[a for c in CASES for a in ("--id", c)],
+        "--agent",
+        agent,
+        "--out",
+        str(out),
+        "--no-progress",
+        check=False,  # flawed runs exit 1 (failed conversations); the verdicts are what is compared
     )
     return {r["id"]: r for r in records(out)}
 

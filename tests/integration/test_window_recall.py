@@ -11,7 +11,8 @@ MEMORY = ["D-01", "D-02", "D-03", "D-04", "D-05", "D-17"]  # the same fact plant
 def _run(tmp_path, agent: str) -> dict[str, dict]:
     out = tmp_path / agent.replace(":", "_")
     args = [a for cid in MEMORY for a in ("--id", cid)]
-    usersim("run", *args, "--agent", agent, "--out", str(out), "--no-progress")
+    # a forgetting agent fails conversations, so the run exits 1: the records are what is checked
+    usersim("run", *args, "--agent", agent, "--out", str(out), "--no-progress", check=False)
     return {r["case_id"]: r for r in records(out)}
 
 
