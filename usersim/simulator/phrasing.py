@@ -13,8 +13,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from usersim.core.yamlfile import read_yaml
 from usersim.personas.schema import Traits
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
@@ -42,7 +41,7 @@ def templates(language: str) -> dict[str, Any]:
     path = TEMPLATES_DIR / f"{language}.yaml"
     if not path.is_file():
         raise FileNotFoundError(f"no rule-simulator templates for language '{language}' ({path})")
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    return read_yaml(path)[0]  # safe loader: FileProblems with file:line
 
 
 def humanize(key: str) -> str:

@@ -15,11 +15,11 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from usersim.core.messages import Message
 from usersim.core.registry import UnknownNameError, did_you_mean
+from usersim.core.yamlfile import FileProblems, read_yaml, validation_problems
 
 FILLER_DIR = Path(__file__).parent
 TOPICS_FILE = FILLER_DIR / "topics.yaml"  # sub-topic words (cases.filler.rounds), not a scenario
@@ -82,9 +82,10 @@ class TopicsFile(BaseModel):
 def read_topics() -> dict[str, list[str]]:
     """The sub-topic lexicon; errors name the file."""
     try:
-        return TopicsFile.model_validate(yaml.safe_load(TOPICS_FILE.read_text(encoding="utf-8"))).topics
+        data, lines = read_yaml(TOPICS_FILE)  # safe loader: FileProblems with file:line
+        return TopicsFile.model_validate(data).topics
     except ValidationError as exc:
-        raise ValueError(f"{TOPICS_FILE}: invalid topics file: {exc}") from exc
+        raise FileProblems(validation_problems(TOPICS_FILE, exc, lines, TopicsFile)) from None
 
 
 def scenarios() -> list[str]:
@@ -101,10 +102,11 @@ def read_filler_file(scenario: str) -> FillerFile:
             f"Unknown filler scenario '{scenario}'.{did_you_mean(scenario, scenarios())} "
             f"Available: {', '.join(scenarios())}. Add cases/filler/{scenario}.yaml to create it."
         )
+    raw, lines = read_yaml(path)  # safe loader: FileProblems with file:line
     try:
-        data = FillerFile.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+        data = FillerFile.model_validate(raw)
     except ValidationError as exc:
-        raise ValueError(f"{path}: invalid filler file: {exc}") from exc
+        raise FileProblems(validation_problems(path, exc, lines, FillerFile)) from None
     if data.scenario != scenario:
         raise ValueError(f"{path}: scenario: '{data.scenario}' must equal the file name '{scenario}'")
     return data
