@@ -351,6 +351,13 @@ class Case(Strict):
     )
     _file: Path | None = PrivateAttr(default=None)  # the file it was loaded from (load_case sets it)
 
+    def __eq__(self, other: object) -> bool:  # the same case content, wherever it was loaded from
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]  # mutable model: unhashable, as pydantic's default
+
     @property
     def file(self) -> Path | None:
         """The case file this case was loaded from (None when built in code); `persona:` paths and
