@@ -61,9 +61,9 @@ def test_bad_line_names_file_line_and_field(tmp_path):
 
 
 def test_main_cli_exposes_report():
-    from usersim.cli import main
-
     from click.testing import CliRunner
+
+    from usersim.cli import main
 
     out = CliRunner().invoke(main, ["--help"]).output
     assert "report" in out and "Rebuild summary.json" in out

@@ -44,10 +44,12 @@ def _mixed_records():
                     "C5-MI-01",
                     length=length,
                     position=pos,
+                    status="failed" if pos == "middle" and length == "32k" else "passed",
                     score=0.5 if pos == "middle" else 1.0,
                     context_tokens=[1000, 3000],
                 )
             )
+    recs.append(record("C5-MI-02", length="32k", position="middle", status="unjudged"))
     return recs
 
 
@@ -100,10 +102,50 @@ def test_sections_for_skill_impact_long_context_tokens_and_decay(tmp_path):
     assert "[skill-trigger-override]" in html
     assert "Red line: skill_impact_delta &lt; -15% in B1-CL" in html  # 1 of 3 CL cases worse: -33%
     assert "Lost in the middle" in html and "degradation_rate" in html
-    assert "<b>lost in the middle</b>: the middle position scored below both beginning and end" in html
+    # C5-MI-01: 4k all passed, 32k middle failed -> per case: middle 1/2 below beginning 2/2, end 2/2
+    assert (
+        "Lost in the middle, per case" in html
+        and "<b>C5-MI-01</b> of 1 case(s) with all three positions" in html
+    )
+    assert "middle below beginning and end (beginning 2/2, middle 1/2, end 2/2)" in html
+    assert "No verdict for 1 case(s) lacking a position: C5-MI-02." in html
+    assert "no verdict: no run at beginning, end; nothing decided at middle" in html
+    # accuracy is passed / decided with the undecided runs shown beside it
+    assert "Accuracy is passed / decided" in html and "32k 2/3 (+1 unjudged, 0 error not counted)" in html
+    assert '<td class="num">100.0% (3/3)</td>' in html  # C5-MI-01 at 4k
+    assert '<td class="num">66.7% (2/3)</td>' in html  # C5-MI-01 at 32k
+    assert '<td class="num">— (0/0) <span class="muted">+1 unjudged</span></td>' in html  # C5-MI-02
     assert "Agent context tokens per user turn" in html
     assert "Decay: points" in html and "memory_half_life" in html
     assert "no judge model configured" in html  # unjudged reasons table
+
+
+def test_c1_rubric_section_shows_the_score_distribution():
+    from usersim.judges.llm_rubric import C1_CRITERION
+
+    def c1(case_id, total, repeat=0):
+        v = Verdict(
+            judge="llm_rubric",
+            verdict="inconclusive",
+            reason=f"C1 rubric {total}/5",
+            criterion=C1_CRITERION,
+            counts_toward_status=False,
+            details={"total": total},
+        )
+        return record(
+            case_id, repeat=repeat, verdicts=[Verdict(judge="tool_called", verdict="pass", reason="ok"), v]
+        )
+
+    html = _page([c1("C1-SF-01", 5), c1("C1-SF-01", 4, 1), c1("C1-SF-02", 2)])
+    assert "C1 skill rubric (seed 004, 0-5)" in html
+    assert "3 run(s) scored, mean <b>3.67</b> / 5" in html
+    # distribution row: totals 0..5 -> 0, 0, 1, 0, 1, 1
+    assert (
+        "<tr><td>runs</td>" + "".join(f'<td class="num">{n}</td>' for n in (0, 0, 1, 0, 1, 1)) + "</tr>"
+    ) in html
+    assert "C1 0-5 score distribution (runs per total)" in html
+    assert "seed 004 sets no pass line" in html
+    assert "C1 skill rubric (seed 004, 0-5)" not in _page([record("B1-EI-01")])
 
 
 def test_no_api_key_reaches_the_page(tmp_path):

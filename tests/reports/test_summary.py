@@ -138,37 +138,167 @@ def test_degradation_rate_formula():
     assert degradation_rate({"16k": 0.5, "32k": 0.4}) is None
 
 
-def test_gradient_per_case_and_overall():
+def test_accuracy_is_passed_over_decided_not_the_mean_partial_score():
+    # seed 000: accuracy = pass rate. A failed run with a 0.9 partial score is a failure, and an
+    # unjudged or error run decides nothing (it is counted beside the rate, never as 0 or as its score).
     recs = [
-        record("C5-EI-01", length="4k", score=1.0),
-        record("C5-EI-01", length="16k", score=0.8),
-        record("C5-EI-01", length="32k", score=0.6),
-        record("C5-LT-01", length="4k", score=0.5),
-        record("C5-LT-01", length="32k", score=0.5),
-        record("C5-LT-01", length="32k", status="unjudged", repeat=1),  # no score: left out
+        record("C5-EI-01", length="4k", status="passed", score=1.0),
+        record("C5-EI-01", length="4k", status="passed", score=1.0, repeat=1),
+        record("C5-EI-01", length="32k", status="passed", score=1.0),
+        record("C5-EI-01", length="32k", status="failed", score=0.9, repeat=1),
+        record("C5-EI-01", length="32k", status="unjudged", score=0.8, repeat=2),
+        record("C5-EI-01", length="32k", status="error", repeat=3),
+        record("C5-LT-01", length="4k", status="passed"),
+        record("C5-LT-01", length="4k", status="failed", repeat=1),
+        record("C5-LT-01", length="32k", status="failed"),
+        record("C5-LT-01", length="32k", status="failed", repeat=1, simulator_suspect=True),
     ]
     lc = summarize(recs, {}).long_context
     cases = {c.case_id: c for c in lc.cases}
-    assert cases["C5-EI-01"].degradation_rate == pytest.approx(0.4)
-    assert cases["C5-LT-01"].degradation_rate == 0.0
-    assert lc.by_length == {"4k": 0.75, "16k": 0.8, "32k": 0.55}
-    assert lc.degradation_rate == pytest.approx((0.75 - 0.55) / 0.75, abs=1e-4)
+    ei = cases["C5-EI-01"]
+    assert ei.by_length == {"4k": 1.0, "32k": 0.5}  # the mean partial score would say 0.95
+    long = ei.length_counts["32k"]
+    assert (long.passed, long.failed, long.decided, long.unjudged, long.error) == (1, 1, 2, 1, 1)
+    assert long.accuracy == 0.5 and long.mean_score == pytest.approx(0.95)
+    assert ei.degradation_rate == 0.5
+    lt = cases["C5-LT-01"]
+    assert lt.by_length == {"4k": 0.5, "32k": 0.0}  # the simulator-suspect failure is not decided
+    assert (lt.length_counts["32k"].decided, lt.length_counts["32k"].suspect) == (1, 1)
+    assert lt.degradation_rate == 1.0
+    # all cases: 4k 3 passed / 4 decided, 32k 1 / 3
+    assert lc.by_length == {"4k": 0.75, "32k": pytest.approx(0.3333)}
+    assert (lc.length_counts["4k"].passed, lc.length_counts["4k"].decided) == (3, 4)
+    assert (lc.length_counts["32k"].passed, lc.length_counts["32k"].decided) == (1, 3)
+    assert (lc.length_counts["32k"].unjudged, lc.length_counts["32k"].error) == (1, 1)
+    assert lc.degradation_rate == pytest.approx((0.75 - 0.3333) / 0.75, abs=1e-3)
 
 
-def test_lost_in_the_middle_position_means():
-    recs = []
-    for length in ("4k", "32k"):
-        recs += [
-            record("C5-MI-01", length=length, position="beginning", score=0.95),
-            record("C5-MI-01", length=length, position="middle", score=0.7 if length == "32k" else 0.9),
-            record("C5-MI-01", length=length, position="end", score=0.92),
-        ]
+def test_nothing_decided_at_a_length_gives_no_accuracy_and_no_rate():
+    recs = [
+        record("C5-EI-01", length="4k", status="passed"),
+        record("C5-EI-01", length="32k", status="unjudged"),
+    ]
+    c = summarize(recs, {}).long_context.cases[0]
+    assert c.by_length == {"4k": 1.0, "32k": None} and c.degradation_rate is None
+    assert c.length_counts["32k"].unjudged == 1 and c.length_counts["32k"].decided == 0
+
+
+def _positions(case_id, outcomes):
+    """Records of one case at beginning/middle/end: outcomes maps position -> list of statuses."""
+    out = []
+    for pos, statuses in outcomes.items():
+        for i, st in enumerate(statuses):
+            out.append(record(case_id, length="32k", position=pos, status=st, repeat=i))
+    return out
+
+
+def test_lost_in_the_middle_is_decided_per_case_never_pooled():
+    recs = (
+        # MI-01: middle 1/2 below beginning 2/2 and end 2/2 -> lost in the middle
+        _positions(
+            "C5-MI-01",
+            {
+                "beginning": ["passed", "passed"],
+                "middle": ["passed", "failed"],
+                "end": ["passed", "passed"],
+            },
+        )
+        # MI-02: only the middle was run (passed). MI-03: only beginning and end (failed).
+        # Pooled by position they would read "middle 1/2 above beginning and end"; per case there
+        # is no verdict for either.
+        + _positions("C5-MI-02", {"middle": ["failed", "failed"]})
+        + _positions("C5-MI-03", {"beginning": ["passed"], "end": ["passed"]})
+        # MI-04: all three positions, middle not worse
+        + _positions("C5-MI-04", {"beginning": ["failed"], "middle": ["passed"], "end": ["passed"]})
+        # LI-01: the middle run exists but was not judged -> no verdict, said so
+        + _positions("C5-LI-01", {"beginning": ["passed"], "middle": ["unjudged"], "end": ["passed"]})
+    )
     lc = summarize(recs, {}).long_context
-    assert lc.by_length_position["32k"] == {"beginning": 0.95, "middle": 0.7, "end": 0.92}
-    assert lc.by_position["middle"] == pytest.approx(0.8)
-    assert lc.middle_drop == pytest.approx(0.15)
-    assert lc.lost_in_the_middle is True
-    assert lc.cases[0].by_position == {"beginning": 0.95, "middle": pytest.approx(0.8), "end": 0.92}
+    cases = {c.case_id: c for c in lc.cases}
+    mi1 = cases["C5-MI-01"]
+    assert mi1.by_position == {"beginning": 1.0, "middle": 0.5, "end": 1.0}
+    assert mi1.lost_in_the_middle is True and mi1.middle_drop == 0.5
+    assert mi1.lost_in_the_middle_note == (
+        "middle below beginning and end (beginning 2/2, middle 1/2, end 2/2)"
+    )
+    assert cases["C5-MI-02"].lost_in_the_middle is None
+    assert cases["C5-MI-02"].lost_in_the_middle_note.startswith("no verdict: no run at beginning, end")
+    assert cases["C5-MI-03"].lost_in_the_middle is None
+    assert "no run at middle" in cases["C5-MI-03"].lost_in_the_middle_note
+    assert cases["C5-MI-04"].lost_in_the_middle is False
+    li = cases["C5-LI-01"]
+    assert li.lost_in_the_middle is None and "nothing decided at middle" in li.lost_in_the_middle_note
+    assert li.position_counts["middle"].unjudged == 1
+    assert lc.lost_in_the_middle_cases == ["C5-MI-01"]
+    assert lc.position_checked == ["C5-MI-01", "C5-MI-04"]
+    assert lc.position_incomplete == ["C5-LI-01", "C5-MI-02", "C5-MI-03"]
+    dumped = build_summary(recs, {})["long_context"]
+    assert "lost_in_the_middle" not in dumped  # no run-wide verdict pooled across cases
+    mi1_json = next(c for c in dumped["cases"] if c["case_id"] == "C5-MI-01")
+    assert mi1_json["position_counts"]["middle"] == {
+        "records": 2,
+        "passed": 1,
+        "failed": 1,
+        "suspect": 0,
+        "unjudged": 0,
+        "error": 0,
+        "decided": 2,
+        "accuracy": 0.5,
+        "mean_score": None,
+    }
+
+
+def _c1(case_id, details, repeat=0, verdict="inconclusive"):
+    from usersim.judges.llm_rubric import C1_CRITERION
+
+    return record(
+        case_id,
+        repeat=repeat,
+        verdicts=[
+            Verdict(judge="tool_called", verdict="pass", reason="checked"),
+            Verdict(
+                judge="llm_rubric",
+                verdict=verdict,
+                reason="C1 rubric",
+                criterion=C1_CRITERION,
+                counts_toward_status=False,
+                details=details,
+            ),
+        ],
+    )
+
+
+def _dims(t, p, c, o, a):
+    return {"trigger": t, "process": p, "constraints": c, "output_contract": o, "anti_pattern": a}
+
+
+def test_c1_rubric_score_distribution():
+    recs = [
+        _c1("C1-SF-01", {"total": 5, "dimensions": _dims(1, 2, 1, 1, 0)}),
+        _c1("C1-SF-01", {"total": 3, "dimensions": _dims(1, 1, 1, 0, 0)}, repeat=1),
+        # no total: summed from the dimensions (1 + 2 + 0 + 1 - 1 = 3)
+        _c1("C1-SF-02", {"dimensions": _dims(1, 2, 0, 1, -1)}),
+        # only the flat dimension keys: 0 + 0 + 0 + 0 - 1 floors at 0
+        _c1("C1-SF-03", _dims(0, 0, 0, 0, -1)),
+        # no judge model: no score, counted as unscored
+        _c1("C1-SF-04", None, verdict="unjudged"),
+        record("B1-EI-01"),  # not a C1 rubric verdict
+    ]
+    c1 = summarize(recs, {}).c1_rubric
+    assert c1 is not None
+    assert (c1.scored, c1.unscored) == (4, 1)
+    assert c1.distribution == {0: 1, 1: 0, 2: 0, 3: 2, 4: 0, 5: 1}
+    assert c1.mean_total == 2.75
+    assert c1.dimensions["process"] == pytest.approx(1.25) and c1.dimensions["anti_pattern"] == -0.5
+    cases = {c.case_id: c for c in c1.cases}
+    assert cases["C1-SF-01"].totals == [5, 3] and cases["C1-SF-01"].mean_total == 4.0
+    assert cases["C1-SF-02"].totals == [3] and cases["C1-SF-03"].totals == [0]
+    assert "C1-SF-04" not in cases
+    dumped = json.loads(json.dumps(build_summary(recs, {}), ensure_ascii=False))
+    assert dumped["c1_rubric"]["distribution"] == {"0": 1, "1": 0, "2": 0, "3": 2, "4": 0, "5": 1}
+    # the score is informational: it never decides the records' status
+    assert summarize(recs, {}).totals.passed == 6
+    assert summarize([record("B1-EI-01")], {}).c1_rubric is None
 
 
 def test_token_growth_usage_stops_and_unjudged_reasons():

@@ -25,7 +25,7 @@ from usersim.reports.html_parts import (
     table,
     text,
 )
-from usersim.reports.html_sections import long_context_section, skill_section, token_section
+from usersim.reports.html_sections import c1_section, long_context_section, skill_section, token_section
 from usersim.reports.html_transcript import render_viewer
 from usersim.reports.judging import judging_section
 from usersim.reports.summary_models import Rate, Summary
@@ -179,6 +179,7 @@ def render_report(records: list[RunRecord], summary: dict) -> str:
             _repeats(s),
             judging_section(s.judging),
             skill_section(s),
+            c1_section(s),
             long_context_section(s),
             decay_section(s.decay),
             token_section(s),

@@ -1,4 +1,5 @@
-"""report.html sections for the seed-specific metrics: A/B skill impact, long context, decay, tokens."""
+"""report.html sections for the seed-specific metrics: A/B skill impact, long context, C1 0-5
+rubric, tokens."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from usersim.reports.charts import bar_chart, line_chart
 from usersim.reports.html_parts import cell, num, pct, raw_cell, section, signed_pct, table, text
 from usersim.reports.long_context import LENGTHS, POSITIONS
 from usersim.reports.skill_impact import OVERRIDE_TAG
-from usersim.reports.summary_models import Summary
+from usersim.reports.summary_models import Accuracy, Summary
 
 _MAX_CASE_LINES = 8  # more lines than this make the gradient chart unreadable; the table has them all
 
@@ -89,47 +90,127 @@ def skill_section(s: Summary) -> str:
     return section("Skill impact (Group A skills off / Group B skills on)", "".join(parts), "skill-impact")
 
 
+def _acc_cell(a: Accuracy | None) -> str:
+    """'75.0% (3/4)' plus what was not decided; '—' when the cell was not run."""
+    if a is None:
+        return raw_cell("—", "num")
+    left = [
+        f"{n} {k}" for k, n in (("unjudged", a.unjudged), ("error", a.error), ("suspect", a.suspect)) if n
+    ]
+    extra = f' <span class="muted">+{escape(", ".join(left))}</span>' if left else ""
+    return raw_cell(f"{pct(a.accuracy)} ({a.passed}/{a.decided}){extra}", "num")
+
+
 def long_context_section(s: Summary) -> str:
     lc = s.long_context
-    if not lc.by_length:
+    if not lc.cases:
         return ""
+    body = []
     lengths = [k for k in LENGTHS if k in lc.by_length]
-    series: dict[str, list[float | None]] = {"all cases": [lc.by_length.get(k) for k in lengths]}
-    for c in lc.cases[:_MAX_CASE_LINES]:
-        series[c.case_id] = [c.by_length.get(k) for k in lengths]
-    charts = [line_chart("Mean score by context length", lengths, series, y_title="score")]
-    if lc.by_length_position:
-        grid_lengths = [k for k in LENGTHS if k in lc.by_length_position]
-        positions = [p for p in POSITIONS if any(p in lc.by_length_position[k] for k in grid_lengths)]
-        charts.append(
-            bar_chart(
-                "Lost in the middle: mean score by key-info position",
-                grid_lengths,
-                {p: [lc.by_length_position[k].get(p) for k in grid_lengths] for p in positions},
-                y_title="score",
+    if lengths:
+        series: dict[str, list[float | None]] = {"all cases": [lc.by_length.get(k) for k in lengths]}
+        for c in lc.cases[:_MAX_CASE_LINES]:
+            series[c.case_id] = [c.by_length.get(k) for k in lengths]
+        charts = [
+            line_chart("Accuracy (passed / decided) by context length", lengths, series, y_title="accuracy")
+        ]
+        checked = [c for c in lc.cases if c.lost_in_the_middle is not None][:_MAX_CASE_LINES]
+        if checked:
+            charts.append(
+                bar_chart(
+                    "Lost in the middle: accuracy by key-info position, per case",
+                    [c.case_id for c in checked],
+                    {p: [c.by_position.get(p) for c in checked] for p in POSITIONS},
+                    y_title="accuracy",
+                )
             )
+        body.append(f'<div class="charts">{"".join(charts)}</div>')
+        counts = "; ".join(
+            f"{escape(k)} {a.passed}/{a.decided}"
+            + (f" (+{a.unjudged} unjudged, {a.error} error not counted)" if a.unjudged or a.error else "")
+            for k, a in lc.length_counts.items()
         )
-    body = [f'<div class="charts">{"".join(charts)}</div>']
+        body.append(
+            f"<p>Accuracy is passed / decided (unjudged and error runs are left out and counted): {counts}. "
+            f"degradation_rate (short - long) / short over all cases: <b>{num(lc.degradation_rate, 3)}</b> "
+            '<span class="muted">(lower is better)</span></p>'
+        )
+    lost = ", ".join(lc.lost_in_the_middle_cases) or "none"
     body.append(
-        f"<p>degradation_rate (short - long) / short over all cases: <b>{num(lc.degradation_rate, 3)}</b> "
-        '<span class="muted">(lower is better)</span>'
-        + (f"; beginning - middle: <b>{signed_pct(lc.middle_drop)}</b>" if lc.middle_drop is not None else "")
-        + {
-            True: " — <b>lost in the middle</b>: the middle position scored below both beginning and end",
-            False: " — no lost-in-the-middle pattern (middle not below both beginning and end)",
-            None: "",
-        }[lc.lost_in_the_middle]
+        f"<p>Lost in the middle, per case (from the case's own runs at beginning / middle / end, never pooled "
+        f"across cases): <b>{escape(lost)}</b> of {len(lc.position_checked)} case(s) with all three positions."
+        + (
+            f" No verdict for {len(lc.position_incomplete)} case(s) lacking a position: "
+            f"{escape(', '.join(lc.position_incomplete))}."
+            if lc.position_incomplete
+            else ""
+        )
         + "</p>"
     )
     rows = [
         [cell(c.case_id)]
-        + [raw_cell(num(c.by_length.get(k)), "num") for k in LENGTHS]
-        + [raw_cell(num(c.by_position.get(p)), "num") for p in POSITIONS]
+        + [_acc_cell(c.length_counts.get(k)) for k in LENGTHS]
         + [raw_cell(num(c.degradation_rate, 3), "num")]
+        + [_acc_cell(c.position_counts.get(p)) for p in POSITIONS]
+        + [
+            cell({True: "lost in the middle", False: "no", None: "no verdict"}[c.lost_in_the_middle]),
+            cell(c.lost_in_the_middle_note),
+        ]
         for c in lc.cases
     ]
-    body.append(table(["case", *LENGTHS, *POSITIONS, "degradation_rate"], rows))
-    return section("Long context (gradient and position)", "".join(body), "long-context")
+    body.append(
+        table(
+            ["case", *LENGTHS, "degradation_rate", *POSITIONS, "lost in the middle", "why"],
+            rows,
+        )
+    )
+    return section("Long context (accuracy gradient and position)", "".join(body), "long-context")
+
+
+def c1_section(s: Summary) -> str:
+    """Seed 004's 0-5 C1 skill rubric: score distribution, per dimension and per case."""
+    c1 = s.c1_rubric
+    if c1 is None:
+        return ""
+    body = [
+        f"<p>{c1.scored} run(s) scored, mean <b>{num(c1.mean_total)}</b> / 5"
+        + (
+            f"; {c1.unscored} C1 rubric verdict(s) without a score (no judge model or judge error)"
+            if c1.unscored
+            else ""
+        )
+        + '. <span class="muted">Informational: seed 004 sets no pass line; each case\'s own Pass/Fail '
+        "criteria decide it.</span></p>"
+    ]
+    if c1.distribution:
+        totals = [str(n) for n in range(6)]
+        body.append(
+            '<div class="charts">'
+            + bar_chart(
+                "C1 0-5 score distribution (runs per total)",
+                totals,
+                {"runs": [float(c1.distribution.get(n, 0)) for n in range(6)]},
+                percent=False,
+                y_title="runs",
+            )
+            + "</div>"
+        )
+        body.append(
+            table(["total", *totals], [[cell("runs")] + [cell(c1.distribution.get(n, 0)) for n in range(6)]])
+        )
+    if c1.dimensions:
+        body.append(
+            "<p>Mean per dimension: "
+            + escape(", ".join(f"{d} {num(v)}" for d, v in c1.dimensions.items()))
+            + "</p>"
+        )
+    rows = [
+        [cell(c.case_id), cell(len(c.totals)), raw_cell(num(c.mean_total), "num")]
+        + [cell(c.distribution.get(n, 0)) for n in range(6)]
+        for c in c1.cases
+    ]
+    body.append(table(["case", "runs", "mean", *[f"={n}" for n in range(6)]], rows))
+    return section("C1 skill rubric (seed 004, 0-5)", "".join(body), "c1-rubric")
 
 
 def token_section(s: Summary) -> str:

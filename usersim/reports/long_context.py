@@ -1,4 +1,8 @@
-"""Long-context metrics (seed 000, C5): gradient curves, degradation_rate, lost-in-the-middle."""
+"""Long-context metrics (seed 000, C5): accuracy curves, degradation_rate, lost in the middle.
+
+Accuracy is the seed's pass rate, passed / decided; lost in the middle is decided per case from
+that case's own runs at beginning / middle / end (records of different cases are never pooled).
+"""
 
 from __future__ import annotations
 
@@ -6,25 +10,10 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from usersim.core.record import RunRecord
-from usersim.reports.summary_models import CaseGradient, LongContext
+from usersim.reports.summary_models import Accuracy, CaseGradient, LongContext
 
 LENGTHS = ("4k", "16k", "32k")
 POSITIONS = ("beginning", "middle", "end")
-
-
-def record_value(record: RunRecord) -> float | None:
-    """The number a record contributes to score curves: its score, else 1/0 for passed/failed.
-
-    Unjudged and error conversations contribute nothing: counting them as 0 would turn a missing
-    judge into a fake decay.
-    """
-    if record.score is not None:
-        return record.score
-    if record.status == "passed":
-        return 1.0
-    if record.status == "failed":
-        return 0.0
-    return None
 
 
 def mean(values: Iterable[float | None]) -> float | None:
@@ -57,52 +46,99 @@ def degradation_rate(scores_by_length: dict[str, float | None]) -> float | None:
     return None if value is None else round(float(value), 4)
 
 
+def accuracy(records: list[RunRecord]) -> Accuracy:
+    """Seed 000's accuracy: passed / decided. Unjudged, error and simulator-suspect conversations
+    are not decided: counted beside the rate, never as failures (a missing judge is not decay)."""
+    passed = sum(r.status == "passed" for r in records)
+    failed = sum(r.status == "failed" for r in records)
+    suspect = sum(r.status == "failed" and r.simulator_suspect for r in records)
+    decided = passed + failed - suspect
+    decided_scores = [
+        r.score for r in records if r.status == "passed" or (r.status == "failed" and not r.simulator_suspect)
+    ]
+    return Accuracy(
+        records=len(records),
+        passed=passed,
+        failed=failed,
+        suspect=suspect,
+        unjudged=sum(r.status == "unjudged" for r in records),
+        error=sum(r.status == "error" for r in records),
+        decided=decided,
+        accuracy=round(passed / decided, 4) if decided else None,
+        mean_score=mean(decided_scores),
+    )
+
+
+def _counts(records: list[RunRecord], key: str, names: tuple[str, ...]) -> dict[str, Accuracy]:
+    return {
+        n: accuracy([r for r in records if getattr(r.variant, key) == n])
+        for n in names
+        if any(getattr(r.variant, key) == n for r in records)
+    }
+
+
+def _lost_in_the_middle(by_pos: dict[str, Accuracy]) -> tuple[bool | None, float | None, str]:
+    """(verdict, beginning - middle, note) of one case from its own runs at the three positions."""
+    acc = {p: by_pos[p].accuracy for p in by_pos}
+    begin, middle, end = (acc.get(p) for p in POSITIONS)
+    drop = None if begin is None or middle is None else round(begin - middle, 4)
+    if not by_pos:
+        return None, None, "not run at a key-info position"
+    missing = [p for p in POSITIONS if p not in by_pos]
+    undecided = [p for p in POSITIONS if p in by_pos and acc[p] is None]
+    if missing or undecided:
+        why = []
+        if missing:
+            why.append("no run at " + ", ".join(missing))
+        if undecided:
+            why.append("nothing decided at " + ", ".join(undecided))
+        return None, drop, "no verdict: " + "; ".join(why) + " (needs beginning, middle and end of this case)"
+    lost = middle < begin and middle < end  # type: ignore[operator]
+    shown = ", ".join(f"{p} {by_pos[p].passed}/{by_pos[p].decided}" for p in POSITIONS)
+    return (
+        lost,
+        drop,
+        ("middle below beginning and end" if lost else "middle not below both ends") + f" ({shown})",
+    )
+
+
 def long_context_stats(records: list[RunRecord]) -> LongContext:
-    """Mean score per length / position / length x position, overall and per case."""
-    lc = [r for r in records if r.variant.length is not None]
+    """Accuracy per length overall and per case, degradation_rate, and lost in the middle per case."""
+    lc = [r for r in records if r.variant.length is not None or r.variant.position is not None]
     if not lc:
         return LongContext()
-    by_len: dict[str, list[float | None]] = defaultdict(list)
-    by_pos: dict[str, list[float | None]] = defaultdict(list)
-    by_len_pos: dict[str, dict[str, list[float | None]]] = defaultdict(lambda: defaultdict(list))
     per_case: dict[str, list[RunRecord]] = defaultdict(list)
     for r in lc:
-        v = record_value(r)
-        by_len[r.variant.length or ""].append(v)
-        if r.variant.position:
-            by_pos[r.variant.position].append(v)
-            by_len_pos[r.variant.length or ""][r.variant.position].append(v)
         per_case[r.case_id].append(r)
-
-    lengths = {k: mean(by_len[k]) for k in LENGTHS if k in by_len}
-    positions = {p: mean(by_pos[p]) for p in POSITIONS if p in by_pos}
-    grid = {
-        k: {p: mean(by_len_pos[k][p]) for p in POSITIONS if p in by_len_pos[k]}
-        for k in LENGTHS
-        if k in by_len_pos
-    }
-    begin, middle, end = (positions.get(p) for p in POSITIONS)
-    middle_drop = None if begin is None or middle is None else round(begin - middle, 4)
-    lost = None if None in (begin, middle, end) else middle < begin and middle < end  # type: ignore[operator]
+    length_counts = _counts(lc, "length", LENGTHS)
+    lengths = {k: a.accuracy for k, a in length_counts.items()}
 
     cases = []
     for case_id in sorted(per_case):
         rs = per_case[case_id]
-        c_len = {k: mean(record_value(r) for r in rs if r.variant.length == k) for k in LENGTHS}
-        c_len = {k: v for k, v in c_len.items() if any(r.variant.length == k for r in rs)}
-        c_pos = {p: mean(record_value(r) for r in rs if r.variant.position == p) for p in POSITIONS}
-        c_pos = {p: v for p, v in c_pos.items() if any(r.variant.position == p for r in rs)}
+        c_len = _counts(rs, "length", LENGTHS)
+        c_pos = _counts(rs, "position", POSITIONS)
+        by_len = {k: a.accuracy for k, a in c_len.items()}
+        lost, drop, note = _lost_in_the_middle(c_pos)
         cases.append(
             CaseGradient(
-                case_id=case_id, by_length=c_len, by_position=c_pos, degradation_rate=degradation_rate(c_len)
+                case_id=case_id,
+                by_length=by_len,
+                by_position={p: a.accuracy for p, a in c_pos.items()},
+                length_counts=c_len,
+                position_counts=c_pos,
+                degradation_rate=degradation_rate(by_len),
+                middle_drop=drop,
+                lost_in_the_middle=lost,
+                lost_in_the_middle_note=note,
             )
         )
     return LongContext(
         by_length=lengths,
+        length_counts=length_counts,
         degradation_rate=degradation_rate(lengths),
-        by_position=positions,
-        by_length_position=grid,
-        middle_drop=middle_drop,
-        lost_in_the_middle=lost,
         cases=cases,
+        lost_in_the_middle_cases=[c.case_id for c in cases if c.lost_in_the_middle],
+        position_checked=[c.case_id for c in cases if c.lost_in_the_middle is not None],
+        position_incomplete=[c.case_id for c in cases if c.position_counts and c.lost_in_the_middle is None],
     )

@@ -14,10 +14,13 @@ from typing import Any
 
 from usersim.core.record import RunRecord
 from usersim.core.secrets import redact_value
+from usersim.judges.llm_rubric import C1_CRITERION, C1_DIMENSIONS
 from usersim.reports.judging import judge_stats
 from usersim.reports.long_context import long_context_stats, mean
 from usersim.reports.skill_impact import skill_impact
 from usersim.reports.summary_models import (
+    C1CaseScore,
+    C1Scores,
     Rate,
     ReasonCount,
     RedLineHit,
@@ -164,6 +167,64 @@ def reason_counts(records: list[RunRecord], verdict: str) -> list[ReasonCount]:
     return sorted(rows, key=lambda c: (-c.verdicts, c.judge, c.reason))
 
 
+def _is_c1(criterion: str | None) -> bool:
+    return criterion == C1_CRITERION or (criterion or "").startswith(C1_CRITERION.split(":")[0])
+
+
+def _c1_total(details: dict[str, Any]) -> int | None:
+    """The C1 rubric's 0-5 total: details['total'], else the sum of the five dimension scores
+    (floored at 0, as the judge does); None when the verdict carries neither."""
+    total = details.get("total")
+    if isinstance(total, (int, float)) and not isinstance(total, bool):
+        return int(total)
+    dims = details.get("dimensions") if isinstance(details.get("dimensions"), dict) else details
+    scores = [dims.get(d) for d in C1_DIMENSIONS]
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in scores):
+        return max(0, int(sum(scores)))  # type: ignore[arg-type]
+    return None
+
+
+def c1_scores(records: list[RunRecord]) -> C1Scores | None:
+    """Seed 004's 0-5 C1 rubric over the run: distribution, mean, per dimension and per case.
+    None when no record carries a C1 rubric verdict."""
+    totals: dict[str, list[int]] = defaultdict(list)
+    dims: dict[str, list[float]] = defaultdict(list)
+    unscored = 0
+    for r in records:
+        for v in r.verdicts:
+            if v.judge != "llm_rubric" or not _is_c1(v.criterion):
+                continue
+            details = v.details or {}
+            total = _c1_total(details)
+            if total is None:
+                unscored += 1
+                continue
+            totals[r.case_id].append(total)
+            d = details.get("dimensions") if isinstance(details.get("dimensions"), dict) else details
+            for name in C1_DIMENSIONS:
+                if isinstance(d.get(name), (int, float)) and not isinstance(d.get(name), bool):
+                    dims[name].append(float(d[name]))
+    if not totals and not unscored:
+        return None
+    every = [t for ts in totals.values() for t in ts]
+
+    def dist(ts: list[int]) -> dict[int, int]:
+        c = Counter(ts)
+        return {n: c[n] for n in range(6)}
+
+    return C1Scores(
+        scored=len(every),
+        unscored=unscored,
+        distribution=dist(every) if every else {},
+        mean_total=mean(every),
+        dimensions={name: mean(dims[name]) for name in C1_DIMENSIONS if dims[name]},
+        cases=[
+            C1CaseScore(case_id=cid, totals=ts, mean_total=mean(ts), distribution=dist(ts))
+            for cid, ts in sorted(totals.items())
+        ],
+    )
+
+
 def load_decay(run_dir: Path | None) -> dict[str, Any] | None:
     """DIR/decay.json as the decay sweep wrote it, or None when absent or unreadable."""
     if run_dir is None:
@@ -203,6 +264,7 @@ def summarize(records: list[RunRecord], meta: dict[str, Any], *, run_dir: Path |
             if RED_LINE_TAG in r.tags and r.status == "failed"
         ],
         long_context=long_context_stats(records),
+        c1_rubric=c1_scores(records),
         decay=load_decay(run_dir),
         token_growth=token_growth(records),
         stop_reasons=dict(Counter(r.stop_reason or "none" for r in records).most_common()),

@@ -12,7 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from usersim.reports.judging import JudgeStats
 
-SUMMARY_SCHEMA_VERSION = 1
+SUMMARY_SCHEMA_VERSION = (
+    2  # 2: long-context accuracy = passed / decided, lost in the middle per case, c1_rubric
+)
 
 
 class Strict(BaseModel):
@@ -156,35 +158,84 @@ class SkillImpact(Strict):
     )
 
 
+class Accuracy(Strict):
+    """Seed 000's accuracy of a set of long-context conversations: passed / decided.
+
+    Unjudged, error and simulator-suspect conversations decided nothing about the agent: they are
+    left out of `accuracy` and counted beside it, so a missing judge never looks like decay.
+    """
+
+    records: int = Field(default=0, description="Conversations in the set.")
+    passed: int = Field(default=0, description="Status passed.")
+    failed: int = Field(default=0, description="Status failed (simulator-suspect failures included).")
+    suspect: int = Field(default=0, description="Failed with a simulator-suspect user: not decided.")
+    unjudged: int = Field(default=0, description="Status unjudged: not decided.")
+    error: int = Field(default=0, description="Status error: not decided.")
+    decided: int = Field(default=0, description="passed + failed - suspect.")
+    accuracy: float | None = Field(default=None, description="passed / decided; null if none decided.")
+    mean_score: float | None = Field(
+        default=None, description="Mean partial score of the decided records (informational)."
+    )
+
+
 class CaseGradient(Strict):
     """One long-context case across lengths and positions (seed 000)."""
 
     case_id: str = Field(description="Case id.")
-    by_length: dict[str, float | None] = Field(description="4k/16k/32k -> mean score.")
-    by_position: dict[str, float | None] = Field(description="beginning/middle/end -> mean score.")
+    by_length: dict[str, float | None] = Field(description="4k/16k/32k -> accuracy (passed / decided).")
+    by_position: dict[str, float | None] = Field(
+        description="beginning/middle/end -> accuracy (passed / decided) of this case's runs."
+    )
+    length_counts: dict[str, Accuracy] = Field(
+        default_factory=dict, description="4k/16k/32k -> passed, decided, unjudged, error."
+    )
+    position_counts: dict[str, Accuracy] = Field(
+        default_factory=dict, description="beginning/middle/end -> passed, decided, unjudged, error."
+    )
     degradation_rate: float | None = Field(
-        default=None, description="(short - long) / short; lower is better."
+        default=None, description="(short - long) / short accuracy; lower is better."
+    )
+    middle_drop: float | None = Field(
+        default=None, description="beginning - middle accuracy of this case (null without both)."
+    )
+    lost_in_the_middle: bool | None = Field(
+        default=None,
+        description="Middle accuracy below both beginning and end; null when the case lacks a decided "
+        "run at one of the three positions (see lost_in_the_middle_note).",
+    )
+    lost_in_the_middle_note: str = Field(
+        default="", description="Why there is no lost-in-the-middle verdict, or what it compared."
     )
 
 
 class LongContext(Strict):
-    """Gradient curves, degradation_rate and the lost-in-the-middle table."""
+    """Gradient curves, degradation_rate and the per-case lost-in-the-middle table (seed 000).
+
+    Accuracy is passed / decided (the seed's pass rate); lost in the middle is decided per case,
+    from runs of the same case at beginning / middle / end, never by pooling different cases.
+    """
 
     by_length: dict[str, float | None] = Field(
-        default_factory=dict, description="Length -> mean score (all cases)."
+        default_factory=dict, description="Length -> accuracy (passed / decided, all cases)."
     )
-    degradation_rate: float | None = Field(default=None, description="(short - long) / short over all cases.")
-    by_position: dict[str, float | None] = Field(default_factory=dict, description="Position -> mean score.")
-    by_length_position: dict[str, dict[str, float | None]] = Field(
-        default_factory=dict, description="Length -> position -> mean score."
+    length_counts: dict[str, Accuracy] = Field(
+        default_factory=dict, description="Length -> passed, decided, unjudged, error (all cases)."
     )
-    middle_drop: float | None = Field(
-        default=None, description="beginning - middle mean score (the seed's lost-in-the-middle figure)."
-    )
-    lost_in_the_middle: bool | None = Field(
-        default=None, description="Middle scored below both beginning and end (the seed's expected pattern)."
+    degradation_rate: float | None = Field(
+        default=None, description="(short - long) / short accuracy over all cases."
     )
     cases: list[CaseGradient] = Field(default_factory=list, description="Per case.")
+    lost_in_the_middle_cases: list[str] = Field(
+        default_factory=list, description="Cases whose middle accuracy is below beginning and end."
+    )
+    position_checked: list[str] = Field(
+        default_factory=list,
+        description="Cases with a decided run at each of beginning, middle and end (a verdict exists).",
+    )
+    position_incomplete: list[str] = Field(
+        default_factory=list,
+        description="Cases run at some position but lacking a decided run at one of the three: no verdict.",
+    )
 
 
 class TurnTokens(Strict):
@@ -223,6 +274,36 @@ class RedLineHit(Strict):
     status: str = Field(description="Record status.")
 
 
+class C1CaseScore(Strict):
+    """Seed 004's 0-5 skill rubric totals of one C1 case over its scored runs."""
+
+    case_id: str = Field(description="Case id.")
+    totals: list[int] = Field(description="The 0-5 total of each scored run, in record order.")
+    mean_total: float | None = Field(default=None, description="Mean of the totals.")
+    distribution: dict[int, int] = Field(default_factory=dict, description="Total 0..5 -> runs.")
+
+
+class C1Scores(Strict):
+    """Seed 004's 0-5 C1 skill rubric (trigger, process, constraints, output contract, anti-pattern).
+
+    Informational: the seed sets no pass line, so the score never decides a case; each case's own
+    Pass/Fail criteria do. Shown as a score and its distribution.
+    """
+
+    scored: int = Field(default=0, description="Runs with a 0-5 total.")
+    unscored: int = Field(
+        default=0, description="C1 rubric verdicts without a total (judge error, no judge model)."
+    )
+    distribution: dict[int, int] = Field(
+        default_factory=dict, description="Total 0..5 -> runs (every total listed, zeros included)."
+    )
+    mean_total: float | None = Field(default=None, description="Mean 0-5 total over scored runs.")
+    dimensions: dict[str, float | None] = Field(
+        default_factory=dict, description="Dimension -> mean score over runs that report it."
+    )
+    cases: list[C1CaseScore] = Field(default_factory=list, description="Per C1 case.")
+
+
 class Summary(Strict):
     """summary.json."""
 
@@ -244,6 +325,9 @@ class Summary(Strict):
         default_factory=list, description="Failed records of red_line cases."
     )
     long_context: LongContext = Field(default_factory=LongContext, description="Gradients and positions.")
+    c1_rubric: C1Scores | None = Field(
+        default=None, description="Seed 004's 0-5 C1 skill rubric totals and distribution; null if none."
+    )
     decay: dict[str, Any] | None = Field(
         default=None, description="DIR/decay.json as written by the decay sweep."
     )
