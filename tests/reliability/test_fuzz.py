@@ -9,6 +9,7 @@ and include chains are refused before anything big is built), and no problem may
 from __future__ import annotations
 
 import random
+import resource
 import signal
 import time
 from pathlib import Path
@@ -23,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[2] / "usersim"
 SEED = 20261130
 MUTANTS = 360
 CALL_LIMIT_S = 3.0
+MEMORY_LIMIT_MIB = 300
 
 HOSTILE_SCALARS = [
     "2026-13-45",
@@ -129,7 +131,7 @@ def _sources() -> list[tuple[str, Path]]:
     )
 
 
-class _Hang(Exception):
+class _Hang(BaseException):  # not caught by the validate safety net
     pass
 
 
@@ -158,6 +160,7 @@ def _place(kind: str, src: Path, base: Path, n: int) -> Path:
 
 
 def test_mutants_never_crash_hang_or_lose_the_line(tmp_path, time_limit):
+    peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     rng = random.Random(SEED)
     sources = _sources()
     rejected = valid = 0
@@ -186,6 +189,18 @@ def test_mutants_never_crash_hang_or_lose_the_line(tmp_path, time_limit):
             assert len(str(p)) < 1000, f"mutant {n}: message too long ({len(str(p))} chars)"
     assert rejected > MUTANTS // 2, (rejected, valid)
     assert slowest < CALL_LIMIT_S
+    # the same mutants through the commands: one report, no traceback
+    persona_files = sorted(tmp_path.glob("m*/personas/*.yaml"))
+    for args in (["persona", "lint", *map(str, persona_files)], ["validate", str(tmp_path)]):
+        result = CliRunner().invoke(main, args)
+        assert result.exception is None or isinstance(result.exception, SystemExit), (
+            args[:2],
+            result.exception,
+        )
+        assert result.exit_code == 2 and "Traceback" not in result.output
+    # billion laughs and friends are refused before anything big is built: the peak barely moves
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before) / 1024
+    assert grown_mib < MEMORY_LIMIT_MIB, f"peak memory grew by {grown_mib:.0f} MiB"
 
 
 def test_validate_dir_reports_every_bad_file_and_still_checks_the_rest(tmp_path):

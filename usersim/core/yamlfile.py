@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import reprlib
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -262,12 +263,61 @@ def _field_of(root: yaml.Node, target: yaml.Node) -> str:
     return ""
 
 
+_FLOW_SPECIAL = re.compile(r"[\[\]{}#'\"\n]")
+
+
+def _flow_depth_line(text: str) -> int | None:
+    """The line where flow collections (`[`, `{`) nest deeper than MAX_DEPTH, found in one linear
+    pass: PyYAML's scanner is quadratic in flow depth, so `[[[[...` must be refused before it."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return None
+    depth, line, pos, n = 0, 1, 0, len(text)
+    while (m := _FLOW_SPECIAL.search(text, pos)) is not None:
+        i, ch = m.start(), m.group()
+        pos = i + 1
+        if ch == "\n":
+            line += 1
+        elif ch == "#":
+            if i == 0 or text[i - 1] in " \t\n":  # a comment: skip to the end of the line
+                end = text.find("\n", i)
+                pos = n if end < 0 else end
+        elif ch in "'\"":
+            if depth:  # a quoted scalar inside a flow collection: skip it
+                j = i + 1
+                while j < n:
+                    if ch == '"' and text[j] == "\\":
+                        j += 2
+                    elif text[j] == ch and ch == "'" and j + 1 < n and text[j + 1] == "'":
+                        j += 2
+                    elif text[j] == ch:
+                        break
+                    else:
+                        j += 1
+                line += text.count("\n", i, j)
+                pos = j + 1
+        elif ch in "[{":
+            k = i - 1
+            while k >= 0 and text[k] in " \t":
+                k -= 1
+            before = text[k] if k >= 0 else "\n"
+            if depth or before in "\n:-?":  # block context: only a value may open a flow collection
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return line
+        elif depth:  # ] or }
+            depth -= 1
+    return None
+
+
 def parse_yaml(text: str, path: str | Path, *, line_offset: int = 0) -> tuple[Any, LineIndex]:
     """Parse YAML text safely; every failure is FileProblems with `path` and a line
     (`line_offset` is added, for YAML embedded after other lines, e.g. SKILL.md frontmatter)."""
     path = Path(path)
     if len(text) > MAX_BYTES:
         raise _fail(path, 1, f"text is longer than {MAX_BYTES} characters; refusing to parse it")
+    deep = _flow_depth_line(text)
+    if deep is not None:
+        raise _fail(path, deep + line_offset, f"nested deeper than {MAX_DEPTH} levels")
     try:
         loader = _Loader(text)
     except yaml.reader.ReaderError as exc:
