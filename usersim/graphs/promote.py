@@ -52,6 +52,8 @@ REPLY_CHECKS = {
 # Checks that are met once for the whole conversation: not asked again of the reply at the failing turn
 # when the conversation before it already met them.
 _MET_ONCE = {"tool_called", "keywords", "skill_triggered"}
+# Checks about how the conversation opens (the first live assistant turn).
+_OPENING_CHECKS = {"asked_clarification"}
 # Judges whose evidence_turn points at what was achieved, not at what went wrong.
 _EVIDENCE_OF_PROGRESS = {"task_completion", "milestones"}
 
@@ -180,13 +182,17 @@ def _check_met_before(check: dict[str, Any], history: list[Message]) -> bool:
     return False
 
 
-def strict_judging(case: Case, history: list[Message], pending: list[str], persona: Persona | None):
+def strict_judging(
+    case: Case, history: list[Message], pending: list[str], persona: Persona | None, *, opening: bool = False
+):
     """The case's judging for one reply: reply-scoped checks not already met before, plus one keyword
     check per deliverable the user was still waiting for; no milestones, no conversation rubric."""
     from usersim.simulator.signals import item_keywords
 
     j = case.judging
-    checks = [c for c in j.checks if next(iter(c)) in REPLY_CHECKS and not _check_met_before(c, history)]
+    # the first live reply is the failing one when nothing came before: opening checks apply to it too
+    allowed = REPLY_CHECKS | (_OPENING_CHECKS if opening else set())
+    checks = [c for c in j.checks if next(iter(c)) in allowed and not _check_met_before(c, history)]
     if persona is not None:
         for item in pending:
             words = item_keywords(persona.goal, item)
@@ -281,8 +287,9 @@ def promoted_case(
         )
     cut = starts[k - 1]
     end = starts[k] if k < len(starts) else len(messages)
-    pending: list[str] = []
-    if persona is not None:
+    pending: list[str] = []  # what the user still waited for, when not getting it is what failed
+    undelivered = any(v.judge == "task_completion" for v in failing_verdicts(record))
+    if persona is not None and k > 1 and undelivered:
         try:
             pending = agenda_trace(record, persona, max_turns)[1].get(k, [])
         except Exception:
@@ -296,7 +303,7 @@ def promoted_case(
             "mode": "static",
             "input": CaseInput(history=messages[:cut], message=users[k - 1]),
             "max_turns": None,
-            "judging": strict_judging(case, messages[:cut], pending, persona),
+            "judging": strict_judging(case, messages[:cut], pending, persona, opening=k == 1),
             "reference_transcript": messages[cut:end],
         },
     )
