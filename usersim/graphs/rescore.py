@@ -7,7 +7,7 @@ from pathlib import Path
 from usersim.cases.loader import find_case
 from usersim.core.record import RunRecord
 from usersim.core.secrets import redact
-from usersim.core.verdict import Verdict, combine_score, combine_status
+from usersim.core.verdict import Verdict, combine_score
 from usersim.graphs.replay import messages_of, stop_of, turn_starts_of
 from usersim.graphs.store import RunStore
 from usersim.judges.base import JudgeConfig, JudgeState, apply_judges
@@ -46,13 +46,18 @@ async def rescore_record(
     verdicts = _keep_human_labels(record, verdicts)
     for v in verdicts:
         v.reason = redact(v.reason)
-    status = combine_status(verdicts)
-    if record.stop_reason in ("agent_error", "simulator_error") and status != "failed":
-        status = "error"
+    from usersim.graphs.runner import decide_status
+
+    stop = stop_of(record)
+    if stop is not None and stop.reason == "agent_error" and record.blame == "infrastructure":
+        stop = stop.model_copy(update={"blame": "infrastructure"})  # an outage stays an outage
+    status, blame, suspect = decide_status(verdicts, stop)
     return record.model_copy(
         update={
             "verdicts": verdicts,
             "status": status,
+            "blame": blame,
+            "simulator_suspect": suspect,
             "score": combine_score(verdicts),
             "judge_model": redact(config.judge_model) if config.judge_model else None,
         }
