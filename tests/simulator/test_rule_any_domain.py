@@ -305,3 +305,20 @@ async def test_scripted_turn_events_still_fire_at_their_turn():
     transcript, _ = await converse(RuleSimulator(), p, ["Hello.", "Hmm.", "Hmm."], opening=None, max_turns=3)
     users = user_texts(transcript)
     assert "in a hurry" not in users[1] and users[2].startswith("Also, I'm in a hurry.")
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+async def test_typos_never_touch_the_facts(language):
+    values = (
+        ["Garcia Street 14", "anya_garcia_5901"] if language == "en" else ["住在浦东的老房子", "#W2378156"]
+    )
+    p = airline(
+        language=language,
+        traits={"typo_prone": True},
+        reveal_policy="all_at_once",
+        opening_message=None,
+        known_info=[{"key": "address", "value": values[0]}, {"key": "user_id", "value": values[1]}],
+    )
+    for seed in range(10):
+        turn = await RuleSimulator().next_turn(at(p, [], 1, seed=seed))
+        assert values[0] in turn.message and values[1] in turn.message

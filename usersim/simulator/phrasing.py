@@ -163,8 +163,13 @@ def render(acts: list[Act], *, language: str, traits: Traits, rng: random.Random
             for p in pieces
         )
     text = re.sub(r"(吧|呢|啊)\1", r"\1", text)  # "8000 以内吧" + "{value}吧" -> one 吧
-    if traits.typo_prone:
+    if traits.typo_prone:  # typos never touch the facts themselves (ids, emails, names)
+        values = sorted({a.value for a in acts if a.value and a.value in text}, key=len, reverse=True)
+        for i, value in enumerate(values):
+            text = text.replace(value, f"\x00{i}\x00")
         text = _typos(text, language, rng, t)
+        for i, value in enumerate(values):
+            text = text.replace(f"\x00{i}\x00", value)
     return text.strip()
 
 
