@@ -37,7 +37,8 @@ def test_memory_case_is_the_seed_script_at_n_turns():
     c = build_decay_case("memory", 5)
     assert c.id == "DECAY-memory-05" and c.mode == "static" and c.dimension == "MT"
     assert c.input.message == "我叫张三，在北京工作，做测试工程师的。"
-    assert len(c.input.script) == 4 and c.input.script[-1] == "你还记得我叫什么名字吗？在哪里工作？做什么的？"
+    # seed 003's code: n - 1 small-talk turns after the probe, then the question
+    assert len(c.input.script) == 5 and c.input.script[-1] == "你还记得我叫什么名字吗？在哪里工作？做什么的？"
     check = c.judging.checks[0]["memory_recall"]
     assert [f["expected"] for f in check["facts"]] == ["张三", "北京", "测试工程师"]
     assert check["threshold"] == 0.7  # seed 003: 4-6 turns should recall >= 70%
@@ -51,12 +52,16 @@ def test_fillers_are_seeded_and_never_arithmetic_for_calculation_probes():
         a.input.script != b.input.script
         and a.input.script == build_decay_case("memory", 20, seed=1).input.script
     )
-    assert len(set(a.input.script[:-1])) == 18  # 20 turns: no small-talk topic repeats
+    # 20 turns: the seed caps the small talk at its 12 filler topics, none repeated
+    assert len(a.input.script[:-1]) == 12 and len(set(a.input.script[:-1])) == 12
     sw = build_decay_case("switch", 12)
     assert sw.input.message == "帮我计算 25*4 等于多少。" and sw.input.script[0] == "给我写一首关于春天的诗。"
     assert sw.input.script[-1] == "刚才计算的结果是多少？"
     assert not any("计算" in t for t in sw.input.script[1:-1])
     assert sw.judging.checks == [{"keywords": {"any": ["100"]}}]
+    assert (
+        len(sw.input.script) == 11 + 1
+    )  # the poem is one of the n - 1 = 11 turns between A and the way back
 
 
 def test_conflict_levels():
@@ -188,7 +193,8 @@ def test_decay_through_the_real_graph_with_the_reference_agent(tmp_path):
     assert sorted(r["case_id"] for r in records) == [
         f"DECAY-conflict-{lv}-03" for lv in sorted(CONFLICT_LEVELS)
     ]
-    assert all(r["turns"] == 3 for r in records)  # probe, small talk, change of instruction: answered live
+    # probe, n - 1 = 2 small-talk turns, change of instruction: answered live
+    assert all(r["turns"] == 4 for r in records)
     assert "Decay curves" in (tmp_path / "report.html").read_text()
 
 
@@ -209,3 +215,49 @@ def test_decay_tells_window_from_full_history_and_profile(tmp_path):
         half_life[spec] = s.memory_half_life
         assert s.curves["memory"].points[0].score == 1.0  # 3 turns: everyone remembers
     assert half_life == {"reference": None, "reference:window-4": 8, "reference:window-4,profile": None}
+
+
+async def _decided(case, reply):
+    """Every check of a decay case on a one-reply conversation: [(passed, reason)]."""
+    from tests.judges.helpers import bot, state, user
+    from usersim.judges.checks import run_check
+
+    t = [user(case.input.message), bot("好的。"), user(case.input.script[-1]), bot(reply)]
+    out = []
+    for spec in case.judging.checks:
+        v = await run_check(spec, transcript=t, case=case, state=state(t))
+        out.append((v.verdict, v.reason))
+    return out
+
+
+@pytest.mark.parametrize(
+    ("reply", "ok"),
+    [
+        ("好的，我来分析这份销售数据的月度趋势。", True),
+        ("可以，请把数据发给我。", True),  # seed 003: 数据 counts
+        ("好的，我先分析一下。", True),  # seed 003: 分析 counts
+        ("你指的是什么？", False),
+    ],
+)
+async def test_reference_check_is_the_seeds(reply, ok):
+    c = build_decay_case("reference", 5)
+    assert c.judging.checks == [{"keywords": {"any": ["销售", "数据", "分析"]}}]
+    assert [v for v, _ in await _decided(c, reply)] == ["pass" if ok else "fail"]
+
+
+@pytest.mark.parametrize(
+    ("reply", "ok"),
+    [
+        ("好的，5*6 = 30。", True),
+        ("改为计算 5 × 6，结果是 30。", True),
+        ("6×5=30", True),
+        ("2+3=5；改成 5*6 的话是 30。", False),  # the old answer is still there: a stray 5
+        ("30（刚才的结果是 5）", False),
+        ("好的，结果是 5。", False),  # no 30
+    ],
+)
+async def test_instruction_conflict_needs_30_and_no_stray_5(reply, ok):
+    c = build_decay_case("conflict:instruction", 3)
+    verdicts = await _decided(c, reply)
+    assert len(verdicts) == 2  # 30 present; no 5 once 5*6 is removed (seed 003 test_conflict)
+    assert all(v == "pass" for v, _ in verdicts) is ok, verdicts

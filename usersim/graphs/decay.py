@@ -1,10 +1,12 @@
 """Decay sweeps (seed 003): how memory, reference resolution, topic switching and conflict
 handling hold up as the conversation gets longer.
 
-For each turn count n the seed's four tests become static scripted cases of n user turns that the
-agent answers live: the probe goes in turn 1, unrelated small talk fills turns 2..n-1, and turn n
-asks for what was planted (memory), refers to it with a pronoun (reference), switches back to it
-(switch) or changes the instruction (conflict, four levels averaged as the seed does). The summary
+For each turn count n the seed's four tests become static scripted cases that the agent answers
+live: the probe goes in turn 1, then n - 1 turns of unrelated small talk (capped at 12, as the
+seed's code does with its 12 filler topics), then the last turn asks for what was planted (memory),
+refers to it with a pronoun (reference), switches back to it (switch) or changes the instruction
+(conflict, four levels averaged as the seed does). The checks are the seed's: recall score;
+销售/数据/分析 for the reference; 100 for the switch; for the instruction conflict 30 and no stray 5. The summary
 follows the seed's terms: memory half-life (memory is roughly exponential), reference fail point
 (step-shaped at the window edge) and stable-interval lower bounds (switch, conflict) — each the
 first turn count whose mean score drops below 0.5 — with the agent's system configuration recorded
@@ -29,6 +31,7 @@ DEFAULT_TURNS = [3, 5, 7, 8, 10, 12, 15, 20]
 DECAY_TESTS = ("memory", "reference", "switch", "conflict")
 CONFLICT_LEVELS = ("instruction", "goal", "constraint", "implicit")
 HALF = 0.5  # the seed's "降到 50% 以下"
+FILLER_CAP = 12  # seed 003 test_memory: range(min(n_turns - 1, len(filler_topics))) with 12 topics
 
 # The seed's filler topics (test_memory), then more of the same kind so 20 turns never repeat one.
 FILLER_TOPICS = [
@@ -63,22 +66,31 @@ RECALL_QUESTION = "你还记得我叫什么名字吗？在哪里工作？做什�
 # Seed 003's expected recall by conversation length (1-3: ≥90%, 4-6: ≥70%, 7-10: ≥50%, >10: ≥30%).
 _EXPECTED_RECALL = [(3, 0.9), (6, 0.7), (10, 0.5)]
 
-_CONFLICTS: dict[str, tuple[str, str, dict[str, Any]]] = {
-    "instruction": ("帮我计算 2+3。", "不对，改成计算 5*6。", {"keywords": {"any": ["30"]}}),
+REFERENCE_WORDS = ("销售", "数据", "分析")  # seed 003 test_reference: any of them counts
+# Seed 003 test_conflict (instruction): "30" in the reply and no "5" once "5*6" is removed — a stray 5
+# means the old 2+3 answer is still there. The new instruction restated (5*6, 5 × 6, 6×5, 5乘以6)
+# is not a stray 5; 15, 50 or 0.5 are other numbers, not the old answer.
+STRAY_FIVE = r"(?<![\d.])(?<![*×xX✕乘])(?<![*×xX✕]\s)(?<!乘以)5(?![\d.])(?!\s*(?:[*×xX✕]|乘以?)\s*6)"
+_CONFLICTS: dict[str, tuple[str, str, list[dict[str, Any]]]] = {
+    "instruction": (
+        "帮我计算 2+3。",
+        "不对，改成计算 5*6。",
+        [{"keywords": {"any": ["30"]}}, {"count": {"pattern": STRAY_FIVE, "max": 0}}],
+    ),
     "goal": (
         "帮我分析华东区销售额。",
         "不对，改成分析全国。",
-        {"keywords": {"any": ["全国", "整体"], "none": ["华东"]}},
+        [{"keywords": {"any": ["全国", "整体"], "none": ["华东"]}}],
     ),
     "constraint": (
         "按销售额排序，展示全部数据。",
         "只要 Q1 的数据。",
-        {"keywords": {"any": ["Q1", "一季度"]}},
+        [{"keywords": {"any": ["Q1", "一季度"]}}],
     ),
     "implicit": (
         "假设 2024 年销售额增长了 20%。",
         "不对，其实是下降了 10%。",
-        {"keywords": {"any": ["下降", "-10", "-0.1"]}},
+        [{"keywords": {"any": ["下降", "-10", "-0.1"]}}],
     ),
 }
 
@@ -88,6 +100,12 @@ _ID = re.compile(r"^DECAY-(memory|reference|switch|conflict)(?:-([a-z]+))?-(\d+)
 def expected_recall(n_turns: int) -> float:
     """Seed 003's 期望召回率 for a conversation of n turns."""
     return next((v for limit, v in _EXPECTED_RECALL if n_turns <= limit), 0.3)
+
+
+def filler_turns(n_turns: int) -> int:
+    """Turns between the probe and the check question: the seed's `min(n_turns - 1, 12)` (its
+    filler list has 12 topics), so a sweep point n has min(n - 1, 12) + 2 user turns."""
+    return min(n_turns - 1, FILLER_CAP)
 
 
 def decay_case_id(test: str, n_turns: int, level: str | None = None) -> str:
@@ -108,8 +126,8 @@ def _fillers(test: str, n: int, seed: int, count: int) -> list[str]:
     return [pool[i % len(pool)] for i in range(count)]
 
 
-def _probe(name: str, level: str, n_turns: int) -> tuple[str, list[str], str, dict[str, Any], str, str]:
-    """(first message, scripted turns right after it, last question, check, title, category name):
+def _probe(name: str, level: str, n_turns: int) -> tuple[str, list[str], str, list[dict[str, Any]], str, str]:
+    """(first message, scripted turns right after it, last question, checks, title, category name):
     the seed's test_memory / test_reference / test_switch / test_conflict texts."""
     if name == "memory":
         f = _MEMORY_FACTS
@@ -125,18 +143,18 @@ def _probe(name: str, level: str, n_turns: int) -> tuple[str, list[str], str, di
             f"我叫{f['name']}，在{f['location']}工作，做{f['job']}的。",
             [],
             RECALL_QUESTION,
-            check,
+            [check],
             "信息记忆（注入→干扰→回忆）",
             "信息记忆",
         )
     if name == "reference":
-        # The seed also accepts 数据/分析, but the question itself says 分析: only 销售 shows the
-        # pronoun was resolved to the sales data.
+        # The seed's check: 销售, 数据 or 分析 in the reply (its article suggests an LLM judge for a
+        # stricter reading; the rule stays the seed's).
         return (
             "我有一份销售数据，包含 2024 年全年的销售额。",
             [],
             "能分析一下它吗？",
-            {"keywords": {"any": ["销售"]}},
+            [{"keywords": {"any": list(REFERENCE_WORDS)}}],
             "指代消解（第 n 轮用代词指代第 1 轮的实体）",
             "指代消解",
         )
@@ -145,12 +163,12 @@ def _probe(name: str, level: str, n_turns: int) -> tuple[str, list[str], str, di
             "帮我计算 25*4 等于多少。",
             ["给我写一首关于春天的诗。"],
             "刚才计算的结果是多少？",
-            {"keywords": {"any": ["100"]}},
+            [{"keywords": {"any": ["100"]}}],
             "话题切换（切到别的话题后第 n 轮切回）",
             "话题切换",
         )
-    probe, ask, check = _CONFLICTS[level]
-    return probe, [], ask, check, f"冲突处理·{level}（第 n 轮改指令）", "冲突处理"
+    probe, ask, checks = _CONFLICTS[level]
+    return probe, [], ask, checks, f"冲突处理·{level}（第 n 轮改指令）", "冲突处理"
 
 
 def build_decay_case(test: str, n_turns: int, seed: int = 0) -> Case:
@@ -173,8 +191,8 @@ def build_decay_case(test: str, n_turns: int, seed: int = 0) -> Case:
         raise ValueError(f"only conflict has levels ('conflict:goal'); got '{test}'")
     if n_turns < 3:
         raise ValueError(f"n_turns must be at least 3 (probe, small talk, check), got {n_turns}")
-    probe, first_extra, ask, check, title, cat_name = _probe(name, level, n_turns)
-    middle = first_extra + _fillers(name, n_turns, seed, n_turns - 2 - len(first_extra))
+    probe, first_extra, ask, checks, title, cat_name = _probe(name, level, n_turns)
+    middle = first_extra + _fillers(name, n_turns, seed, filler_turns(n_turns) - len(first_extra))
     script = middle + [ask]
     return Case.model_validate(
         {
@@ -191,7 +209,7 @@ def build_decay_case(test: str, n_turns: int, seed: int = 0) -> Case:
             "judging": {
                 "expected_behavior": [f"第 {n_turns} 轮仍能正确处理第 1 轮的信息：{ask}"],
                 "scoring": {"methods": ["auto"], "note": "自动（衰减曲线，seed 003）"},
-                "checks": [check],
+                "checks": checks,
             },
         }
     )
@@ -214,7 +232,9 @@ class DecayPoint(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    turns: int = Field(description="User turns in the conversation.")
+    turns: int = Field(
+        description="The seed's turn count n: probe, min(n - 1, 12) small-talk turns, then the check."
+    )
     score: float | None = Field(
         description="Mean score over repeats (and conflict levels); null if nothing scored."
     )
