@@ -251,3 +251,73 @@ def test_an_os_error_in_any_command_is_one_line(tmp_path):
     _no_traceback(res)
     assert res.returncode == 1
     assert res.stderr.strip().splitlines() == [f"Error: Not a directory: {afile / 'sub'}"]
+
+
+def test_a_writer_in_another_process_is_seen(tmp_path):
+    """The lock is an OS-level flock: a second process sees the first one's pid."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "run"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from pathlib import Path; from usersim.graphs.store import run_folder_lock\n"
+            "with run_folder_lock(Path(sys.argv[1])):\n    print('locked', flush=True); time.sleep(60)",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        res = usersim("run", "--id", "B1-EI-01", "--out", str(out), "--no-progress", check=False)
+        assert res.returncode != 0 and f"(pid {holder.pid} since" in res.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+    res = usersim("run", "--id", "B1-EI-01", "--out", str(out), "--no-progress", check=False)
+    assert (out / "results.jsonl").is_file()  # kill -9 of the holder leaves no stale lock
+
+
+def test_a_full_disk_mid_run_is_one_line_and_keeps_finished_records(tmp_path, monkeypatch):
+    import sqlite3
+
+    from usersim.graphs import store as store_mod
+
+    real_put = store_mod.RunStore.put
+    calls = {"n": 0}
+
+    def put(self, record, ordinal):
+        calls["n"] += 1
+        if calls["n"] == 2:  # the store stops accepting writes (as on a full disk): a real sqlite3 error
+            self._db.close()
+        real_put(self, record, ordinal)
+
+    monkeypatch.setattr(store_mod.RunStore, "put", put)
+    out = tmp_path / "run"
+    args = [
+        "run",
+        "--id",
+        "B1-EI-01",
+        "--id",
+        "B1-CL-01",
+        "--out",
+        str(out),
+        "--no-progress",
+        "--concurrency",
+        "1",
+    ]
+    res = usersim(*args, check=False)
+    _no_traceback(res)
+    assert res.returncode == 1 and "results.sqlite: cannot store record 'B1-" in res.stderr
+    assert "the records stored before it are kept" in res.stderr
+    db = sqlite3.connect(out / "results.sqlite")
+    kept = db.execute("SELECT COUNT(*) FROM records").fetchone()[0]
+    db.close()
+    assert kept == 1  # the conversation that finished before the failure is kept
+    monkeypatch.setattr(store_mod.RunStore, "put", real_put)
+    res = usersim(*args, "--resume", check=False)
+    rows = (out / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(rows) == 4  # 2 cases x groups A/B: nothing lost, nothing duplicated
