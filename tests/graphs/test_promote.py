@@ -83,3 +83,15 @@ def test_prefix_and_strict_forms_of_one_record():
     assert strict.mode == "static" and strict.input.message == "user line 5"
     assert len(strict.input.history) == 8 and strict.id.endswith("-T5")
     assert [m.content for m in strict.reference_transcript] == ["user line 5", ASK]
+
+
+def test_an_organic_replayed_prefix_needs_its_opening_message():
+    import pytest
+    from pydantic import ValidationError
+
+    from usersim.cases.schema import Case
+
+    data = find_case("C2-E2E-04").model_dump(mode="json")
+    data["input"] = {"script": ["第二句"]}
+    with pytest.raises(ValidationError, match="replay `input.script` after `input.message`"):
+        Case.model_validate(data)
