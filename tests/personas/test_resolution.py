@@ -197,3 +197,10 @@ def test_unquoted_topic_truth_in_unknown_info_is_read_as_topic_and_truth():
         {**PERSONA, "id": "x", "unknown_info": ["refund rules", {"travel insurance": "bought at booking"}]}
     )
     assert p.unknown_info == ["refund rules", "travel insurance: bought at booking"]
+
+
+def test_persona_list_includes_personas_folders(tmp_path):
+    write_persona(tmp_path / "people", "sam")
+    rows = json.loads(usersim("persona", "list", "--json", "--personas", str(tmp_path / "people")).stdout)
+    assert rows[0]["id"] == "sam" and rows[0]["file"] == str(tmp_path / "people" / "sam.yaml")
+    assert "japan-first-trip" in {r["id"] for r in rows}

@@ -84,13 +84,30 @@ def lint(paths: tuple[Path, ...]) -> None:
 
 @persona.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array.")
-def list_personas(as_json: bool) -> None:
-    """The personas in the library."""
+@_personas_option
+def list_personas(as_json: bool, persona_dirs: tuple[str, ...]) -> None:
+    """The personas in the library (and in --personas folders, listed first)."""
+    from usersim.core.yamlfile import FileProblems
+    from usersim.personas.loader import load_persona_file
+
     rows = []
-    for pid in library_ids():
-        p = load_persona(pid)
+    files = [f for d in persona_dirs for f in sorted(Path(d).glob("*.yaml"))]
+    files += [LIBRARY_DIR / f"{pid}.yaml" for pid in library_ids()]
+    for f in files:
+        try:
+            p = load_persona_file(f)
+        except FileProblems as exc:  # a broken file is reported, the others still listed
+            click.echo("\n".join(str(x) for x in exc.problems), err=True)
+            continue
         rows.append(
-            {"id": p.id, "name": p.name, "language": p.language, "required": p.goal.required, "tags": p.tags}
+            {
+                "id": p.id,
+                "name": p.name,
+                "language": p.language,
+                "required": p.goal.required,
+                "tags": p.tags,
+                "file": str(f),
+            }
         )
     if as_json:
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
