@@ -9,115 +9,25 @@ from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Callable
 from datetime import date, timedelta
 from typing import Any
 
+from usersim.sandbox.places import normalize_place as sandbox_normalize_place
+
+
 # --- places ---------------------------------------------------------------------------------
-# Used only until sandbox.places lands (the sandbox owns the gazetteer); keys are lower-cased.
-_FALLBACK_PLACES: dict[str, str] = {
-    "上海": "上海",
-    "shanghai": "上海",
-    "pvg": "上海",
-    "sha": "上海",
-    "浦东": "上海",
-    "虹桥": "上海",
-    "北京": "北京",
-    "beijing": "北京",
-    "pek": "北京",
-    "pkx": "北京",
-    "首都": "北京",
-    "大兴": "北京",
-    "大阪": "大阪",
-    "osaka": "大阪",
-    "kix": "大阪",
-    "itm": "大阪",
-    "关西": "大阪",
-    "關西": "大阪",
-    "东京": "东京",
-    "tokyo": "东京",
-    "nrt": "东京",
-    "hnd": "东京",
-    "成田": "东京",
-    "羽田": "东京",
-    "京都": "京都",
-    "kyoto": "京都",
-    "深圳": "深圳",
-    "shenzhen": "深圳",
-    "szx": "深圳",
-    "曼谷": "曼谷",
-    "bangkok": "曼谷",
-    "bkk": "曼谷",
-    "dmk": "曼谷",
-    "清迈": "清迈",
-    "chiang mai": "清迈",
-    "cnx": "清迈",
-    "普吉岛": "普吉岛",
-    "普吉": "普吉岛",
-    "phuket": "普吉岛",
-    "hkt": "普吉岛",
-    "新加坡": "新加坡",
-    "singapore": "新加坡",
-    "sin": "新加坡",
-    "纽约": "纽约",
-    "new york": "纽约",
-    "jfk": "纽约",
-    "三亚": "三亚",
-    "sanya": "三亚",
-    "syx": "三亚",
-    "札幌": "札幌",
-    "cts": "札幌",
-    "新千岁": "札幌",
-    "成都": "成都",
-    "chengdu": "成都",
-    "厦门": "厦门",
-    "xiamen": "厦门",
-    "杭州": "杭州",
-    "hangzhou": "杭州",
-    "伦敦": "伦敦",
-    "london": "伦敦",
-    "冲绳": "冲绳",
-    "那霸": "冲绳",
-    "oka": "冲绳",
-    "okinawa": "冲绳",
-}
-_PLACE_SUFFIXES = ("国际机场", "机场", "站", "市")
-
-
-def _fallback_place(text: str) -> str | None:
-    key = text.strip().lower()
-    if key in _FALLBACK_PLACES:
-        return _FALLBACK_PLACES[key]
-    for suffix in _PLACE_SUFFIXES:
-        if key.endswith(suffix) and key[: -len(suffix)] in _FALLBACK_PLACES:
-            return _FALLBACK_PLACES[key[: -len(suffix)]]
-    for name, canon in _FALLBACK_PLACES.items():  # 上海浦东 / 大阪关西机场
-        if len(name) >= 2 and not name.isascii() and key.startswith(name):
-            return canon
-    return None
-
-
-def _place_normaliser() -> Callable[[str], str | None]:
+def _sandbox_place(text: str) -> str | None:
     try:
-        from usersim.sandbox.places import normalize_place  # the sandbox's gazetteer, when present
-    except ImportError:
-        return _fallback_place
-
-    def both(text: str) -> str | None:
-        try:
-            found = normalize_place(text)
-        except (KeyError, ValueError):
-            found = None
-        return found or _fallback_place(text)
-
-    return both
+        return sandbox_normalize_place(text)
+    except (KeyError, ValueError):
+        return None
 
 
 def normalize_place(text: Any) -> str | None:
     """Canonical place name for a city / airport / IATA code, or None if it is not a known place."""
     if not isinstance(text, str) or not text.strip():
         return None
-    return _place_normaliser()(text)
+    return _sandbox_place(text)
 
 
 # --- numbers --------------------------------------------------------------------------------
