@@ -256,3 +256,32 @@ def test_spec_options_and_their_errors(monkeypatch):
         load_simulator("openai:m?temprature=1")
     with pytest.raises(ValueError, match="attempts and max_tokens must be integers"):
         load_simulator("openai:m?attempts=many")
+
+
+async def test_sharded_reveal_gives_one_more_requirement_per_turn_and_limits_tokens():
+    p = persona(goal={"description": "订机票、酒店和行程", "required": ["flights", "hotel", "itinerary"]})
+    model = ScriptedModel(reply("我想订去大阪的机票"), reply("酒店也要"))
+    sim = LLMSimulator("openai:m?reveal=sharded&max_tokens=300", complete=model)
+    await sim.next_turn(view(p, [], 1, opening=None))
+    first = model.calls[0][0]["content"]
+    assert (
+        "You want: 机票." in first
+        and "do not stop yet" in first
+        and "酒店" not in first.split("## What you know")[0]
+    )
+    await sim.next_turn(view(p, T2, 2))
+    second = model.calls[1][0]["content"]
+    assert "You want: 机票, 酒店." in second and "行程" not in second.split("## What you know")[0]
+    with pytest.raises(ValueError, match="reveal full or sharded"):
+        load_simulator("openai:m?reveal=all")
+
+
+async def test_max_tokens_and_timeout_reach_the_call():
+    seen = {}
+
+    async def complete(**kw):
+        seen.update(kw)
+        return {"content": reply("上海")}, Usage(calls=1)
+
+    await LLMSimulator("openai:m?timeout=20", complete=complete).next_turn(view(persona(), T2, 2))
+    assert seen["max_tokens"] == 600 and seen["timeout"] == 20.0

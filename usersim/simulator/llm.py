@@ -14,6 +14,10 @@ regenerated with the problem fed back (never the bad text) up to `max_attempts`,
 SimulatorError (status error, blame simulator). Every decision goes to `SimulatorTurn.events`
 (the record's sim_events): retries, rejected outputs and why, accepted stops, give_up with the
 patience used, scripted events said or reminded.
+
+SPEC options: temperature, attempts (default 3), max_tokens (default 600 per user turn),
+timeout (seconds per call), reveal=sharded (the goal's requirements one per turn, as in "Lost in
+Conversation"), base_url, api_key_env.
 """
 
 from __future__ import annotations
@@ -116,7 +120,8 @@ def parse_reply(content: str | None) -> tuple[str, str, str]:
     return message, action, str(data.get("reason") or "")
 
 
-SPEC_OPTIONS = {"temperature", "attempts", "base_url", "api_key_env", "max_tokens", "timeout"}
+SPEC_OPTIONS = {"temperature", "attempts", "base_url", "api_key_env", "max_tokens", "timeout", "reveal"}
+REVEAL_MODES = {"full", "sharded"}
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
@@ -153,10 +158,13 @@ class LLMSimulator:
             self.temperature = float(options["temperature"]) if "temperature" in options else temperature
             self.max_tokens = int(options.get("max_tokens", DEFAULT_MAX_TOKENS))
             self.timeout = float(options["timeout"]) if "timeout" in options else None
+            self.reveal = options.get("reveal", "full")
+            if self.reveal not in REVEAL_MODES:
+                raise ValueError("reveal")
         except ValueError:
             raise ValueError(
                 f"simulator SPEC '{spec}': attempts and max_tokens must be integers, "
-                "temperature and timeout numbers"
+                "temperature and timeout numbers, reveal full or sharded"
             ) from None
         self.base_url = options.get("base_url") or None
         # the key itself never goes into a SPEC (SPECs are recorded with results): name its variable
@@ -269,7 +277,7 @@ class LLMSimulator:
                 meta={"attempts": 0},
                 events=self._event_events(view, view.opening_message),
             )
-        messages = build_messages(view)
+        messages = build_messages(view, sharded=self.reveal == "sharded")
         usage = Usage()
         problems: list[str] = []
         events: list[SimEvent] = []

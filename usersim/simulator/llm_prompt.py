@@ -131,8 +131,15 @@ def pending_events(view: SimulatorView) -> list[EventStatus]:
     return [s for s in progress if s.due is not None and s.due <= view.turn and s.said_at is None]
 
 
-def system_prompt(view: SimulatorView) -> str:
-    """The simulator's system prompt for this turn."""
+def shards(view: SimulatorView, required: list[str]) -> tuple[list[str], int]:
+    """Sharded reveal (Lost in Conversation): the required items the user knows by this turn, one
+    new shard per user turn at most (turn 1 knows the first), and how many are still to come."""
+    shown = required[: max(1, view.turn)]
+    return shown, len(required) - len(shown)
+
+
+def system_prompt(view: SimulatorView, *, sharded: bool = False) -> str:
+    """The simulator's system prompt for this turn (`sharded`: the goal's requirements one per turn)."""
     p = view.persona
     progress = event_progress(p, view.transcript, view.turn)
     due = {s.index: s.due for s in progress if s.due is not None}
@@ -147,11 +154,17 @@ def system_prompt(view: SimulatorView) -> str:
     traits.append(f"Keep each message under {length_cap(p)} characters.")
     constraints = current_constraints(p, view.turn, due=due)
     required = current_required(p, view.turn, due)
+    goal = view.goal or p.goal.description
+    if sharded and required:
+        required, later = shards(view, required)
+        goal = "You want: " + ", ".join(item_label(p.language, item) for item in required) + "."
+        if later:
+            goal += " You will think of more needs later in the chat; do not stop yet."
     return prompt_template("system").substitute(
         name=p.name,
         identity=p.identity,
         language_name=_LANGUAGE[p.language],
-        goal=view.goal or p.goal.description,
+        goal=goal,
         required=", ".join(f"{item} ({item_label(p.language, item)})" for item in required)
         or "(nothing specific)",
         reveal_rule=_REVEAL[p.reveal_policy],
@@ -172,9 +185,10 @@ def flipped_transcript(transcript: list[Message]) -> list[dict[str, str]]:
     return [{"role": flip[m.role], "content": m.content} for m in transcript if m.role in flip and m.content]
 
 
-def build_messages(view: SimulatorView) -> list[dict[str, str]]:
+def build_messages(view: SimulatorView, *, sharded: bool = False) -> list[dict[str, str]]:
     """System prompt + flipped conversation (+ a start cue when the user speaks first)."""
-    messages = [{"role": "system", "content": system_prompt(view)}] + flipped_transcript(view.transcript)
+    system = system_prompt(view, sharded=sharded)
+    messages = [{"role": "system", "content": system}] + flipped_transcript(view.transcript)
     if len(messages) == 1 or messages[-1]["role"] == "assistant":
         messages.append({"role": "user", "content": prompt_template("start").substitute()})
     return messages
