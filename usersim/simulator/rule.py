@@ -50,6 +50,19 @@ def condition_met(event: Event, text: str, tools: list[str]) -> str | None:
     return None
 
 
+def due_events(agenda: Agenda, turn: int, reply: str, tools: list[str]) -> tuple[list[Event], list[str]]:
+    """The persona events of user turn `turn`: scripted ones at that turn, then conditional ones whose
+    condition the agent's previous reply (text, tool calls) met, each once; and why each fired."""
+    events = [e for e in agenda.persona.events if e.at_turn == turn]
+    triggered: list[str] = []
+    for i, event in enumerate(agenda.persona.events):
+        if i not in agenda.fired and (why := condition_met(event, reply, tools)):
+            agenda.fired.add(i)
+            events.append(event)
+            triggered.append(f"events.{i} ({event.kind}): {why}")
+    return events, triggered
+
+
 class RuleSimulator:
     """SPEC `rule` or `rule:SALT` (the salt changes the wording choices, not the decisions)."""
 
@@ -75,13 +88,7 @@ class RuleSimulator:
         for turn in range(2, view.turn + 1):
             reply, tools = moves[turn - 2] if turn - 2 < len(moves) else ("", [])
             obs = agenda.observe(reply, turn - 1)  # the agent's reply within user turn turn-1
-            events = [e for e in persona.events if e.at_turn == turn]
-            triggered = []
-            for i, event in enumerate(persona.events):  # conditional events fire once, the turn after
-                if i not in agenda.fired and (why := condition_met(event, reply, tools)):
-                    agenda.fired.add(i)
-                    events.append(event)
-                    triggered.append(f"events.{i} ({event.kind}): {why}")
+            events, triggered = due_events(agenda, turn, reply, tools)
             upcoming = any(
                 e.at_turn is not None and turn < e.at_turn <= view.max_turns for e in persona.events
             )
