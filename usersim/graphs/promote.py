@@ -112,21 +112,22 @@ def agenda_trace(record: RunRecord, persona: Persona, max_turns: int) -> tuple[i
     last delivery, or the turn a scripted change reopened the request), and the items pending before
     each reply."""
     from usersim.simulator.agenda import Agenda, decide
-    from usersim.simulator.rule import agent_replies
+    from usersim.simulator.rule import agent_moves, due_events
 
     agenda = Agenda.start(persona)
     for e in persona.events:
         if e.at_turn == 1:
             agenda.apply_event(e)
-    replies = agent_replies(messages_of(record)[record.history_len :])
+    moves = agent_moves(messages_of(record)[record.history_len :])  # text and tool names per turn
     progress, pending = 1, {}
     for t in range(1, record.turns + 1):
         pending[t] = list(agenda.pending)
         before = set(agenda.delivered)
-        obs = agenda.observe(replies[t - 1] if t - 1 < len(replies) else "", t)
+        reply, tools = moves[t - 1] if t - 1 < len(moves) else ("", [])
+        obs = agenda.observe(reply, t)
         if obs.delivered:
             progress = t + 1
-        events = [e for e in persona.events if e.at_turn == t + 1]
+        events, _why = due_events(agenda, t + 1, reply, tools)  # scripted and conditional events
         upcoming = any(e.at_turn is not None and t + 1 < e.at_turn <= max_turns for e in persona.events)
         decide(agenda, obs, events, upcoming)
         if not (before | set(obs.delivered)) <= set(agenda.delivered):  # a change reopened the request
