@@ -322,3 +322,11 @@ async def test_typos_never_touch_the_facts(language):
     for seed in range(10):
         turn = await RuleSimulator().next_turn(at(p, [], 1, seed=seed))
         assert values[0] in turn.message and values[1] in turn.message
+
+
+async def test_a_pending_item_is_asked_for_in_words_not_its_key():
+    p = airline(goal={"description": "block my card", "required": ["card_blocked"]}, opening_message=None)
+    for seed in range(6):
+        turn = await RuleSimulator().next_turn(at(p, [U("hi"), A("Okay.")], 2, seed=seed))
+        assert turn.meta["acts"] == ["continue"]
+        assert "card blocked" in turn.message and "card_blocked" not in turn.message

@@ -74,7 +74,8 @@ def fact_label(language: str, act: Act) -> str:
 def item_label(language: str, item: str) -> str:
     from usersim.simulator.signals import canonical_item
 
-    return templates(language)["item_labels"].get(canonical_item(item), item)
+    # card_blocked -> "card blocked": a required item is never said as its raw key
+    return templates(language)["item_labels"].get(canonical_item(item)) or humanize(item)
 
 
 class _Picker:
