@@ -44,7 +44,7 @@ async def test_agent_initiated_drift_curve():
     assert v.details["overall"] == 0 and v.score == 0.0
     assert (
         v.reason
-        == "drift score 0 (lexical); per turn: t1=100, t2=100, t3=0, t4=0; agent-initiated drift in turn(s) 3, 4"
+        == "drift score 0 (lexical); per turn: t1=100, t2=100, t3=0, t4=0; agent-initiated drift (主动扩展) in turn(s) 3, 4"
     )
     assert v.counts_toward_status is False  # informational without a case threshold
     assert v.evidence_turn == 5
@@ -71,7 +71,80 @@ async def test_user_driven_switch_is_not_agent_drift():
     kinds = [p["kind"] for p in v.details["curve"]]
     assert kinds == ["anchored", "user_switch", "anchored"]
     assert v.details["overall"] == 100
-    assert v.reason.endswith("user switched topic in turn(s) 2 (not counted as drift)")
+    assert v.reason.endswith(
+        "user switched topic in turn(s) 2 (not counted as drift; the anchor moves to the new topic)"
+    )
+    assert v.details["user_switch_turns"] == [2] and v.details["agent_drift_turns"] == []
+    assert v.details["curve"][2]["back_to_earlier_topic"] is True  # 回到刚才的销量: the intent again
+
+
+async def test_an_explicit_switch_resets_the_anchor():
+    # after the user switches to the weather, a reply that wanders back to EV sales on its own is
+    # drift from the CURRENT topic (a union of old and new topics would have called it anchored)
+    t = DRIFTING[:2] + [
+        user("对了，明天北京天气怎么样"),
+        bot("明天北京晴，气温 12-24℃。"),
+        user("后天呢？"),
+        bot("华东区电动车销量方面，2024 年上海增长最快。"),
+    ]
+    v = await run(t)
+    assert [(p["anchoring"], p["kind"]) for p in v.details["curve"]] == [
+        (100, "anchored"),
+        (100, "user_switch"),
+        (0, "off_topic"),
+    ]
+    assert v.details["user_switch_turns"] == [2] and v.details["agent_drift_turns"] == [3]
+    assert v.details["overall"] == 0
+
+
+async def test_switch_announced_without_a_subject_takes_the_next_message_as_the_topic():
+    t = DRIFTING[:2] + [
+        user("换个话题吧"),
+        bot("好的，您想聊什么？"),
+        user("明天北京天气怎么样"),
+        bot("明天北京晴，气温 12-24℃，天气不错。"),
+    ]
+    v = await run(t)
+    assert [(p["anchoring"], p["kind"]) for p in v.details["curve"]] == [
+        (100, "anchored"),
+        (100, "user_switch"),
+        (100, "anchored"),  # on the new topic, not drift from 电动车销量
+    ]
+    assert v.details["overall"] == 100 and v.details["passive_drift_turns"] == []
+
+
+async def test_passive_drift_is_drift_and_reported_apart_from_agent_drift():
+    # 被动漂移: the user's follow-ups leave the intent without announcing a switch; the agent follows
+    t = DRIFTING[:2] + [
+        user("新能源补贴政策怎么样"),
+        bot("新能源补贴政策经历了多轮调整，2016 年起逐年退坡。"),
+        user("欧美国家有什么类似做法"),
+        bot("美国有税收抵免，欧洲有碳排放法规，德国曾提供环保奖金。"),
+    ]
+    v = await run(t)
+    assert [(p["anchoring"], p["kind"]) for p in v.details["curve"]] == [
+        (100, "anchored"),
+        (0, "passive_drift"),
+        (0, "passive_drift"),
+    ]
+    assert v.details["passive_drift_turns"] == [2, 3]
+    assert v.details["user_switch_turns"] == [] and v.details["agent_drift_turns"] == []
+    assert v.details["overall"] == 0 and v.verdict == "fail"
+    assert (
+        "passive drift (被动漂移: the reply followed the user's unannounced detour) in turn(s) 2, 3"
+        in v.reason
+    )
+    assert "user switched topic" not in v.reason and "主动扩展" not in v.reason
+
+
+async def test_agent_that_keeps_the_intent_through_a_user_detour_is_anchored():
+    t = DRIFTING[:2] + [
+        user("新能源补贴政策怎么样"),
+        bot("补贴推动了 2024 年华东区电动车销量增长，统计口径不变。"),
+    ]
+    v = await run(t)
+    assert [p["kind"] for p in v.details["curve"]] == ["anchored", "anchored"]
+    assert v.details["overall"] == 100
 
 
 async def test_case_threshold_makes_drift_count():
@@ -98,7 +171,7 @@ async def test_llm_drift_with_scripted_model_and_fallback():
                     {"turn": 1, "anchoring": 100, "kind": "anchored"},
                     {"turn": 2, "anchoring": 70, "kind": "expansion", "reason": "扩展到补贴"},
                     {"turn": 3, "anchoring": 30, "kind": "expansion"},
-                    {"turn": 4, "anchoring": 30, "kind": "expansion"},
+                    {"turn": 4, "anchoring": 30, "kind": "passive_drift"},
                 ]
             }
         )
@@ -110,6 +183,7 @@ async def test_llm_drift_with_scripted_model_and_fallback():
     v = await run(DRIFTING, judge=DriftJudge("openai:j", complete))
     assert v.details["mode"] == "llm" and v.details["overall"] == 30
     assert v.details["curve"][1]["reason"] == "扩展到补贴"
+    assert v.details["agent_drift_turns"] == [2, 3] and v.details["passive_drift_turns"] == [4]
 
     async def broken(messages):
         return "not json"

@@ -2,9 +2,17 @@
 intent, on seed 003's scale (100 anchored / 70 slight expansion / 30 obvious drift / 0 forgotten).
 
 Rule-based by default (lexical anchoring: content bigrams of the first user request vs each
-reply); LLM-based when a judge model is set. Topics the USER switches to join the anchor, so a
-user-driven switch is not counted as the agent drifting. Informational (counts_toward_status
-False) unless the case sets a drift threshold.
+reply); LLM-based when a judge model is set. Seed 003 separates who moved the topic
+(区分"主动扩展"和"被动漂移"), and so does each turn's `kind`:
+
+- `user_switch`: the user EXPLICITLY changed the topic ("换个话题", "对了，…" with a new subject).
+  Not drift: the anchor moves to the new topic, and the switch is reported on its own.
+- `expansion` / `off_topic`: the agent moved off the anchor on its own (主动扩展).
+- `passive_drift`: the user's follow-up wandered off the anchor without saying so and the reply
+  followed it (被动漂移, the agent led away by the user) — drift all the same.
+
+A user turn that goes back to an earlier topic ("回到刚才的销量") makes that topic the anchor again.
+Informational (counts_toward_status False) unless the case sets a drift threshold.
 """
 
 from __future__ import annotations
@@ -30,9 +38,16 @@ _STOP = re.compile(
 _LATIN = re.compile(r"[A-Za-z][A-Za-z0-9\-]+|\d+")
 LEVELS = (100, 70, 30, 0)
 # A user message that refers back ("这些车", "继续", "刚才") continues the topic; one that opens
-# with a switch marker ("对了", "另外") starts a new one.
+# with a switch marker ("对了", "另外") and brings a new subject, or says it changes the topic
+# ("换个话题"), is an explicit switch.
 _CONTINUES = re.compile(r"(这|那|它|继续|刚才|上面|之前|接着|然后|再|还|嗯|好的|详细|具体)")
 _SWITCHES = re.compile(r"^\W*(对了|另外|顺便|换个|话说|by the way)", re.IGNORECASE)
+_EXPLICIT = re.compile(
+    r"(换个话题|换一个话题|换个问题|换一个问题|聊点别的|说点别的|问点别的|问个别的|另一个问题|另外一个问题|"
+    r"别的问题|先不(?:说|聊|管)(?:这个|那个|了)?|不聊(?:这个|了)|另外一件事|还有一件事|"
+    r"change (?:the )?(?:topic|subject)|another question|something else)",
+    re.IGNORECASE,
+)
 
 
 def keywords(text: str) -> set[str]:
@@ -97,38 +112,59 @@ def turns_of(transcript: list[Message], history_len: int) -> list[tuple[int, str
     return out
 
 
+def _kind(lv: int) -> str:
+    return "anchored" if lv == 100 else ("expansion" if lv in (70, 30) else "off_topic")
+
+
 def lexical_curve(transcript: list[Message], history_len: int) -> tuple[list[dict[str, Any]], list[str]]:
-    """Per-turn anchoring by keyword overlap with the original intent (+ user-introduced topics)."""
+    """Per-turn anchoring by keyword overlap with the current anchor: the original intent, or the
+    topic the user last explicitly switched (or went back) to."""
     first_user = next((m.content for m in transcript if m.role == "user"), "")
     intent = keywords(first_user)
+    topics = [intent]  # every anchor so far; the last is current
     anchor = set(intent)
+    pending = False  # "换个话题吧" without a subject: the next user message names the new topic
     curve, prev_reply = [], first_user
     for turn, user, idx, reply in turns_of(transcript, history_len):
-        u_kw, r_kw = keywords(user), keywords(reply)
-        # A user switch: the user's message brings content unrelated to the anchor and to the
-        # previous reply (a follow-up like "住哪里方便" shares words with the previous reply).
+        u_kw = keywords(_EXPLICIT.sub(" ", user))
+        r_kw = keywords(reply)
         unrelated = len(u_kw) >= 2 and not (u_kw & anchor) and not (u_kw & keywords(prev_reply))
-        switched = turn > 1 and unrelated and (bool(_SWITCHES.search(user)) or not _CONTINUES.search(user))
-        if switched:
-            anchor |= u_kw
-        base = u_kw if switched else anchor
+        earlier = next((t for t in reversed(topics[:-1]) if u_kw & t), None) if turn > 1 else None
+        explicit = turn > 1 and (bool(_EXPLICIT.search(user)) or (unrelated and bool(_SWITCHES.search(user))))
+        point: dict[str, Any] = {"turn": turn, "message_index": idx}
+        if pending and u_kw:
+            anchor, pending = set(u_kw), False
+            topics.append(anchor)
+        if explicit:
+            # a user-initiated switch: not drift; the anchor moves to the new topic
+            if u_kw:
+                anchor = set(u_kw)
+                topics.append(anchor)
+            else:
+                pending = True
+            base, kind = (u_kw or r_kw), "user_switch"
+        elif earlier is not None and not (u_kw & anchor):
+            anchor = earlier  # the user went back to an earlier topic
+            topics.append(anchor)
+            base, kind = anchor, None
+            point["back_to_earlier_topic"] = True
+        elif unrelated and not _CONTINUES.search(user):
+            # the user's follow-up left the anchor without saying so: a reply that follows it is
+            # passive drift (被动漂移), measured against the anchor
+            base, kind = anchor, "passive_drift"
+        else:
+            base, kind = anchor, None
         share = len(r_kw & base) / max(1, min(len(base), 12))
-        lv = level(share)
-        kind = (
-            "user_switch"
-            if switched
-            else ("anchored" if lv == 100 else ("expansion" if lv in (70, 30) else "off_topic"))
+        lv = 100 if kind == "user_switch" and not u_kw else level(share)
+        if kind == "passive_drift" and lv == 100:
+            kind = "anchored"  # the agent kept to the anchor despite the user's detour
+        point.update(
+            anchoring=lv,
+            kind=kind or _kind(lv),
+            overlap=round(share, 3),
+            matched=sorted(r_kw & base)[:8],
         )
-        curve.append(
-            {
-                "turn": turn,
-                "message_index": idx,
-                "anchoring": lv,
-                "kind": kind,
-                "overlap": round(share, 3),
-                "matched": sorted(r_kw & base)[:8],
-            }
-        )
+        curve.append(point)
         prev_reply = reply
     return curve, sorted(intent)
 
@@ -138,8 +174,9 @@ class DriftTurn(BaseModel):
 
     turn: int = Field(description="User turn number.")
     anchoring: Literal[100, 70, 30, 0] = Field(description="Seed 003 scale.")
-    kind: Literal["anchored", "expansion", "user_switch", "off_topic"] = Field(
-        description="Who moved the topic."
+    kind: Literal["anchored", "expansion", "user_switch", "passive_drift", "off_topic"] = Field(
+        description="Who moved the topic: the agent (expansion, off_topic), the user explicitly "
+        "(user_switch, not drift) or the user without saying so, the agent following (passive_drift)."
     )
     reason: str = Field(default="", description="Why.")
 
@@ -181,14 +218,21 @@ class DriftJudge:
         score = overall(curve)
         threshold = drift_threshold(case)
         agent_drift = [p["turn"] for p in curve if p["kind"] in ("expansion", "off_topic")]
+        passive = [p["turn"] for p in curve if p["kind"] == "passive_drift"]
         switches = [p["turn"] for p in curve if p["kind"] == "user_switch"]
         points = ", ".join(f"t{p['turn']}={p['anchoring']}" for p in curve)
         reason = f"drift score {score} ({mode}); per turn: {points}"
         if agent_drift:
-            reason += f"; agent-initiated drift in turn(s) {', '.join(map(str, agent_drift))}"
+            reason += f"; agent-initiated drift (主动扩展) in turn(s) {', '.join(map(str, agent_drift))}"
+        if passive:
+            reason += (
+                f"; passive drift (被动漂移: the reply followed the user's unannounced detour) in turn(s) "
+                f"{', '.join(map(str, passive))}"
+            )
         if switches:
             reason += (
-                f"; user switched topic in turn(s) {', '.join(map(str, switches))} (not counted as drift)"
+                f"; user switched topic in turn(s) {', '.join(map(str, switches))} "
+                "(not counted as drift; the anchor moves to the new topic)"
             )
         reason += note
         passed = score >= (threshold if threshold is not None else 70)
@@ -209,6 +253,9 @@ class DriftJudge:
                     "mode": mode,
                     "intent_keywords": intent,
                     "threshold": threshold,
+                    "agent_drift_turns": agent_drift,
+                    "passive_drift_turns": passive,
+                    "user_switch_turns": switches,
                 },
             )
         ]
