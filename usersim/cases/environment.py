@@ -48,7 +48,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from usersim.core.yamlfile import FileProblems, read_yaml
+from usersim.core.yamlfile import FileProblems, read_text_file, read_yaml
 
 Tables = dict[str, list[dict[str, Any]]]
 STATE_PARAMS = ("db", "state")
@@ -174,7 +174,7 @@ def _read_state(path: Path) -> Tables:
         raise ValueError(f"state file not found: {path}")
     if path.suffix == ".json":
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(read_text_file(path))  # not UTF-8 / too big: FileProblems (a ValueError)
         except json.JSONDecodeError as exc:
             raise ValueError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
     else:

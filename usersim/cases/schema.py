@@ -394,7 +394,9 @@ class Case(Strict):
             path = path if path.is_absolute() else Path((info.context or {}).get("case_dir") or ".") / path
             if not path.is_file():
                 raise ValueError(f"policy file not found: {path}")
-            return path.read_text(encoding="utf-8")
+            from usersim.core.yamlfile import read_text_file
+
+            return read_text_file(path)  # not UTF-8, too big: a ValueError naming the file
         return v
 
     @property
