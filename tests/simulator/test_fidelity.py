@@ -56,6 +56,7 @@ async def test_faithful_conversation_passes_every_check_and_never_counts():
         "fidelity.invented": "pass",
         "fidelity.reveal": "pass",
         "fidelity.events": "pass",
+        "fidelity.traits": "pass",
     }
     assert all(v.counts_toward_status is False for v in got.values())
 
@@ -110,7 +111,7 @@ async def test_history_is_not_judged_and_no_persona_is_inconclusive():
     t = msgs(("user", "作为AI助手我来回答"), ("assistant", "?"), ("user", "帮我订票"))
     assert (await verdicts(t, stop=None, history_len=2))["fidelity.character"].verdict == "pass"
     out = await judge_fidelity(transcript=t, case=CASE, state=JudgeState())
-    assert [v.verdict for v in out] == ["inconclusive"] * 9 and "has no persona" in out[0].reason
+    assert [v.verdict for v in out] == ["inconclusive"] * 10 and "has no persona" in out[0].reason
 
 
 @pytest.mark.parametrize(
@@ -208,3 +209,18 @@ async def test_llm_fidelity_catches_a_paraphrased_leak():
     assert knowledge.verdict == "fail" and knowledge.evidence_turn == 2 and "八百多一晚" in knowledge.reason
     assert "888" in sent[0][0]["content"]  # the judge sees the hidden truth to recognise paraphrases
     assert not knowledge.counts_toward_status
+
+
+async def test_traits_are_measured_and_a_chatty_terse_user_fails():
+    t = msgs(
+        ("user", "帮我订票"),
+        ("assistant", "从哪出发？"),
+        ("user", "上海"),
+        ("assistant", "几号？"),
+        ("user", "15号"),
+    )
+    st = JudgeState(persona=persona(traits={"verbosity": "high"}), stop=Stop(reason="max_turns"), turns=3)
+    got = {v.judge: v for v in await judge_fidelity(transcript=t, case=CASE, state=st)}
+    traits = got["fidelity.traits"]
+    assert traits.verdict == "fail" and "chatty persona (verbosity high) wrote only" in traits.reason
+    assert traits.details["user_turns"] == 3 and traits.details["mean_facts_per_turn"] == 0.33

@@ -74,6 +74,7 @@ class RunRecord(Strict):
         default=False,
         description="A fidelity verdict failed: the simulated user misbehaved, so a failure is not the agent's.",
     )
+    persona: str | None = Field(default=None, description="Persona id the simulated user played (organic).")
     sim_events: list[SimEvent] = Field(
         default_factory=list,
         description="Organic runs: what the simulator framework decided per turn (retries, rejected outputs, "

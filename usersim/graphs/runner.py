@@ -159,6 +159,7 @@ async def run_trial(trial: Trial, cfg: RunConfig, run_id: str) -> RunRecord:
         blame=blame,
         simulator_suspect=suspect,
         sim_events=_sim_events(case, persona, final) if case.mode == "organic" else [],
+        persona=getattr(persona, "id", None) if case.mode == "organic" else None,
         score=combine_score(verdicts),
         turns=final.get("turn", 0),
         stop_reason=stop.reason if stop else None,

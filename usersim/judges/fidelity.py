@@ -49,9 +49,12 @@ NAMES = (
     "fidelity.invented",
     "fidelity.reveal",
     "fidelity.events",
+    "fidelity.traits",
 )
 LLM_CHECKS = ("knowledge", "character", "reveal", "language", "events")
 REVEAL_LIMIT = {"when_asked": 2, "gradually": 3}  # known facts one user turn may state
+TERSE_MEAN_CHARS = 80  # a low-verbosity user's mean turn length (Chinese characters; English x3)
+CHATTY_MIN_MEAN_CHARS = 12  # a high-verbosity user writing shorter than this on average is too terse
 
 _ACCEPT = re.compile(
     r"(好的|可以|就这个|就它|就订|就买|没问题|行吧|就这样|谢谢|\bok\b|sounds good|i'll take|go with|perfect|great)",
@@ -244,6 +247,43 @@ def check_events(persona: Persona, live: list[tuple[int, Message]], state: Judge
     return _verdict(NAMES[8], True, f"every scripted event that fell due was said ({notes})")
 
 
+def _facts_in(persona: Persona, text: str) -> int:
+    low = text.lower()
+    return sum(1 for f in persona.known_info if f.value.strip() and f.value.strip().lower() in low)
+
+
+def check_traits(persona: Persona, users: list[tuple[int, int, Message]]) -> Verdict:
+    """Traits measured on the simulator's turns: length vs verbosity, facts per turn vs reveal policy.
+    `details` carries the measurements (summary.json aggregates them per persona)."""
+    factor = guards.EN_FACTOR if persona.language == "en" else 1
+    lengths = [len(m.content) for _, _, m in users]
+    facts = [_facts_in(persona, m.content) for _, _, m in users]
+    details = {
+        "verbosity": persona.traits.verbosity,
+        "reveal_policy": persona.reveal_policy,
+        "user_turns": len(users),
+        "mean_chars": round(sum(lengths) / len(lengths), 1) if lengths else None,
+        "max_chars": max(lengths, default=0),
+        "mean_facts_per_turn": round(sum(facts) / len(facts), 2) if facts else None,
+        "max_facts_in_turn": max(facts, default=0),
+    }
+    verdict = _verdict(NAMES[9], True, "no simulator-written user turns to measure")
+    if lengths:
+        mean = details["mean_chars"]
+        problem = None
+        if persona.traits.verbosity == "low" and mean > TERSE_MEAN_CHARS * factor:
+            problem = f"a terse persona (verbosity low) wrote {mean} characters per turn on average"
+        elif persona.traits.verbosity == "high" and mean < CHATTY_MIN_MEAN_CHARS * factor:
+            problem = f"a chatty persona (verbosity high) wrote only {mean} characters per turn on average"
+        summary = (
+            f"{len(users)} user turns: {mean} characters per turn (verbosity {persona.traits.verbosity}), "
+            f"{details['mean_facts_per_turn']} known facts per turn (reveal {persona.reveal_policy})"
+        )
+        verdict = _verdict(NAMES[9], problem is None, problem + f"; {summary}" if problem else summary)
+    verdict.details = details
+    return verdict
+
+
 class FidelityFinding(BaseModel):
     """The judge model's verdict on one fidelity check."""
 
@@ -389,6 +429,7 @@ async def judge_fidelity(
         check_invented(persona, live, users, case),
         check_reveal(persona, users),
         check_events(persona, live, state),
+        check_traits(persona, users),
     ]
     if complete is None and judge_model:
         from usersim.judges.llm import model_complete

@@ -225,6 +225,31 @@ def c1_scores(records: list[RunRecord]) -> C1Scores | None:
     )
 
 
+def persona_traits(records: list[RunRecord]) -> dict[str, dict[str, Any]]:
+    """Per persona: how its traits were followed, from the fidelity.traits measurements."""
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    passed: Counter[str] = Counter()
+    for r in records:
+        v = next((v for v in r.verdicts if v.judge == "fidelity.traits" and v.details), None)
+        if v is None or not r.persona or not v.details.get("user_turns"):
+            continue
+        groups[r.persona].append(v.details)
+        passed[r.persona] += v.verdict == "pass"
+    out = {}
+    for pid, ds in sorted(groups.items()):
+        turns = sum(d["user_turns"] for d in ds)
+        out[pid] = {
+            "conversations": len(ds),
+            "verbosity": ds[0]["verbosity"],
+            "mean_chars": round(sum(d["mean_chars"] * d["user_turns"] for d in ds) / turns, 1),
+            "reveal_policy": ds[0]["reveal_policy"],
+            "mean_facts_per_turn": round(sum(d["mean_facts_per_turn"] * d["user_turns"] for d in ds) / turns, 2),
+            "max_facts_in_turn": max(d["max_facts_in_turn"] for d in ds),
+            "trait_check_pass_rate": round(passed[pid] / len(ds), 4),
+        }
+    return out
+
+
 def load_decay(run_dir: Path | None) -> dict[str, Any] | None:
     """DIR/decay.json as the decay sweep wrote it, or None when absent or unreadable."""
     if run_dir is None:
@@ -274,6 +299,7 @@ def summarize(records: list[RunRecord], meta: dict[str, Any], *, run_dir: Path |
         judging=judge_stats(records),
         blame=dict(Counter(r.blame for r in records if r.status != "passed" and r.blame).most_common()),
         simulator_suspects=[r.id for r in records if r.simulator_suspect],
+        persona_traits=persona_traits(records),
     )
 
 

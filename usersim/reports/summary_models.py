@@ -345,6 +345,11 @@ class Summary(Strict):
     simulator_suspects: list[str] = Field(
         default_factory=list, description="Record ids whose simulated user failed a fidelity check."
     )
+    persona_traits: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Persona id -> traits measured on its simulated turns (fidelity.traits): verbosity and "
+        "mean characters per turn, reveal policy and mean known facts per turn, trait check pass rate.",
+    )
     judging: JudgeStats | None = Field(
         default=None,
         description="LLM judge agreement per criterion, inconclusive verdicts, rule-vs-LLM re-check (reports.judging).",
