@@ -1,0 +1,102 @@
+"""The safe reader every project file goes through: hostile bytes and YAML become file:line
+problems quickly, never exceptions, hangs or memory blowups."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from usersim.core.yamlfile import FileProblems, Problem, parse_yaml, read_text_file, read_yaml, short
+
+
+def _problem(path: Path) -> str:
+    with pytest.raises(FileProblems) as info:
+        read_yaml(path)
+    assert len(info.value.problems) >= 1
+    return str(info.value.problems[0])
+
+
+def _write(tmp_path: Path, data: bytes | str, name: str = "f.yaml") -> Path:
+    path = tmp_path / name
+    path.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
+    return path
+
+
+def test_utf8_with_bom_and_merge_keys_and_aliases_read_fine(tmp_path):
+    path = _write(tmp_path, "\ufeffbase: &b {x: 1}\ncopy: *b\nmerged: {<<: *b, y: 2}\n")
+    data, lines = read_yaml(path)
+    assert data == {"base": {"x": 1}, "copy": {"x": 1}, "merged": {"x": 1, "y": 2}}
+    assert lines.line(("merged", "y")) == 3
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (b"a: 1\nb: caf\xe9\n", ":2: <file>: not UTF-8 text: byte 0xe9 at offset 11"),
+        (b"a: 1\nb: x\x01y\n", ":2: <file>: control character U+0001 is not allowed in YAML"),
+        (b"id: a\nx: 1\nid: b\n", ":3: id: duplicate key 'id' (first at line 1)"),
+        (b"a:\n  d: 2026-13-45\n", ":2: a.d: cannot read '2026-13-45' as timestamp"),
+        (b"a: [1, !!int abc]\n", ":1: a.1: cannot read 'abc' as int"),
+        (b"a: !!float x\n", ":1: a: cannot read 'x' as float"),
+        (b"a: &a [1, *a]\n", ":1: <file>: an alias refers to its own anchor"),
+        (
+            b"a: !!python/object:os.system ls\n",
+            ":1: <file>: YAML syntax error: could not determine a constructor",
+        ),
+        (b"a: 1\n---\nb: 2\n", ":2: <file>: YAML syntax error"),
+        (b"a: b: c\n", ":1: <file>: YAML syntax error: mapping values are not allowed here"),
+    ],
+)
+def test_hostile_input_is_one_problem_with_its_line(tmp_path, data, expected):
+    path = _write(tmp_path, data)
+    assert _problem(path).startswith(f"{path}{expected}")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: " + "[" * 100_000 + "]" * 100_000,  # quadratic in PyYAML's scanner without the pre-scan
+        "a: " + "{a: " * 20_000 + "}" * 20_000,
+        "".join("  " * i + f"k{i}:\n" for i in range(500)),  # block nesting: RecursionError without the limit
+        "l0: &l0 [x, x, x, x, x, x, x, x, x]\n"  # billion laughs: 9^10 values if built
+        + "".join(f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]\n" for i in range(1, 10)),
+    ],
+)
+def test_nesting_and_alias_bombs_are_refused_fast(tmp_path, text):
+    path = _write(tmp_path, text)
+    started = time.perf_counter()
+    message = _problem(path)
+    assert time.perf_counter() - started < 1.5
+    assert "nested deeper than 64 levels" in message or "expand to more than" in message
+
+
+def test_not_a_regular_file_is_refused_without_reading(tmp_path):
+    fifo = tmp_path / "pipe.yaml"
+    os.mkfifo(fifo)  # reading it would block forever
+    assert "not a regular file" in _problem(fifo)
+    assert "not a regular file" in _problem(Path("/dev/zero"))
+    assert "file not found" in _problem(tmp_path / "missing.yaml")
+    assert "not a regular file" in _problem(tmp_path)
+
+
+def test_size_limit(tmp_path):
+    path = _write(tmp_path, "a: 1\n" * 100)
+    with pytest.raises(FileProblems, match="larger than 100 bytes"):
+        read_text_file(path, max_bytes=100)
+    assert read_text_file(path, max_bytes=10_000).count("\n") == 100
+
+
+def test_messages_quote_at_most_about_80_characters():
+    assert len(short("x" * 2_000_000)) < 100
+    assert len(short(list(range(1_000_000)))) < 100
+    problem = Problem("f.yaml", 1, "k" * 10_000, "m" * 10_000)
+    assert len(str(problem)) < 600
+
+
+def test_embedded_yaml_lines_are_offset(tmp_path):
+    with pytest.raises(FileProblems) as info:
+        parse_yaml("name: x\nname: y\n", tmp_path / "SKILL.md", line_offset=1)
+    assert str(info.value.problems[0]).startswith(f"{tmp_path / 'SKILL.md'}:3: name: duplicate key")
