@@ -128,7 +128,11 @@ def test_plain_text_stop_token_ends_the_conversation_with_the_models_stop(stub, 
     assert kinds(record) == ["stop_accepted"] and "plain-text stop token" in record["sim_events"][0]["detail"]
     assert summary["totals"]["pass_rate"] == 1.0
     traits = summary["persona_traits"]["acc-user"]  # measured on the simulator's own turns
-    assert traits["conversations"] == 1 and traits["verbosity"] == "medium" and traits["mean_chars"] == 10.0
+    assert (
+        traits["conversations"] == 1
+        and traits["verbosity"] == "medium"
+        and traits["mean_chars"] == len("好的，就订这些，谢谢！")
+    )
 
 
 def test_a_stop_after_an_unrecognised_delivery_is_accepted_and_no_line_is_injected(stub, tmp_path):
