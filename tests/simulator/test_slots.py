@@ -127,3 +127,28 @@ def test_fact_matcher_finds_the_facts_a_reply_asks_about(text, asked):
     from usersim.simulator.slots import FactMatcher
 
     assert FactMatcher(_support_persona()).asked(text) == asked
+
+
+@pytest.mark.parametrize(
+    "word, text, found",
+    [
+        ("1628", "A total of $1,628.00 was charged.", True),
+        ("$1,628", "total 1628 USD", True),
+        ("4", "You have 14 bags.", False),  # a number is matched whole
+        ("4", "You have 4 bags.", True),
+        ("4", "Rated 4.5 stars.", False),
+        ("refund of $320", "A refund of $320.00 is on its way.", True),
+        ("G", "G1234 次高铁", True),  # short Latin codes still work
+        ("华为 MateBook", "华为MateBook 14", True),
+    ],
+)
+def test_deliverable_keywords_compare_numbers_by_value(word, text, found):
+    from usersim.simulator.signals import keyword_in
+
+    assert keyword_in(word, text.lower()) is found
+
+
+def test_a_number_keyword_in_the_agents_question_delivers_nothing():
+    goal = Goal(description="refund", required=["refund"], deliverable_keywords={"refund": ["320"]})
+    assert delivered_items(goal, "Should I refund the $320 to your card?") == {}
+    assert delivered_items(goal, "I refunded $320.00 to your card.") == {"refund": "320"}

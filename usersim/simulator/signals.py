@@ -158,13 +158,36 @@ def delivered_items(goal: Goal, text: str) -> dict[str, str]:
     return found
 
 
+_QUANTITY = re.compile(r"^[$¥￥€£]?\s*(\d[\d,]*(?:\.\d+)?)\s*$")
+_NUMBER = re.compile(r"(?<![\d.])\d[\d,]*(?:\.\d+)?(?![\d])")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_ZERO_CENTS = re.compile(r"(?<=\d)\.0+(?!\d)")
+
+
+def normalize_numbers(text: str) -> str:
+    """Numbers written one way: 1,628.00 -> 1628 (thousands separators and zero cents go)."""
+    return _ZERO_CENTS.sub("", _THOUSANDS.sub("", text))
+
+
+def _value(number: str) -> float | None:
+    try:
+        return float(number.replace(",", ""))
+    except ValueError:
+        return None
+
+
 def keyword_in(word: str, lowered_text: str) -> bool:
     """Keyword match ignoring case and whitespace ("华为 MateBook" = "华为MateBook 14"); short Latin
-    keywords (CA, MU, D1) must stand alone as a word."""
-    w = word.lower()
+    keywords (CA, MU, D1) must stand alone as a word; a number matches by value, as a whole number
+    ("1628" finds "$1,628.00", "4" never finds "14 bags"), as the judges' keyword checks do."""
+    w = word.lower().strip()
+    if m := _QUANTITY.match(w):
+        want = _value(m.group(1))
+        return any(_value(n) == want for n in _NUMBER.findall(lowered_text))
+    w, text = normalize_numbers(w), normalize_numbers(lowered_text)
     if len(w) <= 3 and w.isascii():
-        return re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", lowered_text) is not None
-    return w in lowered_text or re.sub(r"\s+", "", w) in re.sub(r"\s+", "", lowered_text)
+        return re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", text) is not None
+    return w in text or re.sub(r"\s+", "", w) in re.sub(r"\s+", "", text)
 
 
 def undelivered(goal: Goal, assistant_texts: list[str], constraints: dict | None = None) -> list[str]:
