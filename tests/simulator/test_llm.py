@@ -138,7 +138,7 @@ async def test_a_stop_before_the_agent_spoke_is_regenerated_not_replaced():
     model = ScriptedModel(reply("", "stop"), reply("我想订去大阪的机票"))
     turn = await LLMSimulator("openai:m", complete=model).next_turn(view(persona(), [], 1, opening=None))
     assert turn.stop is None and turn.message == "我想订去大阪的机票"  # the model's own words
-    assert [e.kind for e in turn.events] == ["rejected", "retry"]
+    assert [e.kind for e in turn.events] == ["stop_refused", "retry"]
     assert "before the assistant said anything" in turn.events[0].detail
 
 

@@ -78,11 +78,12 @@ DEFAULT_MAX_TOKENS = 600  # one user turn; overridable with ?max_tokens=
 
 
 class BadReply(ValueError):
-    """One unusable model reply (regenerated). `kind` is 'rejected' or 'guard'; `guard` names which."""
+    """One unusable model reply (regenerated). `kind` is rejected, stop_refused or guard; `guard` names which."""
 
-    def __init__(self, problem: str, *, guard: str | None = None) -> None:
+    def __init__(self, problem: str, *, guard: str | None = None, kind: str = "rejected") -> None:
         super().__init__(problem)
         self.guard = guard
+        self.kind = "guard" if guard else kind
 
 
 def _split_token(text: str) -> tuple[str, str | None]:
@@ -203,7 +204,7 @@ class LLMSimulator:
         if action == "continue" and not message:
             raise BadReply("empty message")
         if action != "continue" and not any(m.role == "assistant" for m in view.transcript):
-            raise BadReply(f"chose {action} before the assistant said anything")
+            raise BadReply(f"chose {action} before the assistant said anything", kind="stop_refused")
         if not message:
             return
         p = view.persona
@@ -289,7 +290,7 @@ class LLMSimulator:
                 self._check(view, message, action)
             except BadReply as exc:
                 problems.append(str(exc))
-                kind = "guard" if exc.guard else "rejected"
+                kind = exc.kind
                 label = f"{exc.guard}: " if exc.guard else ""
                 events.append(
                     SimEvent(turn=view.turn, kind=kind, detail=f"attempt {attempt + 1}: {label}{exc}")
