@@ -68,3 +68,67 @@ def test_main_cli_exposes_report():
     out = CliRunner().invoke(main, ["--help"]).output
     assert "report" in out and "Rebuild summary.json" in out
     assert main.get_command(None, "report").name == "report"
+
+
+def test_report_shows_c5_accuracy_lost_in_the_middle_per_case_and_c1_scores(tmp_path):
+    """Issue #11 acceptance through the CLI: summary.json and report.html carry accuracy as
+    passed / decided with the decided counts, lost in the middle per case, the C1 0-5 distribution."""
+    from usersim.core.verdict import Verdict
+    from usersim.judges.llm_rubric import C1_CRITERION
+
+    def c1(case_id, total, repeat=0):
+        verdicts = [
+            Verdict(judge="tool_called", verdict="pass", reason="ok"),
+            Verdict(
+                judge="llm_rubric",
+                verdict="inconclusive",
+                reason=f"C1 rubric {total}/5",
+                criterion=C1_CRITERION,
+                counts_toward_status=False,
+                details={"total": total},
+            ),
+        ]
+        return record(case_id, repeat=repeat, verdicts=verdicts)
+
+    recs = [
+        record("C5-MI-01", length="32k", position="beginning", status="passed", score=1.0),
+        record("C5-MI-01", length="32k", position="middle", status="failed", score=0.9),
+        record("C5-MI-01", length="32k", position="middle", status="unjudged", score=0.9, repeat=1),
+        record("C5-MI-01", length="32k", position="end", status="passed", score=1.0),
+        record("C5-MI-01", length="4k", position="middle", status="passed", score=1.0),
+        record("C5-LT-01", length="4k", position="beginning", status="passed"),
+        record("C5-LT-01", length="32k", position="beginning", status="error"),
+        c1("C1-SF-01", 4),
+        c1("C1-SF-01", 4, 1),
+        c1("C1-SF-02", 1),
+    ]
+    run = tmp_path / "run"
+    _write_results(run, recs)
+    result = CliRunner().invoke(report, [str(run)])
+    assert result.exit_code == 0, result.output
+    s = json.loads((run / "summary.json").read_text(encoding="utf-8"))
+    lc = s["long_context"]
+    # 32k: MI-01 2 passed of 3 decided (the unjudged middle and LT-01's error are left out, and counted)
+    k32 = lc["length_counts"]["32k"]
+    assert (k32["passed"], k32["decided"], k32["unjudged"], k32["error"], k32["accuracy"]) == (
+        2,
+        3,
+        1,
+        1,
+        0.6667,
+    )
+    assert lc["by_length"] == {"4k": 1.0, "32k": 0.6667}
+    assert lc["degradation_rate"] == 0.3333
+    mi = next(c for c in lc["cases"] if c["case_id"] == "C5-MI-01")
+    assert mi["by_position"] == {"beginning": 1.0, "middle": 0.5, "end": 1.0}
+    assert mi["lost_in_the_middle"] is True
+    lt = next(c for c in lc["cases"] if c["case_id"] == "C5-LT-01")
+    assert lt["lost_in_the_middle"] is None and "no run at middle, end" in lt["lost_in_the_middle_note"]
+    assert (lc["lost_in_the_middle_cases"], lc["position_incomplete"]) == (["C5-MI-01"], ["C5-LT-01"])
+    assert s["c1_rubric"]["distribution"] == {"0": 0, "1": 1, "2": 0, "3": 0, "4": 2, "5": 0}
+    assert s["c1_rubric"]["mean_total"] == 3.0
+    html = (run / "report.html").read_text(encoding="utf-8")
+    assert "32k 2/3 (+1 unjudged, 1 error not counted)" in html
+    assert "<b>C5-MI-01</b> of 1 case(s) with all three positions" in html
+    assert "No verdict for 1 case(s) lacking a position: C5-LT-01." in html
+    assert "3 run(s) scored, mean <b>3.00</b> / 5" in html

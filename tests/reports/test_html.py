@@ -107,7 +107,7 @@ def test_sections_for_skill_impact_long_context_tokens_and_decay(tmp_path):
         "Lost in the middle, per case" in html
         and "<b>C5-MI-01</b> of 1 case(s) with all three positions" in html
     )
-    assert "middle below beginning and end (beginning 2/2, middle 1/2, end 2/2)" in html
+    assert "middle below beginning and end (beginning 2/2, middle 1/2, end 2/2; at 4k, 32k)" in html
     assert "No verdict for 1 case(s) lacking a position: C5-MI-02." in html
     assert "no verdict: no run at beginning, end; nothing decided at middle" in html
     # accuracy is passed / decided with the undecided runs shown beside it

@@ -219,8 +219,9 @@ def test_lost_in_the_middle_is_decided_per_case_never_pooled():
     assert mi1.by_position == {"beginning": 1.0, "middle": 0.5, "end": 1.0}
     assert mi1.lost_in_the_middle is True and mi1.middle_drop == 0.5
     assert mi1.lost_in_the_middle_note == (
-        "middle below beginning and end (beginning 2/2, middle 1/2, end 2/2)"
+        "middle below beginning and end (beginning 2/2, middle 1/2, end 2/2; at 32k)"
     )
+    assert mi1.position_lengths == ["32k"]
     assert cases["C5-MI-02"].lost_in_the_middle is None
     assert cases["C5-MI-02"].lost_in_the_middle_note.startswith("no verdict: no run at beginning, end")
     assert cases["C5-MI-03"].lost_in_the_middle is None
@@ -246,6 +247,28 @@ def test_lost_in_the_middle_is_decided_per_case_never_pooled():
         "accuracy": 0.5,
         "mean_score": None,
     }
+
+
+def test_lost_in_the_middle_compares_positions_at_the_same_length():
+    recs = [
+        # EI-01: beginning and end only at 4k, middle only at 32k: never comparable
+        record("C5-EI-01", length="4k", position="beginning", status="passed"),
+        record("C5-EI-01", length="4k", position="end", status="passed"),
+        record("C5-EI-01", length="32k", position="middle", status="failed"),
+        # EI-02: all three at 4k (middle failed); at 32k only the middle (passed) -> 4k decides
+        record("C5-EI-02", length="4k", position="beginning", status="passed"),
+        record("C5-EI-02", length="4k", position="middle", status="failed"),
+        record("C5-EI-02", length="4k", position="end", status="passed"),
+        record("C5-EI-02", length="32k", position="middle", status="passed"),
+    ]
+    cases = {c.case_id: c for c in summarize(recs, {}).long_context.cases}
+    ei1 = cases["C5-EI-01"]
+    assert ei1.lost_in_the_middle is None and ei1.middle_drop is None
+    assert "never decided at the same context length" in ei1.lost_in_the_middle_note
+    ei2 = cases["C5-EI-02"]
+    assert ei2.by_position["middle"] == 0.5  # all of the case's middle runs, shown
+    assert (ei2.lost_in_the_middle, ei2.middle_drop, ei2.position_lengths) == (True, 1.0, ["4k"])
+    assert ei2.lost_in_the_middle_note.endswith("(beginning 1/1, middle 0/1, end 1/1; at 4k)")
 
 
 def _c1(case_id, details, repeat=0, verdict="inconclusive"):

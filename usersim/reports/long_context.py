@@ -77,29 +77,49 @@ def _counts(records: list[RunRecord], key: str, names: tuple[str, ...]) -> dict[
     }
 
 
-def _lost_in_the_middle(by_pos: dict[str, Accuracy]) -> tuple[bool | None, float | None, str]:
-    """(verdict, beginning - middle, note) of one case from its own runs at the three positions."""
-    acc = {p: by_pos[p].accuracy for p in by_pos}
-    begin, middle, end = (acc.get(p) for p in POSITIONS)
-    drop = None if begin is None or middle is None else round(begin - middle, 4)
-    if not by_pos:
-        return None, None, "not run at a key-info position"
-    missing = [p for p in POSITIONS if p not in by_pos]
-    undecided = [p for p in POSITIONS if p in by_pos and acc[p] is None]
-    if missing or undecided:
+def _complete(records: list[RunRecord]) -> bool:
+    """A decided run at each of the three positions."""
+    return all(accuracy([r for r in records if r.variant.position == p]).decided for p in POSITIONS)
+
+
+def _lost_in_the_middle(rs: list[RunRecord]) -> tuple[bool | None, float | None, str, list[str]]:
+    """(verdict, beginning - middle, note, lengths compared) of one case from its own runs.
+
+    Only the context lengths at which this case has a decided run at beginning, middle AND end are
+    compared, so a middle run at 32k is never set against a beginning run at 4k."""
+    by_len: dict[str, list[RunRecord]] = defaultdict(list)
+    for r in rs:
+        if r.variant.position:
+            by_len[r.variant.length or "-"].append(r)
+    if not by_len:
+        return None, None, "not run at a key-info position", []
+    lengths = [
+        k for k in (*LENGTHS, *sorted(set(by_len) - set(LENGTHS))) if k in by_len and _complete(by_len[k])
+    ]
+    if not lengths:
+        ran = {p: accuracy([r for r in rs if r.variant.position == p]) for p in POSITIONS}
+        missing = [p for p in POSITIONS if not ran[p].records]
+        undecided = [p for p in POSITIONS if ran[p].records and not ran[p].decided]
         why = []
         if missing:
             why.append("no run at " + ", ".join(missing))
         if undecided:
             why.append("nothing decided at " + ", ".join(undecided))
-        return None, drop, "no verdict: " + "; ".join(why) + " (needs beginning, middle and end of this case)"
+        if not why:
+            why.append("beginning, middle and end never decided at the same context length")
+        return (
+            None,
+            None,
+            "no verdict: " + "; ".join(why) + " (needs beginning, middle and end of this case)",
+            [],
+        )
+    used = [r for k in lengths for r in by_len[k]]
+    pos = {p: accuracy([r for r in used if r.variant.position == p]) for p in POSITIONS}
+    begin, middle, end = (pos[p].accuracy for p in POSITIONS)
     lost = middle < begin and middle < end  # type: ignore[operator]
-    shown = ", ".join(f"{p} {by_pos[p].passed}/{by_pos[p].decided}" for p in POSITIONS)
-    return (
-        lost,
-        drop,
-        ("middle below beginning and end" if lost else "middle not below both ends") + f" ({shown})",
-    )
+    shown = ", ".join(f"{p} {pos[p].passed}/{pos[p].decided}" for p in POSITIONS)
+    verdict = "middle below beginning and end" if lost else "middle not below both ends"
+    return lost, round(begin - middle, 4), f"{verdict} ({shown}; at {', '.join(lengths)})", lengths  # type: ignore[operator]
 
 
 def long_context_stats(records: list[RunRecord]) -> LongContext:
@@ -119,7 +139,7 @@ def long_context_stats(records: list[RunRecord]) -> LongContext:
         c_len = _counts(rs, "length", LENGTHS)
         c_pos = _counts(rs, "position", POSITIONS)
         by_len = {k: a.accuracy for k, a in c_len.items()}
-        lost, drop, note = _lost_in_the_middle(c_pos)
+        lost, drop, note, compared = _lost_in_the_middle(rs)
         cases.append(
             CaseGradient(
                 case_id=case_id,
@@ -131,6 +151,7 @@ def long_context_stats(records: list[RunRecord]) -> LongContext:
                 middle_drop=drop,
                 lost_in_the_middle=lost,
                 lost_in_the_middle_note=note,
+                position_lengths=compared,
             )
         )
     return LongContext(

@@ -196,7 +196,8 @@ class CaseGradient(Strict):
         default=None, description="(short - long) / short accuracy; lower is better."
     )
     middle_drop: float | None = Field(
-        default=None, description="beginning - middle accuracy of this case (null without both)."
+        default=None,
+        description="beginning - middle accuracy over position_lengths (null without a verdict).",
     )
     lost_in_the_middle: bool | None = Field(
         default=None,
@@ -205,6 +206,11 @@ class CaseGradient(Strict):
     )
     lost_in_the_middle_note: str = Field(
         default="", description="Why there is no lost-in-the-middle verdict, or what it compared."
+    )
+    position_lengths: list[str] = Field(
+        default_factory=list,
+        description="Context lengths whose beginning/middle/end runs the verdict compared (those with "
+        "a decided run at all three positions).",
     )
 
 
