@@ -243,7 +243,9 @@ def persona_traits(records: list[RunRecord]) -> dict[str, dict[str, Any]]:
             "verbosity": ds[0]["verbosity"],
             "mean_chars": round(sum(d["mean_chars"] * d["user_turns"] for d in ds) / turns, 1),
             "reveal_policy": ds[0]["reveal_policy"],
-            "mean_facts_per_turn": round(sum(d["mean_facts_per_turn"] * d["user_turns"] for d in ds) / turns, 2),
+            "mean_facts_per_turn": round(
+                sum(d["mean_facts_per_turn"] * d["user_turns"] for d in ds) / turns, 2
+            ),
             "max_facts_in_turn": max(d["max_facts_in_turn"] for d in ds),
             "trait_check_pass_rate": round(passed[pid] / len(ds), 4),
         }
