@@ -170,7 +170,8 @@ _WORD = re.compile(r"[a-z][a-z0-9]+")
 INFO_REQUEST = re.compile(
     r"((provide|share|give|confirm|tell|verify|what('s| is| are)|may i (have|get|know)|can i (have|get)|need)"
     r"\b.{0,30}\b(id|number|code|e-?mail|address|name|date|details|information|info|phone|zip|account|"
-    r"reservation|booking|order)\b)|请提供|提供一下|(你|您)的.{0,10}(是多少|是什么|号码|编号|信息|地址)",
+    r"reservation|booking|order)\b)|(提供|告诉我|说一下).{0,10}(号|码|编号|邮箱|地址|姓名|证件)|"
+    r"(你|您)的.{0,10}(是多少|号码|编号|邮箱|地址)",
     re.IGNORECASE,
 )
 
@@ -190,7 +191,18 @@ def concept_of(key: str, extra: list[str] | tuple[str, ...] = ()) -> str | None:
 
 
 # Question words that stand for a content word ("Why ...?" asks for the reason).
-_WORD_SYNONYMS = {"why": "reason", "cost": "price", "pricing": "price", "tier": "level", "status": "level"}
+_WORD_SYNONYMS = {
+    "why": "reason",
+    "cost": "price",
+    "pricing": "price",
+    "tier": "level",
+    "status": "level",
+    "booking": "reservation",
+    "booked": "reservation",
+    "mail": "email",
+    "e-mail": "email",
+    "postcode": "zip",
+}
 
 
 def _stem(word: str) -> str:
