@@ -135,18 +135,19 @@ def long_context_section(s: Summary) -> str:
             f"degradation_rate (short - long) / short over all cases: <b>{num(lc.degradation_rate, 3)}</b> "
             '<span class="muted">(lower is better)</span></p>'
         )
-    lost = ", ".join(lc.lost_in_the_middle_cases) or "none"
-    body.append(
-        f"<p>Lost in the middle, per case (from the case's own runs at beginning / middle / end, never pooled "
-        f"across cases): <b>{escape(lost)}</b> of {len(lc.position_checked)} case(s) with all three positions."
-        + (
-            f" No verdict for {len(lc.position_incomplete)} case(s) lacking a position: "
-            f"{escape(', '.join(lc.position_incomplete))}."
-            if lc.position_incomplete
-            else ""
+    if lc.position_checked or lc.position_incomplete:
+        lost = ", ".join(lc.lost_in_the_middle_cases) or "none"
+        body.append(
+            f"<p>Lost in the middle, per case (from the case's own runs at beginning / middle / end, never pooled "
+            f"across cases): <b>{escape(lost)}</b> of {len(lc.position_checked)} case(s) with all three positions."
+            + (
+                f" No verdict for {len(lc.position_incomplete)} case(s) lacking a position: "
+                f"{escape(', '.join(lc.position_incomplete))}."
+                if lc.position_incomplete
+                else ""
+            )
+            + "</p>"
         )
-        + "</p>"
-    )
     rows = [
         [cell(c.case_id)]
         + [_acc_cell(c.length_counts.get(k)) for k in LENGTHS]
