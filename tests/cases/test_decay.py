@@ -195,7 +195,8 @@ def test_decay_through_the_real_graph_with_the_reference_agent(tmp_path):
     ]
     # probe, n - 1 = 2 small-talk turns, change of instruction: answered live
     assert all(r["turns"] == 4 for r in records)
-    assert "Decay curves" in (tmp_path / "report.html").read_text()
+    page = (tmp_path / "report.html").read_text()
+    assert "Decay curves" in page and "min(n - 1, 12) small-talk turns" in page
 
 
 def test_decay_tells_window_from_full_history_and_profile(tmp_path):

@@ -78,6 +78,11 @@ def _curves_section(decay: dict[str, Any], curves: dict[str, dict[str, Any]]) ->
         )
     body = f'<div class="charts">{"".join(charts)}</div>'
     body += table(["test", "measure", "breakpoint (turns, first score < 50%)", "score by turns"], rows)
+    body += (
+        '<p class="muted">turns n is seed 003\'s turn count: the probe, min(n - 1, 12) small-talk turns '
+        "(the seed's 12 filler topics), then the check question — past n = 13 the conversation stops "
+        "growing, as in the seed's code.</p>"
+    )
     system = decay.get("system")
     if isinstance(system, dict) and system:
         body += (
