@@ -57,6 +57,7 @@ async def test_faithful_conversation_passes_every_check_and_never_counts():
         "fidelity.reveal": "pass",
         "fidelity.events": "pass",
         "fidelity.traits": "pass",
+        "fidelity.patience": "pass",
     }
     assert all(v.counts_toward_status is False for v in got.values())
 
@@ -111,7 +112,7 @@ async def test_history_is_not_judged_and_no_persona_is_inconclusive():
     t = msgs(("user", "作为AI助手我来回答"), ("assistant", "?"), ("user", "帮我订票"))
     assert (await verdicts(t, stop=None, history_len=2))["fidelity.character"].verdict == "pass"
     out = await judge_fidelity(transcript=t, case=CASE, state=JudgeState())
-    assert [v.verdict for v in out] == ["inconclusive"] * 10 and "has no persona" in out[0].reason
+    assert [v.verdict for v in out] == ["inconclusive"] * 11 and "has no persona" in out[0].reason
 
 
 @pytest.mark.parametrize(
@@ -224,3 +225,10 @@ async def test_traits_are_measured_and_a_chatty_terse_user_fails():
     traits = got["fidelity.traits"]
     assert traits.verdict == "fail" and "chatty persona (verbosity high) wrote only" in traits.reason
     assert traits.details["user_turns"] == 3 and traits.details["mean_facts_per_turn"] == 0.33
+
+
+async def test_giving_up_before_patience_could_run_out_is_the_simulators():
+    t = msgs(("user", "帮我订票"), ("assistant", "从哪出发？"), ("user", "算了"))
+    got = await verdicts(t, stop="gave_up")
+    assert got["fidelity.patience"].verdict == "fail"
+    assert "after 1 agent reply, before the persona's patience of 3" in got["fidelity.patience"].reason

@@ -12,7 +12,9 @@ report lists suspects apart. Rule checks (always):
 - `fidelity.length`: a user turn is over the length cap of the persona's verbosity;
 - `fidelity.invented`: a user turn states a quantity in neither the persona nor the conversation;
 - `fidelity.reveal`: a user turn dumps more known facts than the reveal policy allows;
-- `fidelity.events`: a scripted event fell due but the user never said it (never reached: passes).
+- `fidelity.events`: a scripted event fell due but the user never said it (never reached: passes);
+- `fidelity.traits`: length vs verbosity and facts per turn, measured (details) and checked;
+- `fidelity.patience`: the user gave up before its patience could have run out.
 With a judge model, one LLM check per conversation adds `fidelity.llm.<check>` for knowledge
 (paraphrased leaks, invented facts), character, reveal, language and events.
 """
@@ -50,6 +52,7 @@ NAMES = (
     "fidelity.reveal",
     "fidelity.events",
     "fidelity.traits",
+    "fidelity.patience",
 )
 LLM_CHECKS = ("knowledge", "character", "reveal", "language", "events")
 REVEAL_LIMIT = {"when_asked": 2, "gradually": 3}  # known facts one user turn may state
@@ -284,6 +287,24 @@ def check_traits(persona: Persona, users: list[tuple[int, int, Message]]) -> Ver
     return verdict
 
 
+def check_patience(persona: Persona, live: list[tuple[int, Message]], state: JudgeState) -> Verdict:
+    """A give_up before the persona's patience could have run out is the simulator's, not the agent's."""
+    from usersim.simulator.agenda import PATIENCE_BY_TRAIT
+
+    if state.stop is None or state.stop.reason != "gave_up":
+        return _verdict(NAMES[10], True, "the user did not give up")
+    patience = persona.stop_rules.patience_turns or PATIENCE_BY_TRAIT[persona.traits.patience]
+    replies = sum(1 for _, m in live if m.role == "assistant")
+    if replies < patience:
+        return _verdict(
+            NAMES[10],
+            False,
+            f"gave up after {replies} agent repl{'y' if replies == 1 else 'ies'}, before the persona's patience "
+            f"of {patience} unhelpful replies could run out",
+        )
+    return _verdict(NAMES[10], True, f"gave up after {replies} agent replies (patience {patience})")
+
+
 class FidelityFinding(BaseModel):
     """The judge model's verdict on one fidelity check."""
 
@@ -430,6 +451,7 @@ async def judge_fidelity(
         check_reveal(persona, users),
         check_events(persona, live, state),
         check_traits(persona, users),
+        check_patience(persona, live, state),
     ]
     if complete is None and judge_model:
         from usersim.judges.llm import model_complete
