@@ -25,6 +25,11 @@ FIDELITY_FAIL = v("fidelity.leak", "fail", counts=False)
         ([RULE_FAIL], Stop(reason="gave_up"), ("failed", "agent", False)),
         # the simulator produced no valid turn: the rule checks on the truncated conversation do not count
         ([RULE_FAIL], Stop(reason="simulator_error", blame="simulator"), ("error", "simulator", False)),
+        (
+            [RULE_FAIL],
+            Stop(reason="simulator_error", blame="infrastructure"),
+            ("error", "infrastructure", False),
+        ),
         # the agent's endpoint stayed down: an outage, not a failure
         ([RULE_FAIL], Stop(reason="agent_error", blame="infrastructure"), ("error", "infrastructure", False)),
         # the agent itself broke (malformed tool call): its failure stands, otherwise an error charged to it

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from tests.support.cli import usersim
-from tests.support.openai_stub import openai_stub, slow, text  # noqa: F401  (fixture)
+from tests.support.openai_stub import error, openai_stub, slow, text  # noqa: F401  (fixture)
 
 FLIGHTS_AND_HOTEL = (
     "为你找到航班：东航 MU523 6月15日 08:00 起飞 ¥1800/人；酒店：难波日航，入住 6月15日，¥800/晚。"
@@ -185,6 +185,15 @@ def test_an_agent_endpoint_timing_out_is_an_error_blamed_on_infrastructure(stub,
     assert record["status"] == "error" and record["blame"] == "infrastructure"
     assert record["stop_reason"] == "agent_error" and "timed out" in record["stop_detail"]
     assert summary["blame"] == {"infrastructure": 1} and summary["totals"]["failed"] == 0
+
+
+def test_a_simulator_endpoint_down_is_an_error_blamed_on_infrastructure(stub, tmp_path, monkeypatch):
+    monkeypatch.setenv("USERSIM_LLM_MAX_ATTEMPTS", "2")
+    route(stub, **{"agent-model": [text("请问几号出发？")], "sim-model": [error(503)]})
+    record, summary, _ = run(tmp_path)
+    assert record["status"] == "error" and record["blame"] == "infrastructure"
+    assert record["stop_reason"] == "simulator_error" and "HTTP 503" in record["stop_detail"]
+    assert kinds(record) == ["rejected"] and "model call failed" in record["sim_events"][0]["detail"]
 
 
 def test_a_paraphrased_leak_is_a_fidelity_fail_and_the_record_is_simulator_suspect(stub, tmp_path):

@@ -96,7 +96,11 @@ async def _simulated_turn(ctx: RunContext, turn: int, messages: list[Message]) -
     except SimulatorError as exc:
         events = list(getattr(exc, "events", []))
         return {
-            "stop": Stop(reason="simulator_error", detail=str(exc), blame="simulator"),
+            "stop": Stop(
+                reason="simulator_error",
+                detail=str(exc),
+                blame="infrastructure" if getattr(exc, "outage", False) else "simulator",
+            ),
             "sim_events": events,
         }
     except Exception as exc:  # a broken simulator must not crash the batch

@@ -49,7 +49,11 @@ async def rescore_record(
     from usersim.graphs.runner import decide_status
 
     stop = stop_of(record)
-    if stop is not None and stop.reason == "agent_error" and record.blame == "infrastructure":
+    if (
+        stop is not None
+        and stop.reason in ("agent_error", "simulator_error")
+        and record.blame == "infrastructure"
+    ):
         stop = stop.model_copy(update={"blame": "infrastructure"})  # an outage stays an outage
     status, blame, suspect = decide_status(verdicts, stop)
     return record.model_copy(

@@ -186,8 +186,8 @@ def decide_status(verdicts: list[Verdict], stop: Stop | None) -> tuple[Status, B
     """
     status = combine_status(verdicts)
     suspect = any(v.judge.startswith("fidelity") and v.verdict == "fail" for v in verdicts)
-    if stop is not None and stop.reason == "simulator_error":
-        return "error", "simulator", suspect
+    if stop is not None and stop.reason == "simulator_error":  # its endpoint down: infrastructure
+        return "error", "infrastructure" if stop.blame == "infrastructure" else "simulator", suspect
     if stop is not None and stop.reason == "agent_error":
         if stop.blame == "infrastructure":
             return "error", "infrastructure", suspect

@@ -56,11 +56,13 @@ class SimulatorTurn(BaseModel):
 class SimulatorError(RuntimeError):
     """The simulator could not produce a valid turn (reported as simulator_error, blame simulator).
 
-    `events` holds what was tried (retries and rejected outputs) so the record keeps the trace."""
+    `events` holds what was tried (retries and rejected outputs) so the record keeps the trace;
+    `outage` marks a simulator endpoint that stayed down (blame infrastructure, not simulator)."""
 
-    def __init__(self, message: str, events: list[SimEvent] | None = None) -> None:
+    def __init__(self, message: str, events: list[SimEvent] | None = None, *, outage: bool = False) -> None:
         super().__init__(message)
         self.events = list(events or [])
+        self.outage = outage
 
 
 class UserSimulator(Protocol):

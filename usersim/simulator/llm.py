@@ -196,7 +196,9 @@ class LLMSimulator:
         except SimulatorError:
             raise
         except Exception as exc:  # LLMCallError after the client's own retries
-            raise SimulatorError(f"simulator model call failed ({self.spec}): {exc}") from exc
+            status = getattr(exc, "status", None)
+            outage = status is None or status == 429 or (isinstance(status, int) and status >= 500)
+            raise SimulatorError(f"simulator model call failed ({self.spec}): {exc}", outage=outage) from exc
         return reply.get("content"), usage
 
     def _check(self, view: SimulatorView, message: str, action: str) -> None:
@@ -283,7 +285,13 @@ class LLMSimulator:
         problems: list[str] = []
         events: list[SimEvent] = []
         for attempt in range(self.max_attempts):
-            content, u = await self._call(messages, view.seed + attempt)
+            try:
+                content, u = await self._call(messages, view.seed + attempt)
+            except SimulatorError as exc:  # keep what was tried before the call failed
+                events.append(
+                    SimEvent(turn=view.turn, kind="rejected", detail=f"attempt {attempt + 1}: {exc}")
+                )
+                raise SimulatorError(str(exc), events=events, outage=exc.outage) from exc
             usage = usage.add(u)
             try:
                 message, action, reason = parse_reply(content)
