@@ -285,3 +285,9 @@ async def test_max_tokens_and_timeout_reach_the_call():
 
     await LLMSimulator("openai:m?timeout=20", complete=complete).next_turn(view(persona(), T2, 2))
     assert seen["max_tokens"] == 600 and seen["timeout"] == 20.0
+
+
+async def test_json_cut_short_is_regenerated_not_sent_as_text():
+    model = ScriptedModel('{"message": "从上海出发，两个', reply("从上海出发"))
+    turn = await LLMSimulator("openai:m", complete=model).next_turn(view(persona(), T2, 2))
+    assert turn.message == "从上海出发" and turn.events[0].detail.startswith("attempt 1: unparsable JSON")

@@ -91,7 +91,7 @@ def _split_token(text: str) -> tuple[str, str | None]:
     match = TOKEN.search(text)
     if not match:
         return text, None
-    name = re.sub(r"[\s_]", "-", match.group(1).upper()).replace("OUT-OF-SCOPE", "OUT-OF-SCOPE")
+    name = re.sub(r"[\s_]", "-", match.group(1).upper())
     return text[: match.start()].strip(), _TOKENS.get(name, "stop")
 
 
@@ -105,7 +105,9 @@ def parse_reply(content: str | None) -> tuple[str, str, str]:
         raise BadReply("empty output")
     try:
         data = json.loads(text)
-    except json.JSONDecodeError:
+    except json.JSONDecodeError as exc:
+        if text.startswith("{"):  # JSON cut short (max_tokens) or malformed: never sent as the user's words
+            raise BadReply(f"unparsable JSON ({exc.msg})") from None
         message, token_action = _split_token(text)  # models without JSON mode still give usable text
         return message, token_action or "continue", "plain-text stop token" if token_action else ""
     if not isinstance(data, dict):
