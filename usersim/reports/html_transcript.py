@@ -174,7 +174,8 @@ def render_record(record: RunRecord, n: int) -> str:
     else:
         messages = "".join(rendered[:history]) + messages
     return (
-        f'<details class="rec" id="{anchor}" data-status="{escape(r.status)}" data-dimension="{escape(r.dimension)}">'
+        f'<details class="rec" id="{anchor}" data-status="{escape(r.status)}" data-dimension="{escape(r.dimension)}"'
+        f' data-blame="{escape(r.blame or "")}" data-suspect="{"1" if r.simulator_suspect else "0"}">'
         f"<summary>{head}</summary><div>"
         f'<table class="meta">{fact_rows}</table>'
         f"<h3>Verdicts</h3>{_verdicts(anchor, r)}"
