@@ -232,3 +232,8 @@ async def test_giving_up_before_patience_could_run_out_is_the_simulators():
     got = await verdicts(t, stop="gave_up")
     assert got["fidelity.patience"].verdict == "fail"
     assert "after 1 agent reply, before the persona's patience of 3" in got["fidelity.patience"].reason
+
+
+async def test_repeating_what_the_agent_said_is_no_leak():
+    t = msgs(("user", "帮我订票"), ("assistant", "推荐难波日航，每晚 888 元"), ("user", "888 一晚有点贵"))
+    assert (await verdicts(t, stop="max_turns"))["fidelity.leak"].verdict == "pass"

@@ -91,7 +91,8 @@ def _live(transcript: list[Message], state: JudgeState) -> list[tuple[int, Messa
 def check_leak(persona: Persona, live: list[tuple[int, Message]]) -> Verdict:
     truths = hidden_truths(persona)
     for i, m in live:
-        if m.role == "user" and (how := guards.leak(persona, m.content)):
+        heard = [x.content for j, x in live if j < i]
+        if m.role == "user" and (how := guards.leak(persona, m.content, heard)):
             truth = next(((t, v) for t, v in truths if v.lower() in m.content.lower()), None)
             what = f"'{truth[1]}' ({truth[0]})" if truth else how
             return _verdict(

@@ -10,7 +10,7 @@ import re
 from difflib import SequenceMatcher
 
 from usersim.personas.schema import Persona
-from usersim.simulator.signals import hidden_truths, leaked_truth, role_flip
+from usersim.simulator.signals import hidden_truths, role_flip
 
 # Assistant phrasing beyond signals.role_flip: offering, presenting results, serving the user.
 _ASSISTANT_VOICE = re.compile(
@@ -133,16 +133,21 @@ def numbers(text: str) -> set[float]:
     return out
 
 
-def leak(persona: Persona, text: str) -> str | None:
-    """The unknown_info truth a turn states, exactly or in other words (its numbers with the topic or
-    most of its wording), as a reason; None when nothing leaked."""
-    exact = leaked_truth(persona, text)
-    if exact:
-        return f"states '{exact}' word for word"
+def leak(persona: Persona, text: str, context: list[str] | None = None) -> str | None:
+    """The unknown_info truth a turn states, exactly or in other words (its numbers, or most of its
+    wording), as a reason; None when nothing leaked. A truth the conversation already holds
+    (`context`: earlier messages, e.g. the agent told the user) is no leak."""
+    heard = "\n".join(context or [])
+    heard_numbers = numbers(heard)
     said = numbers(text)
+    low = (text or "").lower()
     for topic, truth in hidden_truths(persona):
+        if truth.lower() in heard.lower():
+            continue
+        if truth.lower() in low:
+            return f"states '{truth}' word for word"
         nums = numbers(truth)
-        if nums and nums <= said:
+        if nums and nums <= said and not nums <= heard_numbers:
             return f"states the number(s) of '{topic}: {truth}'"
         if not nums and len(truth) >= 4 and overlap(truth, text) >= 0.6:
             return f"paraphrases '{topic}: {truth}'"

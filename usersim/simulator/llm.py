@@ -225,9 +225,9 @@ class LLMSimulator:
             raise BadReply(found, guard="language")
         if found := too_long(p, message):
             raise BadReply(f"too long: {found}", guard="length")
-        if leak(p, message):  # the reason names the truth: never fed back, never recorded verbatim
-            raise BadReply("stated something the user cannot know (unknown_info)", guard="leak")
         context = [view.opening_message or ""] + [m.content for m in view.transcript]
+        if leak(p, message, context):  # the reason names the truth: never fed back, never recorded verbatim
+            raise BadReply("stated something the user cannot know (unknown_info)", guard="leak")
         if found := invented(p, message, context, view.goal):
             raise BadReply(f"invented a fact: {found}", guard="invented")
 
