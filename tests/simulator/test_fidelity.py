@@ -237,3 +237,28 @@ async def test_giving_up_before_patience_could_run_out_is_the_simulators():
 async def test_repeating_what_the_agent_said_is_no_leak():
     t = msgs(("user", "帮我订票"), ("assistant", "推荐难波日航，每晚 888 元"), ("user", "888 一晚有点贵"))
     assert (await verdicts(t, stop="max_turns"))["fidelity.leak"].verdict == "pass"
+
+
+async def test_a_rule_heuristic_fail_defers_to_the_judge_model_that_passes_it():
+    answer = json.dumps(
+        {
+            "checks": [
+                {"check": c, "verdict": "pass"}
+                for c in ("knowledge", "character", "reveal", "language", "events")
+            ]
+        }
+    )
+
+    async def complete(messages):
+        return answer
+
+    t = msgs(
+        ("user", "帮我订票"),
+        ("assistant", "请问从哪里出发？"),
+        ("user", "上海出发去大阪，6 月 15 号，2 个人"),
+    )
+    st = JudgeState(persona=persona(), stop=Stop(reason="max_turns"), turns=2)
+    got = {v.judge: v for v in await judge_fidelity(transcript=t, case=CASE, state=st, complete=complete)}
+    reveal = got["fidelity.reveal"]
+    assert reveal.verdict == "inconclusive" and reveal.details == {"superseded_by": "fidelity.llm.reveal"}
+    assert "states 4 facts at once" in reveal.reason  # the heuristic's finding stays visible

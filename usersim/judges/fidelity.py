@@ -459,5 +459,32 @@ async def judge_fidelity(
 
         complete = model_complete(judge_model)
     if complete is not None:
-        out += await llm_fidelity(complete, judge_model or "injected", persona, live, state)
+        llm = await llm_fidelity(complete, judge_model or "injected", persona, live, state)
+        out = [_defer(v, llm) for v in out] + llm
     return out
+
+
+# Rule checks the judge model also makes: where it passes a turn a heuristic failed, the judge
+# model's reading stands (the rule verdict stays visible but no longer marks the record suspect).
+SUPERSEDED_BY = {
+    "fidelity.leak": "knowledge",
+    "fidelity.invented": "knowledge",
+    "fidelity.character": "character",
+    "fidelity.reveal": "reveal",
+    "fidelity.language": "language",
+    "fidelity.events": "events",
+}
+
+
+def _defer(rule: Verdict, llm: list[Verdict]) -> Verdict:
+    check = SUPERSEDED_BY.get(rule.judge)
+    judged = next((v for v in llm if v.judge == f"fidelity.llm.{check}"), None)
+    if rule.verdict != "fail" or judged is None or judged.verdict != "pass":
+        return rule
+    return rule.model_copy(
+        update={
+            "verdict": "inconclusive",
+            "reason": f"{rule.reason} (rule heuristic; the judge model found no problem: {judged.judge})",
+            "details": {**(rule.details or {}), "superseded_by": judged.judge},
+        }
+    )
