@@ -5,23 +5,28 @@ from __future__ import annotations
 import pytest
 
 from usersim.reports.html import render_report
-from usersim.reports.long_context import _local_degradation_rate, degradation_rate
+from usersim.reports.long_context import degradation_rate
 from usersim.reports.summary import build_summary
 
 from .factory import record
 
 
 @pytest.mark.parametrize(
-    "scores",
-    [{"4k": 0.9, "16k": 0.8, "32k": 0.6}, {"4k": 0.0, "32k": 0.5}, {"4k": 0.5}, {"4k": 0.4, "32k": 0.6}],
+    ("scores", "rate"),
+    [
+        ({"4k": 0.9, "16k": 0.8, "32k": 0.6}, 0.3333),
+        ({"4k": 0.0, "32k": 0.5}, None),  # a zero baseline has nothing left to degrade
+        ({"4k": 0.5}, None),
+        ({"4k": 0.4, "32k": 0.6}, -0.5),  # the long context did better
+    ],
 )
-def test_report_and_expander_agree_on_degradation_rate(scores):
-    pytest.importorskip("usersim.cases.expand")
-    assert degradation_rate(scores) == _local_degradation_rate(scores)
+def test_degradation_rate_is_seed_000s(scores, rate):
+    assert degradation_rate(scores) == rate
 
 
 def test_decay_json_from_the_sweep_renders_curves_breakpoints_and_system(tmp_path):
-    decay = pytest.importorskip("usersim.graphs.decay")
+    from usersim.graphs import decay
+
     recs = []
     for n, memory, ref in ((3, 1.0, 1.0), (5, 0.4, 1.0), (8, 0.2, 0.0)):
         recs.append(

@@ -185,8 +185,4 @@ def preview(
         raise click.ClickException("\n".join(str(p) for p in exc.problems)) from None
     except (UnknownNameError, ValueError, AgentError, SimulatorError) as exc:
         raise click.ClickException(str(exc)) from None
-    except ImportError as exc:  # a part of the build (agent, sandbox) that is not installed
-        raise click.ClickException(
-            f"cannot run the preview, a part of usersim it needs is missing: {exc}"
-        ) from None
     click.echo(format_preview(result))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
+from usersim.cases.expand import degradation_rate as shared_degradation_rate
 from usersim.core.record import RunRecord
 from usersim.reports.summary_models import Accuracy, CaseGradient, LongContext
 
@@ -22,13 +23,6 @@ def mean(values: Iterable[float | None]) -> float | None:
     return round(sum(vals) / len(vals), 4) if vals else None
 
 
-def _local_degradation_rate(scores_by_length: dict[str, float | None]) -> float | None:
-    short, long = scores_by_length.get("4k"), scores_by_length.get("32k")
-    if short is None or long is None or short == 0:
-        return None  # no baseline, or a zero baseline (nothing left to degrade)
-    return round((short - long) / short, 4)
-
-
 def degradation_rate(scores_by_length: dict[str, float | None]) -> float | None:
     """Seed 000: degradation_rate = (short - long) / short with short = 4k and long = 32k accuracy.
 
@@ -36,14 +30,9 @@ def degradation_rate(scores_by_length: dict[str, float | None]) -> float | None:
     32k value is missing, or the baseline is 0. Delegates to `cases.expand.degradation_rate` (which
     returns short/medium/long accuracy and the rate) so the expander and the report never disagree.
     """
-    try:
-        from usersim.cases.expand import degradation_rate as shared
-    except ImportError:  # the expander is optional in a partial build
-        return _local_degradation_rate(scores_by_length)
-    value = shared({k: v for k, v in scores_by_length.items() if v is not None})
-    if isinstance(value, dict):
-        value = value.get("degradation_rate")
-    return None if value is None else round(float(value), 4)
+    value = shared_degradation_rate({k: v for k, v in scores_by_length.items() if v is not None})
+    rate = value.get("degradation_rate")
+    return None if rate is None else round(float(rate), 4)
 
 
 def accuracy(records: list[RunRecord]) -> Accuracy:
