@@ -1,5 +1,7 @@
+import pytest
+
 from tests.judges.helpers import bot, case, state, tool, user
-from usersim.judges.checks import run_check
+from usersim.judges.checks import run_check, validate_check
 
 FLIGHT_ARGS = {"origin": "PVG", "destination": "Osaka", "departure_date": "2026-06-15", "passengers": 2}
 EI01 = {
@@ -190,3 +192,56 @@ async def test_tool_order():
     assert v.verdict == "fail" and "out of order" in v.reason
     missing = [user("…"), bot("", ("search_flights", {})), tool("search_flights"), bot("…")]
     assert (await run(spec, missing)).reason.startswith("never called: compute_google_maps_route_matrix")
+
+
+HOTEL = {"location": "京都", "check_in": "2026-08-15"}
+NIGHTS = {
+    "tool_called": {
+        "tool": "search_hotels",
+        "args": {"location": "京都"},
+        "spans": [{"start": "check_in", "end": "check_out", "days": 3}],
+    }
+}
+
+
+async def test_tool_called_spans_check_nights_within_one_call():
+    three = [user("京都 3 晚"), bot("", ("search_hotels", {**HOTEL, "check_out": "2026-08-18"})), bot("好")]
+    v = await run(NIGHTS, three)
+    assert v.verdict == "pass" and "all 2 required arguments match" in v.reason
+    one = [user("京都 3 晚"), bot("", ("search_hotels", {**HOTEL, "check_out": "2026-08-16"})), bot("好")]
+    v = await run(NIGHTS, one)
+    assert v.verdict == "fail" and "check_out - check_in = 1 days (expected 3)" in v.reason
+    missing = [user("京都 3 晚"), bot("", ("search_hotels", HOTEL)), bot("好")]
+    v = await run(NIGHTS, missing)
+    assert v.verdict == "fail" and "not computable" in v.reason
+
+
+ROUND_TRIP = {
+    "tool_called": {
+        "tool": "search_flights",
+        "args": {"origin": "深圳", "departure_date": "2026-06-15", "return_date": "2026-06-20"},
+        "or_each_of": [
+            {"origin": "深圳", "departure_date": "2026-06-15"},
+            {"destination": "深圳", "departure_date": "2026-06-20"},
+        ],
+    }
+}
+
+
+async def test_tool_called_or_each_of_accepts_separate_legs():
+    out = ("search_flights", {"origin": "深圳", "destination": "曼谷", "departure_date": "2026-06-15"})
+    back = ("search_flights", {"origin": "曼谷", "destination": "深圳", "departure_date": "2026-06-20"})
+    v = await run(ROUND_TRIP, [user("查机票"), bot("", out), bot("", back), bot("好")])
+    assert v.verdict == "pass" and "cover each of the 2 alternative argument sets" in v.reason
+    v = await run(ROUND_TRIP, [user("查机票"), bot("", out), bot("好")])
+    assert v.verdict == "fail" and "no call matches set 2" in v.reason
+
+
+async def test_asked_clarification_about_accepts_regex_entries():
+    spec = {"asked_clarification": {"about": [["飞入", "re:[\\u4e00-\\u9fff]进(?:$|[、，,。])"]]}}
+    v = await run(spec, [user("泰国三地游机票"), bot("这是开口程：您打算曼谷进、普吉岛出？")])
+    assert v.verdict == "pass", v.reason
+    v = await run(spec, [user("泰国三地游机票"), bot("您从哪里出发？")])
+    assert v.verdict == "fail" and "did not ask about 飞入" in v.reason
+    with pytest.raises(ValueError, match="not a valid regex"):
+        validate_check({"asked_clarification": {"about": [["re:(unclosed"]]}})
