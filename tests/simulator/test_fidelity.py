@@ -132,7 +132,7 @@ async def test_history_is_not_judged_and_no_persona_is_inconclusive():
             "mostly Latin script",
         ),
         ("我想订票" * 150, "fidelity.length", "over the 500-character cap for verbosity medium"),
-        ("上海出发去大阪，6 月 15 号，2 个人", "fidelity.reveal", "states 4 facts at once"),
+        ("上海出发去大阪，6 月 15 号，2 个人", "fidelity.reveal", "volunteers 3 facts nobody asked for"),
     ],
 )
 async def test_rule_fallback_fails_each_kind_of_unfaithful_turn(user_text, judge, why):
@@ -261,4 +261,13 @@ async def test_a_rule_heuristic_fail_defers_to_the_judge_model_that_passes_it():
     got = {v.judge: v for v in await judge_fidelity(transcript=t, case=CASE, state=st, complete=complete)}
     reveal = got["fidelity.reveal"]
     assert reveal.verdict == "inconclusive" and reveal.details == {"superseded_by": "fidelity.llm.reveal"}
-    assert "states 4 facts at once" in reveal.reason  # the heuristic's finding stays visible
+    assert "volunteers 3 facts nobody asked for" in reveal.reason  # the heuristic's finding stays visible
+
+
+async def test_answering_every_fact_the_agent_asked_for_is_no_dump():
+    t = msgs(
+        ("user", "帮我订票"),
+        ("assistant", "请问从哪里出发、几号出发、几个人？"),
+        ("user", "上海出发，6 月 15 号，2 个人"),
+    )
+    assert (await verdicts(t, stop="max_turns"))["fidelity.reveal"].verdict == "pass"

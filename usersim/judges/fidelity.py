@@ -55,7 +55,9 @@ NAMES = (
     "fidelity.patience",
 )
 LLM_CHECKS = ("knowledge", "character", "reveal", "language", "events")
-REVEAL_LIMIT = {"when_asked": 2, "gradually": 3}  # known facts one user turn may state
+# unasked known facts in one user turn that fail the reveal policy (one more than the policy allows,
+# as the asked-about matcher is a heuristic)
+REVEAL_LIMIT = {"when_asked": 2, "gradually": 3}
 TERSE_MEAN_CHARS = 80  # a low-verbosity user's mean turn length (Chinese characters; English x3)
 CHATTY_MIN_MEAN_CHARS = 12  # a high-verbosity user writing shorter than this on average is too terse
 
@@ -212,7 +214,19 @@ def check_invented(
     return _verdict(NAMES[6], True, "no user turn states a quantity outside the persona and the conversation")
 
 
-def check_reveal(persona: Persona, users: list[tuple[int, int, Message]]) -> Verdict:
+def _asked(persona: Persona, agent_text: str) -> set[str]:
+    """Fact keys the agent's reply asks about (the rule simulator's matcher); empty if unknown."""
+    try:
+        from usersim.simulator.slots import FactMatcher
+
+        return set(FactMatcher(persona).asked(agent_text))
+    except Exception:  # a heuristic: never let it break the verdicts
+        return set()
+
+
+def check_reveal(
+    persona: Persona, live: list[tuple[int, Message]], users: list[tuple[int, int, Message]]
+) -> Verdict:
     limit = REVEAL_LIMIT.get(persona.reveal_policy)
     if limit is None:
         return _verdict(
@@ -221,16 +235,21 @@ def check_reveal(persona: Persona, users: list[tuple[int, int, Message]]) -> Ver
     for _, i, m in users:
         low = m.content.lower()
         told = [f.slot for f in persona.known_info if f.value.strip() and f.value.strip().lower() in low]
-        if len(told) > limit:
+        before = next((x.content for j, x in reversed(live) if j < i and x.role == "assistant"), "")
+        asked = _asked(persona, before)
+        volunteered = [slot for slot in told if slot not in asked]
+        if len(volunteered) >= limit:
             return _verdict(
                 NAMES[7],
                 False,
-                f"user turn at message {i} states {len(told)} facts at once ({', '.join(told)}); "
-                f"reveal policy {persona.reveal_policy} allows {limit}",
+                f"user turn at message {i} volunteers {len(volunteered)} facts nobody asked for "
+                f"({', '.join(volunteered)}); reveal policy {persona.reveal_policy} allows {limit - 1}",
                 i,
             )
     return _verdict(
-        NAMES[7], True, f"no user turn states more than {limit} facts (reveal policy {persona.reveal_policy})"
+        NAMES[7],
+        True,
+        f"no user turn volunteers {limit} or more unasked facts (reveal policy {persona.reveal_policy})",
     )
 
 
@@ -449,7 +468,7 @@ async def judge_fidelity(
         check_language(persona, users),
         check_length(persona, users),
         check_invented(persona, live, users, case),
-        check_reveal(persona, users),
+        check_reveal(persona, live, users),
         check_events(persona, live, state),
         check_traits(persona, users),
         check_patience(persona, live, state),
