@@ -3,7 +3,7 @@ mentions are not forbidden mentions (keywords none), keywords ignore whitespace 
 
 from tests.judges.helpers import bot, case, state, user
 from usersim.judges.checks import run_check
-from usersim.judges.checks.mentions import EXCLUSION, Negations, find_all
+from usersim.judges.checks.mentions import EXCLUSION, NEGATION, Negations, find_all
 
 
 async def run(spec, transcript):
@@ -29,6 +29,14 @@ def test_exclusion_context_marks_mentions_excluded():
     listing = "已排除：\n- MacBook Air\n- 小米 Pro\n\n推荐：\n- 华为 MateBook 14"
     assert _negated(listing, "MacBook Air") and not _negated(listing, "华为 MateBook 14")
     assert not _negated("Day 2：环球影城玩一整天", "环球影城")
+
+
+def test_recommending_idioms_and_forward_only_negations_do_not_negate():
+    assert not _negated("不要错过寿司！", "寿司", NEGATION)
+    assert not _negated("没想到寿司这么好吃", "寿司", NEGATION)
+    assert not _negated("去了环球影城你不会后悔", "环球影城", NEGATION)  # 不会 reaches forward only
+    assert _negated("环球影城就不去了", "环球影城", NEGATION)
+    assert _negated("环球影城改成札幌", "环球影城", NEGATION)
 
 
 LAPTOP = {"constraint": {"catalog": "products", "field": "brand", "op": "not_in", "value": ["Apple"]}}

@@ -70,7 +70,7 @@ NEGATION = EXCLUSION + (
     "不包含",
     "不包括",
     "没有",
-    "没",
+    "没去",
     "无需",
     "不用",
     "不会",
@@ -81,6 +81,24 @@ NEGATION = EXCLUSION + (
     "改为",
     "换成",
 )
+# Negations that only reach forward ("不要去环球影城"); after a mention they usually say something
+# else about it ("环球影城不会让你失望"), so they do not negate what comes before them.
+FORWARD_ONLY = (
+    "不会",
+    "不能",
+    "不用",
+    "无需",
+    "避免",
+    "没有",
+    "不要",
+    "不含",
+    "不包含",
+    "不包括",
+    "别去",
+    "避开",
+)
+# Idioms that contain a marker but recommend ("不要错过寿司", "好吃没有之一").
+_IDIOMS = ("不要错过", "不容错过", "别错过", "不可错过", "不能错过", "不得不", "不可不", "没有之一", "没有比")
 _POSITIVE = ("推荐", "建议", "首选", "优先", "选择", "选", "可以考虑", "考虑", "入手", "买")
 
 _CUTS = set("。！!？?；;，,：:\n|")
@@ -159,8 +177,14 @@ def _clauses(text: str) -> list[_Clause]:
 
 
 def _markers_in(segment: str, markers: tuple[str, ...]) -> list[tuple[int, int]]:
-    """(start, end) of marker hits in a segment, longest first, not overlapping."""
+    """(start, end) of marker hits in a segment, longest first, not overlapping; markers inside a
+    recommending idiom (不要错过) are not hits."""
     taken = [False] * len(segment)
+    for idiom in _IDIOMS:
+        i = segment.find(idiom)
+        while i != -1:
+            taken[i : i + len(idiom)] = [True] * len(idiom)
+            i = segment.find(idiom, i + 1)
     hits = []
     for mk in sorted(markers, key=len, reverse=True):
         i = segment.find(mk)
@@ -236,7 +260,8 @@ class Negations:
         hits = _markers_in(seg, self.markers)
         if any(b <= rel for a, b in hits):
             return True
-        if any(a >= rel + length for a, b in hits) and not _positive_before(seg, rel, hits):
+        after = [(a, b) for a, b in hits if a >= rel + length and seg[a:b] not in FORWARD_ONLY]
+        if after and not _positive_before(seg, rel, hits):
             return True
         if idx > 0 and c.after_colon and self.clauses[idx - 1].line == c.line and self._marker_only[idx - 1]:
             return True  # "不推荐：MacBook Air"
