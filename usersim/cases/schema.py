@@ -169,6 +169,15 @@ class Milestone(Strict):
     )
     requires: list[str] = Field(default_factory=list, description="Milestones that must be reached before.")
 
+    @field_validator("check")
+    @classmethod
+    def _one_key(cls, v: dict[str, Any]) -> dict[str, Any]:
+        if len(v) != 1:
+            raise ValueError(
+                f"must be a one-key mapping {{check_type: params}}, got {sorted(map(str, v))[:8]}"
+            )
+        return v
+
 
 class Criterion(Strict):
     """One criterion for the LLM judge, with its polarity: a requirement must hold; a failure is an
