@@ -37,6 +37,8 @@ def test_recommending_idioms_and_forward_only_negations_do_not_negate():
     assert not _negated("去了环球影城你不会后悔", "环球影城", NEGATION)  # 不会 reaches forward only
     assert _negated("环球影城就不去了", "环球影城", NEGATION)
     assert _negated("环球影城改成札幌", "环球影城", NEGATION)
+    # "X 不是最便宜的" says something about X, it does not reject it
+    assert not _negated("MacBook Air 13 不是最便宜的，但最轻", "MacBook Air 13")
 
 
 LAPTOP = {"constraint": {"catalog": "products", "field": "brand", "op": "not_in", "value": ["Apple"]}}

@@ -84,6 +84,8 @@ NEGATION = EXCLUSION + (
 # Negations that only reach forward ("不要去环球影城"); after a mention they usually say something
 # else about it ("环球影城不会让你失望"), so they do not negate what comes before them.
 FORWARD_ONLY = (
+    "不是",
+    "并非",
     "不会",
     "不能",
     "不用",
