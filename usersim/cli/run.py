@@ -268,8 +268,18 @@ def run(
 
 def exit_for(records: list[RunRecord], fail_under: float | None) -> None:
     """Exit 1 when any conversation failed or errored, or (with --fail-under) when the pass rate over
-    judged conversations (passed, failed, error) is below the threshold; unjudged ones are left out."""
-    judged = [r for r in records if r.status in ("passed", "failed", "error")]
+    judged conversations (passed, failed, error) is below the threshold. Unjudged ones are left out,
+    and so is a failure whose simulated user broke its persona (simulator-suspect): it is not the
+    agent's, and it is reported apart."""
+    suspect = [r for r in records if r.status == "failed" and r.simulator_suspect]
+    if suspect:
+        click.echo(
+            f"{len(suspect)} failed conversation(s) left out as simulator-suspect (the simulated user "
+            "broke its persona; see sim_events): " + ", ".join(r.id for r in suspect[:5]),
+            err=True,
+        )
+    left_out = {r.id for r in suspect}
+    judged = [r for r in records if r.status in ("passed", "failed", "error") and r.id not in left_out]
     passed = sum(r.status == "passed" for r in judged)
     bad = len(judged) - passed
     if fail_under is None:
