@@ -417,8 +417,15 @@ def explore(paths, ids, agent, simulator, judge_model, n, seed, branch_at, branc
     cfg = RunConfig(
         agent=agent, simulator=simulator, judge_model=judge_model, concurrency=concurrency, seed=seed
     )
+    from usersim.graphs.store import check_out_dir
+    from usersim.llm.client import LLMCallError
+
     try:
-        check_specs(cases, cfg)
+        check_out_dir(out)
+        try:
+            asyncio.run(check_models(cases, cfg))  # also checks the specs
+        except LLMCallError as exc:
+            raise click.UsageError(str(exc)) from None
         records, clusters = asyncio.run(
             run_explore(cases, cfg, out, n=n, branch_at=branch_at, branches=branches, case_paths=list(paths))
         )
