@@ -88,7 +88,9 @@ def _semantic_problems(case: Case, path: Path, lines: LineIndex) -> list[Problem
     groups: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
     groups += [(("judging", "checks", i), c) for i, c in enumerate(case.judging.checks)]
     groups += [(("judging", "minefields", i), c) for i, c in enumerate(case.judging.minefields)]
-    groups += [(("judging", "milestones", i, "check"), m.check) for i, m in enumerate(case.judging.milestones)]
+    groups += [
+        (("judging", "milestones", i, "check"), m.check) for i, m in enumerate(case.judging.milestones)
+    ]
     for loc, spec in groups:
         name, raw = next(iter(spec.items()))  # the schema keeps checks one-key mappings
         try:
@@ -99,13 +101,16 @@ def _semantic_problems(case: Case, path: Path, lines: LineIndex) -> list[Problem
     known = set(registries.tools.names()) | set(case_tools)
     named = [(("tools", i), t) for i, t in enumerate(case.tools or [])]
     named += [
-        (("tool_intercepts", i, "intercept_tool"), t.intercept_tool) for i, t in enumerate(case.tool_intercepts)
+        (("tool_intercepts", i, "intercept_tool"), t.intercept_tool)
+        for i, t in enumerate(case.tool_intercepts)
     ]
     for loc, name in named:
         if name not in known:
             field = ".".join(str(p) for p in loc)
             problems.append(
-                Problem(str(path), lines.line(loc), field, f"unknown tool '{name}'.{did_you_mean(name, known)}")
+                Problem(
+                    str(path), lines.line(loc), field, f"unknown tool '{name}'.{did_you_mean(name, known)}"
+                )
             )
     ids = [m.id for m in case.judging.milestones]
     for i, m in enumerate(case.judging.milestones):
