@@ -80,6 +80,18 @@ async def test_a_reply_that_never_gets_better_names_role_endpoint_and_model(faul
     assert "sk-test-fault-key" not in text
 
 
+async def test_content_parts_are_joined_not_refused(fast, monkeypatch):
+    parts = {
+        "choices": [
+            {"message": {"content": [{"type": "text", "text": "fi"}, {"type": "text", "text": "ne"}]}}
+        ]
+    }
+    with FaultyStub(json.dumps(parts).encode(), bad=1) as stub:
+        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+        message, _usage = await chat_completion(model="m", messages=[{"role": "user", "content": "p"}])
+    assert message == {"role": "assistant", "content": "fine"} and stub.count == 1
+
+
 async def test_a_bad_reply_is_never_cached(fast, monkeypatch):
     with FaultyStub(FAULTS["null_message"], bad=1) as stub:
         monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)

@@ -187,6 +187,11 @@ def parse_reply(resp: Any) -> tuple[dict[str, Any], int, int]:
     if message is None:
         raise BadReply("choices[0].message is null")
     content = _get(message, "content")
+    if isinstance(content, list):  # content parts ([{type: text, text: ...}]), as some servers send
+        texts = [_get(part, "text") for part in content]
+        if not all(isinstance(t, str) for t in texts):
+            raise BadReply(f"message.content parts are not text: {_snippet(content)}")
+        content = "".join(texts)
     if content is not None and not isinstance(content, str):
         raise BadReply(f"message.content is not text: {_snippet(content)}")
     out: dict[str, Any] = {"role": "assistant", "content": content or ""}
