@@ -1,5 +1,11 @@
 """The milestones judge: a networkx DAG of the case's milestones, each reached when its check
 passes; first-reached points come from evaluating the check on growing transcript prefixes.
+
+A milestone with prerequisites is judged on the conversation from the point its last prerequisite
+was reached: a cumulative check (keywords over every reply, a tool called at some point) would
+otherwise count words said or calls made before the prerequisites existed (an agent announcing
+"机票和酒店稍后再查" has not delivered a plan with flights and hotels). Only when the check never
+passes in that window but does pass earlier is the milestone out of order.
 Partial credit = share of milestones reached in DAG order; any minefield hit voids the score."""
 
 from __future__ import annotations
@@ -45,6 +51,35 @@ def first_reached(check: dict[str, Any], ctx: CheckContext) -> int | None:
     return len(ctx.transcript) - 1
 
 
+def since(ctx: CheckContext, start: int) -> CheckContext:
+    """The conversation from transcript index `start` on: what came before reads as history (not
+    in any text scope), and tool calls made before it are not seen."""
+    start = max(start, ctx.history_len)
+    if start == ctx.history_len:
+        return ctx
+    first_turn = ctx.turn_of(start)
+    trace = [
+        e
+        for e in ctx.state.tool_trace
+        if (e.message_index >= start) or (e.message_index < 0 and e.turn >= first_turn)
+    ]
+    state = ctx.state.model_copy(update={"history_len": start, "tool_trace": trace})
+    return CheckContext(ctx.transcript, ctx.case, state, ctx.calls_from_transcript)
+
+
+def reached_after(
+    check: dict[str, Any], ctx: CheckContext, prereqs: list[int | None]
+) -> tuple[int | None, bool]:
+    """(first-reached index, in order): in order when the check passes on the conversation from the
+    last prerequisite's reach on; otherwise the first index it passed at all, out of order."""
+    if prereqs and all(p is not None for p in prereqs):
+        at = first_reached(check, since(ctx, max(p for p in prereqs if p is not None)))
+        if at is not None:
+            return at, True
+    at = first_reached(check, ctx)
+    return at, not prereqs
+
+
 class MilestonesJudge:
     """Reached / missed / out-of-order milestones with partial credit; minefields void the score."""
 
@@ -76,14 +111,19 @@ class MilestonesJudge:
             g = milestone_graph(case)
         except ValueError as exc:
             return [Verdict(judge=self.name, verdict="error", reason=str(exc), criterion="milestones")]
-        reached = {mid: first_reached(g.nodes[mid]["check"], ctx) for mid in nx.topological_sort(g)}
+        reached: dict[str, int | None] = {}
         in_order, out_of_order, missed = [], [], []
         for mid in nx.topological_sort(g):
-            at = reached[mid]
+            preds = list(g.predecessors(mid))
+            at, ok_order = reached_after(g.nodes[mid]["check"], ctx, [reached[p] for p in preds])
+            reached[mid] = at
             if at is None:
                 missed.append(mid)
                 continue
-            late = [p for p in g.predecessors(mid) if reached[p] is None or reached[p] > at]  # type: ignore[operator]
+            late = []
+            if not ok_order:  # prerequisites missed, reached later, or only part of it said after them
+                late = [p for p in preds if reached[p] is None or reached[p] >= at]  # type: ignore[operator]
+                late = late or [p for p in preds if reached[p] == max(reached[q] or 0 for q in preds)]
             (out_of_order if late else in_order).append((mid, at, late))
         total = g.number_of_nodes()
         share = len(in_order) / total

@@ -129,7 +129,11 @@ class ReferenceAgent:
         slots = view_slots(view)
         tools = {(s.get("function") or s).get("name") for s in tool_schemas}
         text = view.user_text
-        intents = choose(text, view.visible_user_messages()[:-1], bool(view.images))
+        asked_now = asked_slots(view.previous_assistant_text())
+        details = extract(text, Slots(), view.today, asked=asked_now) != Slots()
+        intents = choose(
+            text, view.visible_user_messages()[:-1], bool(view.images), details=details, asked=asked_now
+        )
         done, n_calls = self._done(view.current)
         failed = [d for ds in done.values() for d in ds if d.failed]
         if failed and "give-up-on-error" in self.flaws:
@@ -138,7 +142,6 @@ class ReferenceAgent:
             )
 
         # A detail is assumed (and said so) once the user said they don't know it, or after we asked twice.
-        asked_now = asked_slots(view.previous_assistant_text())
         unsure = bool(
             re.search(r"还没想好|不知道|不清楚|说不准|你推荐|你建议|你看着办|都可以|随便|没想好|不确定", text)
         )

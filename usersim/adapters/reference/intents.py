@@ -104,9 +104,17 @@ def detect(text: str) -> list[str]:
     return found
 
 
-def choose(text: str, earlier: list[str], has_images: bool) -> list[str]:
-    """The intents to handle for the current message (`earlier`: visible user messages before it)."""
+def choose(
+    text: str, earlier: list[str], has_images: bool, *, details: bool = False, asked: set[str] = frozenset()
+) -> list[str]:  # type: ignore[assignment]
+    """The intents to handle for the current message (`earlier`: visible user messages before it;
+    `details`: the message names concrete details such as cities, dates, party or budget; `asked`:
+    the slots our last reply asked about)."""
     intents = detect(text)
+    if details and asked and intents == ["reference"]:
+        # "这个我没什么要求。天数：6 天" / "第一次弄这个": an answer to our question, where 这个 means
+        # "this whole business", continues the topic; it points at no one thing to resolve.
+        intents = []
     if not intents and re.search(r"不吃|过敏|不耐受|忌口", text):
         intents = ["restaurants"]  # a new diet constraint re-plans the food (B1-IF-05)
     if "trip" in intents and re.search(r"礼物|送给|送女朋友|送男朋友|送妈妈|送爸爸", text):
@@ -115,8 +123,10 @@ def choose(text: str, earlier: list[str], has_images: bool) -> list[str]:
         )  # "她喜欢旅行": a gift hint
     elif not intents and len(find_sights(text)) >= 2:
         intents = ["itinerary"]  # "景点去清水寺、金阁寺、岚山": arrange these sights
-    if not intents and re.search(r"它|那个|这个|那家|那款|那件", text) and not has_images:
-        intents = ["reference"]  # "帮我把它订了吧": resolve the pointer or ask, never guess
+    if not intents and not details and re.search(r"它|那个|这个|那家|那款|那件", text) and not has_images:
+        # "帮我把它订了吧": resolve the pointer or ask, never guess. A message that names its own
+        # details ("东京和大阪都去会不会太赶？第一次弄这个") has nothing to resolve.
+        intents = ["reference"]
     intents = intents or topic(earlier) or (["search"] if text.strip() else [])
     if (
         "trip" in intents

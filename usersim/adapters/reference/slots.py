@@ -103,7 +103,7 @@ def profile_of(slots: Slots) -> Slots:
     return Slots(**{name: getattr(slots, name) for name in PROFILE_FIELDS})
 
 
-_DEST_BEFORE = r"(?:去|到|飞|飞往|前往|抵达|玩|是|就|选|定)\s*$"
+_DEST_BEFORE = r"(?:去|到|飞|飞往|前往|抵达|玩|是|就|选|定|目的地\s*[:：]?)\s*$"
 _DEST_AFTER = r"^\s*(?:的?(?:机票|航班|酒店|住宿|旅行|旅游|行程|攻略|之旅)|玩|旅行|旅游|吧|\d+\s*天)"
 _AMOUNT = rf"({NUM})\s*(万|千|k|K|w|W)?\s*(?:元|块|人民币)?"
 
@@ -160,7 +160,7 @@ def _places(text: str, slots: Slots, asked: set[str]) -> None:
         if re.match(r"\s*(?:下次再去|下次去|以后再去|就不去了|不去了|先不去)", text[end : end + 8]):
             continue  # "就曼谷吧，清迈下次再去": not a destination
         if (
-            re.search(r"(?:从|由|我在|人在|家在)\s*$", before)
+            re.search(r"(?:从|由|我在|人在|家在|出发地\s*[:：]?)\s*$", before)
             or re.match(r"\s*(?:出发|起飞)", after)
             or (another_follows and re.match(r"\s*(?:到|飞|→|->|—|-)", after))
         ):
@@ -175,6 +175,12 @@ def _places(text: str, slots: Slots, asked: set[str]) -> None:
             and (
                 "destination" not in asked
                 or any(re.search(_DEST_BEFORE, text[max(0, p - 4) : p]) for p, _e, _c in spans[i + 1 :])
+                # "上海，东京和大阪吧" for a trip to 日本: the city outside the country is where they leave from
+                or (
+                    slots.country is not None
+                    and country_of(city) != slots.country
+                    and any(country_of(c) == slots.country for _p, _e, c in spans[i + 1 :])
+                )
             )
         ):
             slots.origin = city  # a bare city answering "从哪个城市出发？"
