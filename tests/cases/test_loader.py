@@ -54,8 +54,10 @@ def test_three_problems_named_with_file_line_and_field(tmp_path):
         load_case(bad)
     lines = sorted(str(p) for p in err.value.problems)
     assert f"{bad}:1: judging: required field is missing" in lines
-    assert any(l.startswith(f"{bad}:4: modee: unknown field 'modee'; did you mean 'mode'?") for l in lines)
-    assert any(l.startswith(f"{bad}:5: max_turns: Input should be a valid integer") for l in lines)
+    assert any(
+        line.startswith(f"{bad}:4: modee: unknown field 'modee'; did you mean 'mode'?") for line in lines
+    )
+    assert any(line.startswith(f"{bad}:5: max_turns: Input should be a valid integer") for line in lines)
 
 
 def test_nested_unknown_key_suggests_sibling(tmp_path):
@@ -120,7 +122,7 @@ def test_validate_cli_exit_codes(tmp_path):
     )
     assert res.returncode == 2
     out = res.stdout.splitlines()
-    assert len(out) == 3 and all(l.startswith(f"{bad}:") for l in out)
+    assert len(out) == 3 and all(line.startswith(f"{bad}:") for line in out)
     assert "1 with problems, 3 problem(s)" in res.stderr
 
 

@@ -38,8 +38,14 @@ class Roles:
             }
         if "You audit a SIMULATED USER" in json.dumps(body["messages"], ensure_ascii=False):
             self.seen["judge"] += 1  # the LLM fidelity check
-            checks = [{"check": c, "verdict": "pass"} for c in ("knowledge", "character", "reveal", "language", "events")]
-            return {"content": json.dumps({"checks": checks}), "usage": {"prompt_tokens": 700, "completion_tokens": 40}}
+            checks = [
+                {"check": c, "verdict": "pass"}
+                for c in ("knowledge", "character", "reveal", "language", "events")
+            ]
+            return {
+                "content": json.dumps({"checks": checks}),
+                "usage": {"prompt_tokens": 700, "completion_tokens": 40},
+            }
         if "Criteria to judge" in json.dumps(body["messages"], ensure_ascii=False):
             self.seen["judge"] += 1
             results = [

@@ -11,7 +11,16 @@ def test_ray_run_matches_local_run(tmp_path):
     local, remote = tmp_path / "local", tmp_path / "ray"
     usersim("run", *IDS, "--out", str(local), "--no-progress", check=False)  # failures exit 1
     usersim(
-        "run", *IDS, "--ray", "local", "--concurrency", "2", "--out", str(remote), "--no-progress", check=False
+        "run",
+        *IDS,
+        "--ray",
+        "local",
+        "--concurrency",
+        "2",
+        "--out",
+        str(remote),
+        "--no-progress",
+        check=False,
     )
     a = {r["id"]: r for r in records(local)}
     b = {r["id"]: r for r in records(remote)}

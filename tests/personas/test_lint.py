@@ -92,7 +92,4 @@ def test_unrecognised_slot_is_only_a_warning(tmp_path):
     data = {**BASE, "known_info": BASE["known_info"] + [{"slot": "budgett", "value": "1 万"}]}
     problems = lint_file(write(tmp_path, data))
     assert [p.severity for p in problems] == ["warning"]
-    assert (
-        "warning: slot 'budgett' is not a built-in slot. Did you mean 'budget'?"
-        in str(problems[0])
-    )
+    assert "warning: slot 'budgett' is not a built-in slot. Did you mean 'budget'?" in str(problems[0])

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from usersim.cases.schema import Case
+from usersim.core import registry as registries
 from usersim.core.events import Usage
 from usersim.core.messages import Message
-from usersim.core import registry as registries
 from usersim.core.registry import Registry
 
 # Runs one sandbox tool for an agent that drives its own tool loop (LangGraph adapter):

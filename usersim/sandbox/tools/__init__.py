@@ -160,7 +160,7 @@ def day_arg(arg: str, value: Any, ctx: ToolContext, *, future: bool = True) -> d
 
 
 # The families register themselves on import; keep this list in sync with sandbox/tools/*.py.
-from usersim.sandbox.tools import (  # noqa: F401  (imported for their registrations)
+from usersim.sandbox.tools import (  # noqa: E402, F401  (imported for their registrations)
     flights,
     hotels,
     housing,
