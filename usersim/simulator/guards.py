@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from difflib import SequenceMatcher
 
+from usersim.core.numerals import CN_DIGITS
 from usersim.personas.schema import Persona
 from usersim.simulator.signals import hidden_truths, role_flip
 
@@ -33,20 +34,8 @@ _LATIN = re.compile(r"[A-Za-z]")
 LENGTH_CAP = {"low": 200, "medium": 500, "high": 1200}
 EN_FACTOR = 3
 
-_CN_DIGITS = {
-    "零": 0,
-    "一": 1,
-    "二": 2,
-    "两": 2,
-    "三": 3,
-    "四": 4,
-    "五": 5,
-    "六": 6,
-    "七": 7,
-    "八": 8,
-    "九": 9,
-    "十": 10,
-}
+# one digit or 十 (the quantities a persona states)
+_CN_DIGITS = {**CN_DIGITS, "十": 10}
 _UNITS = (
     r"个人|人|位|名|元|块|万|千|天|晚|夜|岁|公斤|千克|kg|平米|平|室|间|"
     r"people|persons|adults|kids|nights|days|dollars|yuan|rmb|k\b"

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from usersim.core.numerals import number
+
 # canonical city -> (country, aliases)
 CITIES: dict[str, tuple[str, list[str]]] = {
     "上海": ("中国", ["Shanghai", "沪", "浦东", "虹桥"]),
@@ -260,36 +262,10 @@ DIET_RULES: list[tuple[str, str]] = [
     (r"乳糖不耐|牛奶过敏|不能喝牛奶", "乳糖"),
 ]
 
-CN_DIGITS = {
-    "零": 0,
-    "一": 1,
-    "二": 2,
-    "两": 2,
-    "三": 3,
-    "四": 4,
-    "五": 5,
-    "六": 6,
-    "七": 7,
-    "八": 8,
-    "九": 9,
-}
-
 
 def cn_number(text: str) -> float | None:
     """'12', '1.5', '两', '十五', '二十' -> number; None when not a number."""
-    text = text.strip()
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    if not text or any(ch not in CN_DIGITS and ch not in "十百千万" for ch in text):
-        return None
-    if "十" in text:
-        tens, _, ones = text.partition("十")
-        return float((CN_DIGITS.get(tens, 1) if tens else 1) * 10 + (CN_DIGITS.get(ones, 0) if ones else 0))
-    if len(text) == 1:
-        return float(CN_DIGITS[text])
-    return None
+    return number(text)
 
 
 NUM = r"(?:\d+(?:\.\d+)?|[一二两三四五六七八九十]+)"

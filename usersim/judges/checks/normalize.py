@@ -12,6 +12,7 @@ import re
 from datetime import date, timedelta
 from typing import Any
 
+from usersim.core.numerals import chinese_int
 from usersim.sandbox.places import normalize_place as sandbox_normalize_place
 
 
@@ -31,21 +32,6 @@ def normalize_place(text: Any) -> str | None:
 
 
 # --- numbers --------------------------------------------------------------------------------
-_CN_DIGITS = {
-    "零": 0,
-    "〇": 0,
-    "一": 1,
-    "两": 2,
-    "二": 2,
-    "三": 3,
-    "四": 4,
-    "五": 5,
-    "六": 6,
-    "七": 7,
-    "八": 8,
-    "九": 9,
-}
-_CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
 _EN_NUMBERS = {
     "one": 1,
     "two": 2,
@@ -58,30 +44,6 @@ _EN_NUMBERS = {
     "nine": 9,
     "ten": 10,
 }
-
-
-def chinese_int(text: str) -> int | None:
-    """三 -> 3, 十二 -> 12, 两千 -> 2000, 一万五 -> 15000; None when not a Chinese numeral."""
-    if not text or any(ch not in _CN_DIGITS and ch not in _CN_UNITS for ch in text):
-        return None
-    total, section, digit = 0, 0, None
-    last_unit, saw_zero = 1, False
-    for ch in text:
-        if ch in _CN_DIGITS:
-            digit = _CN_DIGITS[ch]
-            saw_zero = saw_zero or digit == 0
-        else:
-            unit = _CN_UNITS[ch]
-            if unit == 10000:
-                total += (section + (digit or 0)) * unit
-                section, digit = 0, None
-            else:
-                section += (1 if digit is None else digit) * unit
-                digit = None
-            last_unit = unit
-    if digit is not None:  # 一万五 = 15000, 两千五 = 2500: a trailing digit scales one unit down
-        section += digit * (last_unit // 10 if last_unit >= 100 and not saw_zero else 1)
-    return total + section
 
 
 # unit -> (multiplier, dimension); weights normalise to kg, money to yuan
