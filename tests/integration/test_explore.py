@@ -160,8 +160,8 @@ def test_promoted_prefix_case_fails_the_flawed_agent_again_and_passes_the_fixed_
     assert div["details"]["diverged"] is True and div["details"]["first_divergent_turn"] <= k
 
 
-def test_promoted_strict_case_judges_only_the_reply_at_the_failing_turn(tmp_path):
-    out, _, recs = _explore_flawed(tmp_path, "C2-TD-04", 8, 9)
+def test_promoted_strict_case_judges_only_the_reply_at_the_failing_turn(tmp_path, e2e_explored):
+    out, _, recs = e2e_explored
     source = _longest_failure(recs)
     promoted = usersim("promote", str(out), source["id"], "--to", str(tmp_path / "reg"), "--form", "strict")
     path = Path(promoted.stdout.strip())
@@ -221,3 +221,45 @@ def test_a_promoted_branch_replays_past_its_checkpoint_and_reproduces_the_failur
     assert flawed["status"] == "failed"
     assert [m["content"] for m in flawed["transcript"]] == [m["content"] for m in branch["transcript"]]
     assert _run_promoted(tmp_path, path, FIXED)["status"] != "failed"
+
+
+# C2-TD-04 conversations end within 4 user turns (the reference agent delivers flights, itinerary and
+# hotel by turn 3, the persona's hesitation comes at turn 4), so a 4-turn window never forgets
+# anything there; a 2-turn window loses the departure city the user gave in turn 2.
+TD_FLAWED = "reference:window-2"
+
+
+def test_c2_td_04_promoted_prefix_case_fails_the_window_agent_again_and_passes_the_full_one(tmp_path):
+    out = tmp_path / "x-td"
+    usersim(
+        "explore", "--id", "C2-TD-04", "--agent", TD_FLAWED, "--simulator", "rule",
+        "--n", "8", "--seed", "9", "--out", str(out),
+    )  # fmt: skip
+    recs = records(out)
+    source = _longest_failure(recs)
+    assert source["turns"] > 4
+    promoted = usersim("promote", str(out), source["id"], "--to", str(tmp_path / "reg"))
+    path = Path(promoted.stdout.strip())
+    case = yaml.safe_load(path.read_text(encoding="utf-8"))
+    origin = case["promoted_from"]
+    assert origin["agent"] == TD_FLAWED and case["mode"] == "organic"  # prefix + simulate
+    assert any(f.startswith("milestones:") for f in origin["failing"])
+    k = origin["failing_turn"]
+    users = [m["content"] for m in source["transcript"] if m["role"] == "user"]
+    assert [case["input"]["message"], *case["input"].get("script", [])] == users[:k]
+
+    flawed = _run_promoted(tmp_path, path, TD_FLAWED)
+    assert flawed["status"] == "failed" and {"milestones", "tool_called"} <= _deciding_fails(flawed)
+    assert [m["content"] for m in flawed["transcript"]] == [m["content"] for m in source["transcript"]]
+    assert _divergence(flawed)["details"]["diverged"] is False
+
+    fixed = _run_promoted(tmp_path, path, FIXED)
+    assert fixed["status"] != "failed" and not _deciding_fails(fixed), fixed["verdicts"]
+    assert [m["content"] for m in fixed["transcript"] if m["role"] == "user"][:k] == users[:k]
+    (ms,) = [v for v in fixed["verdicts"] if v["judge"] == "milestones"]
+    reached = ms["details"]["reached"]
+    # the complete plan counts where it was delivered, not where 机票/酒店 were first mentioned
+    assert reached["complete_plan"] >= max(reached["flights"], reached["itinerary"], reached["hotel"])
+    replies = " ".join(m["content"] for m in fixed["transcript"] if m["role"] == "assistant")
+    assert "具体指什么" not in replies  # "第一次弄这个" is no pointer to ask about
+    assert _divergence(fixed)["details"]["diverged"] is True

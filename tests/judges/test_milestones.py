@@ -94,3 +94,32 @@ async def test_first_reached_without_a_recorded_trace_uses_call_messages():
     v = await judge(GOOD, use_trace=False)
     assert v.verdict == "pass"
     assert v.details["reached"] == {"ask_basics": 1, "flights": 3, "itinerary": 7, "hotel": 9}
+
+
+PLAN = MILESTONES + [
+    {
+        "id": "complete_plan",
+        "requires": ["flights", "itinerary", "hotel"],
+        "check": {"keywords": {"scope": "assistant", "all": ["机票", "酒店"], "any": ["行程"]}},
+    }
+]
+
+
+async def test_a_milestone_counts_from_where_its_prerequisites_were_reached():
+    # "机票和酒店稍后再查" announces the plan; only the later reply after the searches delivers it
+    t = [
+        GOOD[0],
+        bot("请问您想玩几天？先排行程，机票和酒店稍后再查。"),
+        *GOOD[2:],
+        bot("完整方案：机票、酒店、行程如上"),
+    ]
+    v = await judge(t, milestones=PLAN)
+    assert v.verdict == "pass", v.reason
+    assert v.details["reached"]["complete_plan"] == len(t) - 1
+
+
+async def test_words_said_only_before_the_prerequisites_are_out_of_order():
+    t = [GOOD[0], bot("请问您想玩几天？先排行程，机票和酒店稍后再查。"), *GOOD[2:]]
+    v = await judge(t, milestones=PLAN)
+    assert v.verdict == "fail" and v.details["out_of_order"] == {"complete_plan": 1}
+    assert "complete_plan (msg 1) before flights/itinerary/hotel" in v.reason
