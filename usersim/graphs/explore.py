@@ -87,7 +87,7 @@ async def explore(
             "branch_at": branch_at,
             "branches": branches,
             "out_dir": str(out_dir),
-            "cases": list(case_paths or []),
+            "cases": [str(Path(c).resolve()) for c in case_paths or []],  # promote finds the case here
         }
     }
     records = await run_trials(base, cfg, out_dir, meta)

@@ -31,6 +31,7 @@ from usersim.core.record import RunRecord
 from usersim.core.registry import UnknownNameError, did_you_mean
 from usersim.graphs.replay import messages_of
 from usersim.graphs.store import RunStore
+from usersim.personas.loader import persona_problems
 from usersim.personas.schema import Persona
 
 log = logging.getLogger(__name__)
@@ -215,6 +216,17 @@ def strict_judging(
     )
 
 
+def _persona_ref(case: Case) -> str | None:
+    """The case's persona as the promoted case (written elsewhere) must name it: an id as it is, a
+    path relative to the source case file made absolute."""
+    if not case.persona or case.file is None:
+        return case.persona
+    path = Path(case.persona)
+    if not path.is_absolute() and (case.file.parent / path).is_file():
+        return str((case.file.parent / path).resolve())
+    return case.persona
+
+
 def promoted_case(
     record: RunRecord, case: Case, meta: dict, *, form: Form = "prefix", at_turn: int | None = None
 ) -> Case:
@@ -261,6 +273,7 @@ def promoted_case(
         "tags": sorted(set(case.tags) | {"regression"}),
         "promoted_from": origin,
         "persona_overrides": _persona_overrides(case, base, persona),
+        "persona": _persona_ref(case),
     }
     if form == "prefix" and case.mode == "organic":
         return case.model_copy(
@@ -323,11 +336,14 @@ def promote(
     record, meta = find_record(run_dir, record_id)
     if record.error:
         raise ValueError(f"record {record.id} did not run ({record.error}); nothing to promote")
-    case = find_case(record.case_id, cases_paths)
+    # the case folders the exploration ran (a domain of one's own) unless others are given
+    case = find_case(record.case_id, cases_paths or (meta.get("explore") or {}).get("cases") or None)
     new = promoted_case(record, case, meta, form=form, at_turn=at_turn)
     to_dir.mkdir(parents=True, exist_ok=True)
     path = to_dir / f"{new.id}.yaml"
     data = new.model_dump(mode="json", exclude_defaults=True)
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=100), encoding="utf-8")
-    load_case(path)
+    problems = persona_problems(load_case(path))
+    if problems:
+        raise ValueError(f"the promoted case {path} does not resolve: " + "; ".join(map(str, problems)))
     return path
