@@ -263,3 +263,49 @@ def test_c2_td_04_promoted_prefix_case_fails_the_window_agent_again_and_passes_t
     replies = " ".join(m["content"] for m in fixed["transcript"] if m["role"] == "assistant")
     assert "具体指什么" not in replies  # "第一次弄这个" is no pointer to ask about
     assert _divergence(fixed)["details"]["diverged"] is True
+
+
+# --- the same loop in a domain of one's own: examples/bank with its flawed and correct agents ---------
+
+BANK_FLAWED, BANK_CORRECT = "python:examples.bank.agent:flawed", "python:examples.bank.agent:correct"
+
+
+def test_bank_promoted_failure_fails_the_flawed_agent_again_and_passes_the_correct_one(tmp_path):
+    out = tmp_path / "x-bank"
+    usersim(
+        "explore", "examples/bank/cases", "--id", "BANK-02", "--agent", BANK_FLAWED,
+        "--simulator", "rule", "--n", "4", "--seed", "1", "--out", str(out),
+    )  # fmt: skip
+    recs = records(out)
+    assert recs and all(r["status"] == "failed" for r in recs)  # it blocks the first of two cards
+    source = recs[0]
+    # no --cases: the exploration's own case folder is where promote finds BANK-02
+    promoted = usersim("promote", str(out), source["id"], "--to", str(tmp_path / "reg"))
+    path = Path(promoted.stdout.strip())
+    case = yaml.safe_load(path.read_text(encoding="utf-8"))
+    origin = case["promoted_from"]
+    assert origin["agent"] == BANK_FLAWED and case["mode"] == "organic"
+    assert any(f.startswith("final_state:") for f in origin["failing"])
+    # written elsewhere, the case still finds its persona file and pins the variant it ran
+    assert Path(case["persona"]).is_absolute() and Path(case["persona"]).name == "priya-two-cards.yaml"
+    assert case["persona_overrides"]["id"] == source["variant"]["persona"]
+    k = origin["failing_turn"]
+    users = [m["content"] for m in source["transcript"] if m["role"] == "user"]
+    assert [case["input"]["message"], *case["input"].get("script", [])] == users[:k]
+
+    flawed = _run_promoted(tmp_path, path, BANK_FLAWED)
+    assert flawed["status"] == "failed" and "final_state" in _deciding_fails(flawed)
+    assert [m["content"] for m in flawed["transcript"]] == [m["content"] for m in source["transcript"]]
+
+    correct = _run_promoted(tmp_path, path, BANK_CORRECT)
+    assert correct["status"] == "passed", correct["verdicts"]
+    assert correct["stop_reason"] == "goal_met"
+    assert [m["content"] for m in correct["transcript"] if m["role"] == "user"][:k] == users[:k]
+    blocked = [
+        tc["arguments"]
+        for m in correct["transcript"]
+        for tc in m.get("tool_calls") or []
+        if tc["name"] == "block_card"
+    ]
+    assert blocked == [{"card_id": "K-3003"}]  # the card the customer named, ending 7788
+    assert _divergence(correct)["details"]["diverged"] is True
