@@ -20,7 +20,9 @@ demo: install
 test: install
 	$(PY) -m pytest
 
+# the `bench` extra (openevals); if it cannot be installed the bench records null with the reason
 bench: install
+	-$(PY) -m pip install -q -e '.[dev,bench]'
 	$(PY) bench/run.py
 
 # ruff (pinned in pyproject) and the import-layer contract (pyproject [tool.importlinter])

@@ -1,0 +1,97 @@
+"""The bench's OpenAI-compatible server, in its own process: `python bench/stub_server.py LATENCY_S`.
+
+Prints its base URL on the first line of stdout, then serves until killed. Every reply waits
+LATENCY_S seconds (asyncio, so calls overlap). Replies are chosen by the request's model name, so
+every harness (usersim, the bare loop, openevals) gets the same conversation:
+
+* `sim`   — the simulated user: continue with a line until the agent has answered 5 times, then stop
+            (JSON, what usersim's `openai:` simulator reads; the other harnesses just use the text);
+* `judge` — a passing verdict for every criterion (usersim's rubric and fidelity prompts, openevals'
+            `score` schema);
+* `__count__` — no model: answers with the number of calls served so far (for cached_rerun_calls);
+* anything else — the agent: a short plain answer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.support.openai_stub import OpenAIStub  # noqa: E402
+
+TURNS = 5
+USER_LINES = ["从上海出发，7 月 15 号左右，6 天", "2 个人，人均 1 万左右", "想逛街吃东西，也看看寺庙", "好的"]
+
+
+class Responder:
+    def __init__(self, latency: float) -> None:
+        self.latency = latency
+        self.calls = 0
+
+    def __call__(self, body: dict) -> dict:
+        model = body.get("model", "")
+        if model == "__count__":
+            return {"content": str(self.calls)}
+        self.calls += 1
+        reply = self._reply(model, body)
+        return {**reply, "delay": self.latency} if self.latency else reply
+
+    def _reply(self, model: str, body: dict) -> dict:
+        messages = body.get("messages", [])
+        usage = {"prompt_tokens": 300, "completion_tokens": 20}
+        if model == "sim":
+            # usersim flips roles for its simulator (the agent's turns arrive as `user`)
+            answered = sum(1 for m in messages[1:] if m.get("role") == "user")
+            if answered >= TURNS:
+                return {"content": json.dumps({"action": "stop", "reason": "方案有了"}), "usage": usage}
+            line = USER_LINES[min(answered, len(USER_LINES)) - 1] if answered else USER_LINES[0]
+            move = {"action": "continue", "message": line}
+            return {"content": json.dumps(move, ensure_ascii=False), "usage": usage}
+        if model == "judge":
+            verdict = {"reasoning": "ok. Thus, the score should be: true.", "score": True}
+            if body.get("tools"):  # openevals through a function-calling structured output
+                return {"tool_calls": [{"name": body["tools"][0]["function"]["name"], "arguments": verdict}]}
+            if body.get("response_format"):  # openevals through a json_schema structured output
+                return {"content": json.dumps(verdict), "usage": usage}
+            text = json.dumps(messages, ensure_ascii=False)
+            if "You audit a SIMULATED USER" in text:
+                checks = [
+                    {"check": c, "verdict": "pass"}
+                    for c in ("knowledge", "character", "reveal", "language", "events")
+                ]
+                return {"content": json.dumps({"checks": checks}), "usage": usage}
+            if "Criteria to judge" in text:
+                ids = map(int, re.findall(r"^(\d+)\. \[", messages[0]["content"], re.M))
+                results = [
+                    {
+                        "criterion_id": i,
+                        "criterion": "c",
+                        "verdict": "pass",
+                        "reason": "消息 9 给出了方案",
+                        "evidence_turn": 9,
+                    }
+                    for i in ids
+                ]
+                return {"content": json.dumps({"results": results}, ensure_ascii=False), "usage": usage}
+            return {"content": json.dumps(verdict), "usage": usage}
+        return {
+            "content": "好的，方案：机票 MU729 上海→大阪 ¥1980；第一天 大阪城；酒店 ¥680/晚。",
+            "usage": usage,
+        }
+
+
+def main() -> None:
+    latency = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
+    stub = OpenAIStub(responder=Responder(latency)).start()
+    print(stub.base_url, flush=True)
+    while True:
+        time.sleep(3600)
+
+
+if __name__ == "__main__":
+    main()
