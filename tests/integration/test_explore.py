@@ -286,8 +286,10 @@ def test_bank_promoted_failure_fails_the_flawed_agent_again_and_passes_the_corre
     origin = case["promoted_from"]
     assert origin["agent"] == BANK_FLAWED and case["mode"] == "organic"
     assert any(f.startswith("final_state:") for f in origin["failing"])
-    # written elsewhere, the case still finds its persona file and pins the variant it ran
-    assert Path(case["persona"]).is_absolute() and Path(case["persona"]).name == "priya-two-cards.yaml"
+    # written elsewhere, the case still finds its persona file (relative to itself) and pins the variant
+    persona_file = (path.parent / case["persona"]).resolve()
+    assert not Path(case["persona"]).is_absolute() and persona_file.name == "priya-two-cards.yaml"
+    assert persona_file.is_file()
     assert case["persona_overrides"]["id"] == source["variant"]["persona"]
     k = origin["failing_turn"]
     users = [m["content"] for m in source["transcript"] if m["role"] == "user"]

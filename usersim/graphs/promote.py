@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -342,6 +343,9 @@ def promote(
     to_dir.mkdir(parents=True, exist_ok=True)
     path = to_dir / f"{new.id}.yaml"
     data = new.model_dump(mode="json", exclude_defaults=True)
+    if data.get("persona") and Path(data["persona"]).is_absolute():
+        # relative to the promoted file, so the regression case and its persona move together
+        data["persona"] = os.path.relpath(data["persona"], to_dir.resolve())
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=100), encoding="utf-8")
     problems = persona_problems(load_case(path))
     if problems:
