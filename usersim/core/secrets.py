@@ -17,10 +17,23 @@ _URL_CREDENTIALS = re.compile(r"(//)[^/@\s]+:[^/@\s]+@")
 _SECRET_VALUE = re.compile(r"^(sk-|Bearer\s)", re.IGNORECASE)
 
 
+_env_seen: tuple[Any, ...] | None = None
+_env_values: list[str] = []
+
+
 def env_secrets() -> list[str]:
-    """Values of secret-named environment variables (OPENAI_API_KEY ...), longest first."""
-    vals = [v for k, v in os.environ.items() if _SECRET_NAME.search(k) and v and len(v) >= 8]
-    return sorted(vals, key=len, reverse=True)
+    """Values of secret-named environment variables (OPENAI_API_KEY ...), longest first.
+
+    Computed again only when the environment changed: redact() runs on every recorded string, and
+    scanning every variable name each time was a tenth of a conversation's CPU."""
+    global _env_seen, _env_values
+    raw = getattr(os.environ, "_data", None)
+    seen = tuple(raw.items()) if isinstance(raw, dict) else None  # a cheap C-level snapshot
+    if seen is None or seen != _env_seen:
+        vals = [v for k, v in os.environ.items() if _SECRET_NAME.search(k) and v and len(v) >= 8]
+        _env_values = sorted(vals, key=len, reverse=True)
+        _env_seen = seen
+    return list(_env_values)
 
 
 def redact(text: str, extra: Iterable[str | None] = ()) -> str:

@@ -19,11 +19,25 @@ if TYPE_CHECKING:
 LIBRARY_DIR = Path(__file__).resolve().parent / "library"
 
 
+# Parsed persona files keyed by (resolved path, mtime_ns, size): a run parses each persona once, an
+# edited file is read again. Callers get a deep copy, never the cached object.
+_parsed: dict[tuple[str, int, int], tuple[Persona, LineIndex]] = {}
+
+
 def read_persona_file(path: str | Path) -> tuple[Persona, LineIndex]:
     """Parse and validate one persona file; raises FileProblems (`file:line: field: message`)."""
     path = Path(path)
     if not path.is_file():
         raise FileProblems([Problem(str(path), 1, "", "persona file not found")])
+    st = path.stat()
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    if key not in _parsed:
+        _parsed[key] = _parse_persona_file(path)
+    persona, lines = _parsed[key]
+    return persona.model_copy(deep=True), lines
+
+
+def _parse_persona_file(path: Path) -> tuple[Persona, LineIndex]:
     data, lines = read_yaml(path)
     if not isinstance(data, dict):
         raise FileProblems(
