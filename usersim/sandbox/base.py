@@ -90,6 +90,7 @@ class Sandbox:
                     f"Available: {', '.join(tool_registry.names())}"
                 )
         self.tool_names: list[str] = names + (["load_skill"] if self.skills else [])
+        self._schemas: list[dict[str, Any]] | None = None  # tool_schemas(), built on first use
         self.calls: Counter[str] = Counter()
         # The skill list is disclosed up front (name + description); bodies only via load_skill.
         self._events: list[SkillEvent] = [
@@ -98,8 +99,12 @@ class Sandbox:
 
     # --- what the agent is given ---------------------------------------------------------------
     def tool_schemas(self) -> list[dict[str, Any]]:
-        """The available tools in OpenAI format (case.tools or the default set; + load_skill when skills on)."""
-        return [self._schema(n) for n in self.tool_names]
+        """The available tools in OpenAI format (case.tools or the default set; + load_skill when skills on).
+
+        Built once per sandbox (one conversation): every agent turn is given the same schemas."""
+        if self._schemas is None:
+            self._schemas = [self._schema(n) for n in self.tool_names]
+        return list(self._schemas)
 
     def _schema(self, name: str) -> dict[str, Any]:
         if name in self.mocks:
