@@ -48,17 +48,31 @@ def plan_trials(
                     tseed = derive_seed(seed, tid)
                     run_case = case
                     if length is not None:
-                        from usersim.cases.expand import expand_case
-
                         # the filler depends on the case and variant, not the repeat: repeats see the same history
-                        run_case = expand_case(
-                            case, length, position, seed=derive_seed(seed, f"{case.id}|{length}|{position}")
-                        ).case
+                        run_case = expanded(
+                            case, length, position, derive_seed(seed, f"{case.id}|{length}|{position}")
+                        )
                     skills_on = None if group is None else group == "B"
                     trials.append(
                         Trial(id=tid, case=run_case, variant=variant, seed=tseed, skills_on=skills_on)
                     )
     return trials
+
+
+_EXPANDED: dict[tuple[str, str, str | None, int], Case] = {}
+
+
+def expanded(case: Case, length: str, position: str | None, seed: int) -> Case:
+    """The case expanded to `length` (deterministic per seed), built once per process for the same
+    case content: repeats, and runs of several agents over one suite, share the history."""
+    from usersim.cases.expand import expand_case
+
+    key = (case.model_dump_json(), length, position, seed)
+    if key not in _EXPANDED:
+        if len(_EXPANDED) >= 512:
+            _EXPANDED.clear()
+        _EXPANDED[key] = expand_case(case, length, position, seed=seed).case
+    return _EXPANDED[key]
 
 
 def _context_variants(
