@@ -97,9 +97,16 @@ def _message_text(m: Message | dict[str, Any]) -> str:
     return "".join(parts)
 
 
+@functools.lru_cache(maxsize=65536)
+def _text_tokens(text: str, model: str | None) -> int:
+    """Tokens of one text, remembered: a conversation's history is counted again every turn, so
+    counting is incremental — only the new messages are encoded."""
+    return len(encoding_for(model).encode(text, disallowed_special=()))
+
+
 def message_tokens(m: Message | dict[str, Any], model: str | None = None) -> int:
     """Tokens of one message: content (+ tool calls) plus MESSAGE_OVERHEAD."""
-    return len(encoding_for(model).encode(_message_text(m), disallowed_special=())) + MESSAGE_OVERHEAD
+    return _text_tokens(_message_text(m), model) + MESSAGE_OVERHEAD
 
 
 def count_tokens(
