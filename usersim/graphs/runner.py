@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -259,6 +260,7 @@ async def run_trials(
         sem = asyncio.Semaphore(max(1, cfg.concurrency))
         jsonl = (out_dir / "results.jsonl").open("a", encoding="utf-8")
         progress = Progress(len(todo), enabled=cfg.progress)
+        writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="usersim-store")
 
         if cfg.ray:
             from usersim.graphs.distributed import ensure_ray
@@ -273,14 +275,19 @@ async def run_trials(
                     record = RunRecord.model_validate_json(await run_trial_remote(trial, cfg, meta["run_id"]))
                 else:
                     record = await run_trial(trial, cfg, meta["run_id"])
+            # SQLite commit and JSONL append off the event loop, one writer thread in finishing order
+            await asyncio.get_running_loop().run_in_executor(writer, persist, record, ordinal)
+            progress.advance(record)
+
+        def persist(record: RunRecord, ordinal: int) -> None:
             store.put(record, ordinal)
             jsonl.write(record.model_dump_json() + "\n")
             jsonl.flush()
-            progress.advance(record)
 
         try:
             await asyncio.gather(*(one(i, t) for i, t in todo))
         finally:
+            writer.shutdown(wait=True)
             jsonl.close()
             progress.close()
             from usersim.llm.client import aclose_clients
@@ -289,7 +296,7 @@ async def run_trials(
         records = store.records()
     finally:
         store.close()
-    write_outputs(out_dir, records, meta)
+    await asyncio.to_thread(write_outputs, out_dir, records, meta)  # the report, off the event loop
     return records
 
 
