@@ -1,7 +1,8 @@
 """`make bench`: usersim side by side with a bare client loop and openevals, on one stub endpoint.
 
 Every harness plays the same 5-turn organic conversation (bench/case.yaml: a simulated user, the
-agent, and two judge calls at the end — 11 chat-completions calls) against bench/stub_server.py,
+agent, and the judge calls at the end — 4 simulator + 5 agent + as many judge calls as usersim's
+judges make, JUDGE_CALLS) against bench/stub_server.py,
 an OpenAI-compatible server in its own process with a configurable latency, so the server's CPU
 never counts against the harness:
 
@@ -43,6 +44,9 @@ CASE = REPO / "bench" / "case.yaml"
 TURNS = 5
 SCALE = float(os.environ.get("BENCH_SCALE", "1"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
+# judge calls per conversation: the other harnesses make as many as usersim's judges did (set by
+# every usersim run; its rubric judge and LLM fidelity checks)
+JUDGE_CALLS = 2
 os.environ.update(OPENAI_API_KEY="bench", USERSIM_NO_CACHE="1", USERSIM_SKIP_MODEL_CHECK="1")
 
 
@@ -102,11 +106,13 @@ async def usersim_conversations(count: int, concurrency: int, out: Path) -> int:
     bad = [r for r in result.records if r.status == "error"]
     if bad or len(result.records) != count:
         raise RuntimeError(f"usersim bench run went wrong: {result.explain(transcript=False)}")
+    global JUDGE_CALLS
+    JUDGE_CALLS = max(r.usage["judge"].calls for r in result.records if "judge" in r.usage)
     return sum(u.calls for r in result.records for u in r.usage.values())
 
 
 async def bare_conversations(count: int, concurrency: int) -> int:
-    """The floor: the same 11 calls with AsyncOpenAI and nothing else."""
+    """The floor: the same calls with AsyncOpenAI and nothing else (judges concurrently, like usersim)."""
     from openai import AsyncOpenAI
 
     sem = asyncio.Semaphore(concurrency)
@@ -136,9 +142,9 @@ async def bare_conversations(count: int, concurrency: int) -> int:
                         move = json.loads(await chat("sim", [system, *flipped]))
                         transcript.append({"role": "user", "content": move.get("message", "")})
                 text = json.dumps(transcript, ensure_ascii=False)
+                prompts = ["Criteria to judge", *["You audit a SIMULATED USER"] * (JUDGE_CALLS - 1)]
                 await asyncio.gather(
-                    chat("judge", [{"role": "user", "content": "Criteria to judge\n" + text}]),
-                    chat("judge", [{"role": "user", "content": "You audit a SIMULATED USER\n" + text}]),
+                    *(chat("judge", [{"role": "user", "content": f"{p}\n{text}"}]) for p in prompts)
                 )
 
         await asyncio.gather(*(one() for _ in range(count)))
@@ -158,7 +164,7 @@ def openevals_missing() -> str | None:
 
 async def openevals_conversations(count: int, concurrency: int) -> int:
     """openevals' multiturn simulator: LLM simulated user, the agent as a ChatOpenAI app, two
-    LLM-as-judge trajectory evaluators (the same 11 calls)."""
+    JUDGE_CALLS LLM-as-judge trajectory evaluators (the same calls)."""
     from langchain_openai import ChatOpenAI
     from openevals.llm import create_async_llm_as_judge
     from openevals.simulators import create_async_llm_simulated_user, run_multiturn_simulation_async
@@ -173,9 +179,10 @@ async def openevals_conversations(count: int, concurrency: int) -> int:
         reply = await agent.ainvoke([inputs])
         return {"role": "assistant", "content": reply.content}
 
+    prompts = ["Criteria to judge", *["You audit a SIMULATED USER"] * (JUDGE_CALLS - 1)]
     evaluators = [
-        create_async_llm_as_judge(prompt=p + "\n{outputs}", judge=judge, feedback_key=k)
-        for k, p in (("rubric", "Criteria to judge"), ("fidelity", "You audit a SIMULATED USER"))
+        create_async_llm_as_judge(prompt=p + "\n{outputs}", judge=judge, feedback_key=f"judge{i}")
+        for i, p in enumerate(prompts)
     ]
 
     async def one(i: int) -> None:
@@ -190,7 +197,7 @@ async def openevals_conversations(count: int, concurrency: int) -> int:
             )
 
     await asyncio.gather(*(one(i) for i in range(count)))
-    return count * 11
+    return count * (2 * TURNS - 1 + JUDGE_CALLS)
 
 
 # --- measurements ---------------------------------------------------------------------------------
@@ -312,19 +319,31 @@ def _rss_mb() -> float:
 
 async def memory_worker(count: int) -> None:
     """In a fresh process: peak RSS growth over `count` conversations at C=32 (after a warm-up)."""
+    import threading
+
     with Stub(0.0), tempfile.TemporaryDirectory() as tmp:
         await usersim_conversations(2, 2, Path(tmp) / "warm")
         base = _rss_mb()
-        peak0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        samples = [base]
+        done = threading.Event()
+
+        def sample() -> None:  # RSS every 10 ms while the conversations run
+            while not done.wait(0.01):
+                samples.append(_rss_mb())
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
         await usersim_conversations(count, 32, Path(tmp) / "m")
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        done.set()
+        sampler.join()
+        peak = max(samples)
     print(
         json.dumps(
             {
                 "conversations": count,
                 "base_rss_mb": round(base, 1),
                 "peak_rss_mb": round(peak, 1),
-                "growth_mb": round(peak - max(base, peak0), 1),
+                "growth_mb": round(peak - base, 1),
             }
         )
     )
