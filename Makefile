@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test bench lint smoke clean
+.PHONY: install demo test test-fast bench lint smoke clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,8 +17,13 @@ install: $(STAMP)
 demo: install
 	$(VENV)/bin/usersim demo --out runs/demo
 
+# the whole suite on every core (tests are independent; a module's fixtures stay on one worker)
 test: install
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist loadscope
+
+# everything but the tests marked slow (Ray, determinism across processes, the C5 gradient, fuzzing)
+test-fast: install
+	$(PY) -m pytest -n auto --dist loadscope -m "not slow"
 
 # the `bench` extra (openevals); if it cannot be installed the bench records null with the reason
 bench: install

@@ -15,6 +15,8 @@ import pytest
 
 from tests.support.cli import usersim
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves these out; `make test` and CI run them
+
 ROUNDS = {"4k": 8, "16k": 20, "32k": 28}
 
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.integration.test_cli_run import records, usersim
+
+pytestmark = pytest.mark.slow  # `make test-fast` leaves these out; `make test` and CI run them
 
 IDS = ["--id", "B1-CL-01", "--id", "B1-EI-01", "--id", "C2-TD-04"]
 

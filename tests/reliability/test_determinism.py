@@ -9,6 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # `make test-fast` leaves these out; `make test` and CI run them
+
 REPO = Path(__file__).resolve().parents[2]
 # The cases whose route-matrix answers used to change with the hash seed, plus organic cases (the
 # rule simulator) and a skill case.

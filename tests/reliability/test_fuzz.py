@@ -20,6 +20,8 @@ from click.testing import CliRunner
 from usersim.cli import main
 from usersim.cli.cases import validate_file
 
+pytestmark = pytest.mark.slow  # `make test-fast` leaves these out; `make test` and CI run them
+
 ROOT = Path(__file__).resolve().parents[2] / "usersim"
 SEED = 20261130
 MUTANTS = 360
