@@ -1,8 +1,8 @@
 """`make bench`: usersim side by side with a bare client loop and openevals, on one stub endpoint.
 
 Every harness plays the same 5-turn organic conversation (bench/case.yaml: a simulated user, the
-agent, and the judge calls at the end — 4 simulator + 5 agent + as many judge calls as usersim's
-judges make, JUDGE_CALLS) against bench/stub_server.py,
+agent, the judges at the end: 5 agent + 5 simulator calls (the 5th says stop) + as many judge calls
+as usersim's judges make, JUDGE_CALLS = 2) against bench/stub_server.py,
 an OpenAI-compatible server in its own process with a configurable latency, so the server's CPU
 never counts against the harness:
 
@@ -129,18 +129,16 @@ async def bare_conversations(count: int, concurrency: int) -> int:
             async with sem:
                 transcript = [{"role": "user", "content": "我想暑假去日本玩"}]
                 system = {"role": "system", "content": "You are role-playing a USER planning a trip."}
-                for turn in range(TURNS):
+                for _ in range(TURNS):
                     transcript.append({"role": "assistant", "content": await chat("agent", transcript)})
-                    if turn < TURNS - 1:
-                        flipped = [
-                            {
-                                "role": "user" if m["role"] == "assistant" else "assistant",
-                                "content": m["content"],
-                            }
-                            for m in transcript
-                        ]
-                        move = json.loads(await chat("sim", [system, *flipped]))
-                        transcript.append({"role": "user", "content": move.get("message", "")})
+                    flipped = [
+                        {"role": "user" if m["role"] == "assistant" else "assistant", "content": m["content"]}
+                        for m in transcript
+                    ]
+                    move = json.loads(await chat("sim", [system, *flipped]))
+                    if move.get("action") == "stop":
+                        break
+                    transcript.append({"role": "user", "content": move.get("message", "")})
                 text = json.dumps(transcript, ensure_ascii=False)
                 prompts = ["Criteria to judge", *["You audit a SIMULATED USER"] * (JUDGE_CALLS - 1)]
                 await asyncio.gather(
@@ -164,7 +162,8 @@ def openevals_missing() -> str | None:
 
 async def openevals_conversations(count: int, concurrency: int) -> int:
     """openevals' multiturn simulator: LLM simulated user, the agent as a ChatOpenAI app, two
-    JUDGE_CALLS LLM-as-judge trajectory evaluators (the same calls)."""
+    JUDGE_CALLS LLM-as-judge trajectory evaluators. Its simulation ends at max_turns, so it makes one
+    simulator call fewer (4: the opening line is fixed, as in the case)."""
     from langchain_openai import ChatOpenAI
     from openevals.llm import create_async_llm_as_judge
     from openevals.simulators import create_async_llm_simulated_user, run_multiturn_simulation_async
@@ -197,7 +196,7 @@ async def openevals_conversations(count: int, concurrency: int) -> int:
             )
 
     await asyncio.gather(*(one(i) for i in range(count)))
-    return count * (2 * TURNS - 1 + JUDGE_CALLS)
+    return count * (2 * TURNS - 1 + JUDGE_CALLS)  # 5 agent, 4 simulator, the judges
 
 
 # --- measurements ---------------------------------------------------------------------------------

@@ -56,7 +56,8 @@ class Responder:
             verdict = {"reasoning": "ok. Thus, the score should be: true.", "score": True}
             if body.get("tools"):  # openevals through a function-calling structured output
                 return {"tool_calls": [{"name": body["tools"][0]["function"]["name"], "arguments": verdict}]}
-            if body.get("response_format"):  # openevals through a json_schema structured output
+            schema = (body.get("response_format") or {}).get("json_schema") or {}
+            if schema.get("name") == "score":  # openevals through a json_schema structured output
                 return {"content": json.dumps(verdict), "usage": usage}
             text = json.dumps(messages, ensure_ascii=False)
             if "You audit a SIMULATED USER" in text:
