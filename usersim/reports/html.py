@@ -26,6 +26,7 @@ from usersim.reports.html_parts import (
     text,
 )
 from usersim.reports.html_sections import c1_section, long_context_section, skill_section, token_section
+from usersim.reports.html_simulator import simulator_section
 from usersim.reports.html_transcript import render_viewer
 from usersim.reports.judging import judging_section
 from usersim.reports.summary_models import Rate, Summary
@@ -175,6 +176,7 @@ def render_report(records: list[RunRecord], summary: dict) -> str:
     body = "".join(
         [
             _header(s),
+            simulator_section(records, s),
             _pass_rates(s),
             _repeats(s),
             judging_section(s.judging),
