@@ -15,6 +15,7 @@ is reused (a new pass starts when the pool is used up); only the exact landing m
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 import re
@@ -63,23 +64,35 @@ class FillerRound(BaseModel):
 
 def _topic_vector(unit: FillerTurn) -> dict[str, float]:
     """Sub-topic weights of a unit: words of each topic in the question x3, in the answer x1."""
-    q, a = unit.user.lower(), unit.assistant.lower()
+    return dict(_topic_weights(unit.user, unit.assistant))
+
+
+@functools.lru_cache(maxsize=16384)
+def _topic_weights(user: str, assistant: str) -> tuple[tuple[str, float], ...]:
+    """_topic_vector by the unit's texts, remembered: every expansion of a scenario scores the same
+    units (read_topics() is read once per process)."""
+    q, a = user.lower(), assistant.lower()
     vec = {
         t: 3.0 * sum(w.lower() in q for w in words) + sum(w.lower() in a for w in words)
         for t, words in read_topics().items()
     }
-    return {t: v for t, v in vec.items() if v}
+    return tuple((t, v) for t, v in vec.items() if v)
 
 
 def _grams(text: str) -> set[str]:
     """Character bigrams of the Chinese runs and whole Latin/number words: the topic signal."""
+    return set(_grams_of(text))
+
+
+@functools.lru_cache(maxsize=16384)
+def _grams_of(text: str) -> frozenset[str]:
     out: set[str] = set()
     for w in _WORD.findall(text):
         if w.isascii():
             out.add(w.lower())
         else:
             out.update(w[i : i + 2] for i in range(len(w) - 1))
-    return out
+    return frozenset(out)
 
 
 class RoundStream:
