@@ -64,7 +64,9 @@ class HttpAgent:
                     raw = await resp.text()
                     status = resp.status
         except TimeoutError:
-            raise AgentEndpointError(f"HTTP agent {self.safe_url} timed out after {self.timeout:g}s") from None
+            raise AgentEndpointError(
+                f"HTTP agent {self.safe_url} timed out after {self.timeout:g}s"
+            ) from None
         except aiohttp.ClientError as exc:
             raise AgentEndpointError(f"HTTP agent {self.safe_url}: connection failed: {exc}") from None
         if not 200 <= status < 300:  # 5xx is an outage (infrastructure); 4xx stays the agent's error

@@ -55,9 +55,7 @@ class TaskCompletionJudge:
         last_at: int | None = None
         for item in goal.required:
             words = goal.deliverable_keywords.get(item) or [item]
-            hit = next(
-                ((i, w) for i, text in replies for w in words if has_keyword(w, text)), None
-            )
+            hit = next(((i, w) for i, text in replies for w in words if has_keyword(w, text)), None)
             if hit is None:
                 missing.append(f"{item} (none of {', '.join(words[:4])})")
             else:
