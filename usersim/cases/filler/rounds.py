@@ -112,6 +112,7 @@ class RoundStream:
         self.weight = [sum(self.idf[g] for g in gs) or 1.0 for gs in self.grams]
         self.cycle: list[int] = []  # the unused units of the current pass, in seeded order
         self._sim: dict[tuple[int, int], float] = {}
+        self._rows: dict[int, list[float]] = {}  # related(): -similarity(head, u) for every u
 
     def _refill(self) -> None:
         if not self.cycle:
@@ -137,8 +138,10 @@ class RoundStream:
     def related(self, head: int, exclude: set[int]) -> list[int]:
         """Candidates for `head`'s round, most related first: unused units of this pass, then used ones."""
 
-        def rank(u: int) -> float:
-            return -self.similarity(head, u)
+        row = self._rows.get(head)
+        if row is None:  # the same keys as ranking by -similarity(head, u), computed once per head
+            row = self._rows[head] = [-self.similarity(head, u) for u in range(len(self.units))]
+        rank = row.__getitem__
 
         fresh = set(self.cycle)
         unused = sorted((u for u in self.cycle if u not in exclude), key=rank)
