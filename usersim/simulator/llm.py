@@ -42,7 +42,13 @@ from usersim.simulator.guards import (
     parroting,
     too_long,
 )
-from usersim.simulator.llm_prompt import build_messages, current_constraints, pending_events, prompt_template
+from usersim.simulator.llm_prompt import (
+    build_messages,
+    current_constraints,
+    pending_events,
+    prompt_template,
+    trigger,
+)
 from usersim.simulator.scripted import said_in, silent
 from usersim.simulator.signals import undelivered
 
@@ -258,17 +264,22 @@ class LLMSimulator:
         """Due scripted events this turn said, and those still pending (reminded next turn)."""
         out = []
         for status in pending_events(view):
+            why = trigger(status, view.transcript)
+            cause = f" ({why})" if why else ""  # a conditional event: what set it off
             if silent(status.event) or (message and said_in(status.event, message)):
                 late = "" if status.due == view.turn else f" (due turn {status.due})"
                 out.append(
-                    SimEvent(turn=view.turn, kind="event_said", detail=f"{status.describe()} said{late}")
+                    SimEvent(
+                        turn=view.turn, kind="event_said", detail=f"{status.describe()} said{late}{cause}"
+                    )
                 )
             else:
                 out.append(
                     SimEvent(
                         turn=view.turn,
                         kind="event_reminded",
-                        detail=f"{status.describe()} due turn {status.due}, not said yet: the model is reminded",
+                        detail=f"{status.describe()} due turn {status.due}{cause}, not said yet: "
+                        "the model is reminded",
                     )
                 )
         return out

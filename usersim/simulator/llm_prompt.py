@@ -17,6 +17,7 @@ from usersim.simulator.agenda import PATIENCE_BY_TRAIT
 from usersim.simulator.base import SimulatorView
 from usersim.simulator.guards import length_cap
 from usersim.simulator.phrasing import item_label
+from usersim.simulator.rule import condition_met
 from usersim.simulator.scripted import EventStatus, event_progress
 from usersim.simulator.signals import unknown_topics
 
@@ -109,7 +110,22 @@ def current_required(persona: Persona, turn: int, due: dict[int, int] | None = N
     return items
 
 
-def _event_line(status: EventStatus, turn: int) -> str:
+def trigger(status: EventStatus, transcript: list[Message]) -> str | None:
+    """Why a conditional (`when:`) event fell due: what the agent said or called in its reply to
+    the user turn before the due turn (tool names only, never results); None for at_turn events."""
+    if status.event.when is None or status.due is None:
+        return None
+    turn, text, tools = 0, [], []
+    for m in transcript:
+        if m.role == "user":
+            turn += 1
+        elif m.role == "assistant" and turn == status.due - 1:
+            text.append(m.content or "")
+            tools += [tc.name for tc in m.tool_calls]
+    return condition_met(status.event, "\n".join(text), tools)
+
+
+def _event_line(status: EventStatus, turn: int, transcript: list[Message] | None = None) -> str:
     e = status.event
     slot, value = e.slot, e.value
     what = {
@@ -122,6 +138,9 @@ def _event_line(status: EventStatus, turn: int) -> str:
         "drop_required": f"you no longer need {slot}. Tell the assistant.",
     }.get(e.kind, f"{e.kind} {slot or ''} {value or ''}".strip() + ".")
     since = "Now" if status.due == turn else f"Since turn {status.due} (you have not said it yet)"
+    why = trigger(status, transcript or [])
+    if why:  # a conditional event: tell the model what set it off so it can react to it
+        since += f" (because the assistant {why.removeprefix('agent ')})"
     return f"- {since}: {what}" + (f" Say something like: {e.text}" if e.text else "")
 
 
@@ -174,7 +193,7 @@ def system_prompt(view: SimulatorView, *, sharded: bool = False) -> str:
         constraints=", ".join(f"{k} = {v}" for k, v in constraints.items()) or "(none)",
         turn=view.turn,
         max_turns=view.max_turns,
-        events="\n".join(_event_line(s, view.turn) for s in events) or "- Nothing special.",
+        events="\n".join(_event_line(s, view.turn, view.transcript) for s in events) or "- Nothing special.",
     )
 
 
