@@ -9,6 +9,7 @@ small multilingual paraphrase table of common concepts ("Could you provide your 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -178,6 +179,12 @@ INFO_REQUEST = re.compile(
 
 def concept_of(key: str, extra: list[str] | tuple[str, ...] = ()) -> str | None:
     """The CONCEPTS entry a fact key (or its aliases/description) names, e.g. zip_code -> zip."""
+    return _concept_of(key, tuple(extra))
+
+
+@functools.lru_cache(maxsize=4096)
+def _concept_of(key: str, extra: tuple[str, ...]) -> str | None:
+    """concept_of, remembered (CONCEPTS is fixed; a persona's facts are matched on every turn)."""
     names = [key.lower(), *(e.lower() for e in extra)]
     for concept, (words, _p) in CONCEPTS.items():
         for n in names:
