@@ -17,13 +17,16 @@ install: $(STAMP)
 demo: install
 	$(VENV)/bin/usersim demo --out runs/demo
 
-# the whole suite on every core (tests are independent; a module's fixtures stay on one worker)
+# the whole suite on every core (tests are independent; a module's fixtures stay on one worker).
+# Bytecode is written even where PYTHONDONTWRITEBYTECODE is set: every worker and every subprocess a
+# test starts would otherwise compile (and assertion-rewrite) the whole package again.
+TEST_ENV := env -u PYTHONDONTWRITEBYTECODE
 test: install
-	$(PY) -m pytest -n auto --dist loadscope
+	$(TEST_ENV) $(PY) -m pytest -n auto --dist loadscope
 
 # everything but the tests marked slow (Ray, determinism across processes, the C5 gradient, fuzzing)
 test-fast: install
-	$(PY) -m pytest -n auto --dist loadscope -m "not slow"
+	$(TEST_ENV) $(PY) -m pytest -n auto --dist loadscope -m "not slow"
 
 # the `bench` extra (openevals); if it cannot be installed the bench records null with the reason
 bench: install
