@@ -100,3 +100,18 @@ def test_embedded_yaml_lines_are_offset(tmp_path):
     with pytest.raises(FileProblems) as info:
         parse_yaml("name: x\nname: y\n", tmp_path / "SKILL.md", line_offset=1)
     assert str(info.value.problems[0]).startswith(f"{tmp_path / 'SKILL.md'}:3: name: duplicate key")
+
+
+def test_a_file_read_again_is_not_parsed_again_but_an_edit_is_seen(tmp_path, monkeypatch):
+    from usersim.core import yamlfile
+
+    f = tmp_path / "a.yaml"
+    f.write_text("a: [1, 2]\n", encoding="utf-8")
+    first, _ = yamlfile.read_yaml(f)
+    first["a"].append(3)  # callers own their copy
+    calls = []
+    real = yamlfile.parse_yaml
+    monkeypatch.setattr(yamlfile, "parse_yaml", lambda *a, **k: calls.append(1) or real(*a, **k))
+    assert yamlfile.read_yaml(f)[0] == {"a": [1, 2]} and calls == []
+    f.write_text("a: [1, 9]\n", encoding="utf-8")  # same size, maybe the same mtime: content decides
+    assert yamlfile.read_yaml(f)[0] == {"a": [1, 9]} and calls == [1]

@@ -14,7 +14,9 @@ Every failure is raised as `FileProblems`; callers report and skip the file.
 
 from __future__ import annotations
 
+import copy
 import difflib
+import hashlib
 import os
 import re
 import reprlib
@@ -351,10 +353,26 @@ def parse_yaml(text: str, path: str | Path, *, line_offset: int = 0) -> tuple[An
     return data, LineIndex(node)
 
 
+# Parsed files by (path, content digest): a run, a test session or a long-lived process using the
+# Python API reads the same case library many times, and the line-tracking parser is pure Python.
+_PARSED: dict[tuple[str, bytes], tuple[Any, LineIndex]] = {}
+_PARSED_MAX = 2048
+
+
 def read_yaml(path: str | Path) -> tuple[Any, LineIndex]:
-    """Read and parse a YAML file safely (see the module docstring); raises FileProblems."""
+    """Read and parse a YAML file safely (see the module docstring); raises FileProblems. A file
+    read before with the same content is not parsed again; callers get their own copy of the data."""
     path = Path(path)
-    return parse_yaml(read_text_file(path), path)
+    text = read_text_file(path)
+    key = (str(path), hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest())
+    hit = _PARSED.get(key)
+    if hit is None:
+        hit = parse_yaml(text, path)
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[key] = hit
+    data, lines = hit
+    return copy.deepcopy(data), lines
 
 
 def _loc_str(loc: tuple[Any, ...]) -> str:
