@@ -17,6 +17,25 @@ DEMO_CASES = ["B1-EI-01", "B1-CL-01", "B1-IF-01", "B1-MR-02", "C2-TD-04"]
 DEMO_FLAWED_AGENT = "reference:flaw=no-clarify,flaw=ignore-history"
 
 
+def judge_options(command):
+    """--judge-model (repeatable: an ensemble) and --judge-samples, shared by run and rescore."""
+    command = click.option(
+        "--judge-samples",
+        default=1,
+        show_default=True,
+        type=click.IntRange(1),
+        help="Samples per criterion and judge model; majority verdict (none -> inconclusive), "
+        "agreement reported.",
+    )(command)
+    return click.option(
+        "--judge-model",
+        "judge_models",
+        multiple=True,
+        help="LLM judge SPEC (openai:MODEL, options ?context=32k&max_tokens=N&temperature=T); repeat for "
+        "an ensemble (majority over all votes). Without it LLM-judged criteria are unjudged.",
+    )(command)
+
+
 def _csv(value: str | None) -> list[str] | None:
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
@@ -158,20 +177,7 @@ def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
     show_default=True,
     help="User simulator SPEC for organic cases: rule, openai:MODEL.",
 )
-@click.option(
-    "--judge-model",
-    "judge_models",
-    multiple=True,
-    help="LLM judge SPEC (openai:MODEL, options ?context=32k&max_tokens=N&temperature=T); repeat for an "
-    "ensemble (majority over all votes). Without it LLM-judged criteria are unjudged.",
-)
-@click.option(
-    "--judge-samples",
-    default=1,
-    show_default=True,
-    type=click.IntRange(1),
-    help="Samples per criterion and judge model; majority verdict (none -> inconclusive), agreement reported.",
-)
+@judge_options
 @click.option(
     "--repeats",
     default=1,
@@ -339,19 +345,7 @@ def demo(out: Path, agent: str) -> None:
 
 @click.command()
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option(
-    "--judge-model",
-    "judge_models",
-    multiple=True,
-    help="LLM judge SPEC for LLM-judged criteria (repeat for an ensemble).",
-)
-@click.option(
-    "--judge-samples",
-    default=1,
-    show_default=True,
-    type=click.IntRange(1),
-    help="Samples per criterion and judge model; majority verdict.",
-)
+@judge_options
 @click.option(
     "--out",
     "out",
