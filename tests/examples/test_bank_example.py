@@ -108,3 +108,13 @@ def test_bad_agent_spec_is_a_usage_error(tmp_path):
         check=False,
     )
     assert res.returncode == 2 and "Did you mean 'correct'?" in res.stderr
+
+
+def test_the_domain_folder_itself_validates_and_lists_only_its_cases():
+    """State tables and personas beside the cases are not reported as broken case files."""
+    res = usersim("validate", "examples/bank", check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "0 with problems" in res.stderr
+    listed = usersim("cases", "list", "examples/bank", "--json")
+    ids = sorted(c["id"] for c in json.loads(listed.stdout))
+    assert ids == [f"BANK-{i:02d}" for i in range(1, 11)]

@@ -173,8 +173,30 @@ def case_files(paths: list[str | Path] | None = None) -> list[Path]:
     return [p for p, _ in _case_files_with_roots(paths)]
 
 
+# Keys a case file has (one of them at least); a YAML file found in a folder walk with none of them is
+# support data (an environment's state tables, a shared suite), not a case.
+_CASE_KEYS = {"id", "judging", "include", "input", "mode", "dimension"}
+
+
+def file_kind(path: Path) -> str:
+    """case | persona | data, from the file's folder and its top-level keys. A file that cannot be
+    read counts as a case, so that its problems are reported."""
+    if "personas" in path.parts:
+        return "persona"
+    try:
+        data, _ = read_yaml(path)
+    except FileProblems:
+        return "case"
+    if isinstance(data, dict) and "identity" in data and "judging" not in data:
+        return "persona"
+    if isinstance(data, dict) and data and not (_CASE_KEYS & set(data)):
+        return "data"
+    return "case"
+
+
 def _case_files_with_roots(paths: list[str | Path] | None) -> list[tuple[Path, Path]]:
-    """(case file, the folder it was found under) for each case file under `paths`."""
+    """(case or persona file, the folder it was found under) for each YAML file under `paths`;
+    support data found in a folder walk is left out."""
     roots = [Path(p) for p in paths] if paths else [CASES_DIR]
     found: list[tuple[Path, Path]] = []
     for root in roots:
@@ -185,7 +207,7 @@ def _case_files_with_roots(paths: list[str | Path] | None) -> list[tuple[Path, P
                 rel = p.relative_to(root).parts
                 if any(part in _NOT_CASE_DIRS for part in rel) or p.name.startswith("_"):
                     continue
-                if p.is_file():
+                if p.is_file() and file_kind(p) != "data":
                     found.append((p, root))
         else:
             raise FileNotFoundError(f"No such case file or directory: {root}")
@@ -207,7 +229,10 @@ def load_cases_partial(paths: list[str | Path] | None = None) -> tuple[list[Case
     cases: list[Case] = []
     problems: list[Problem] = []
     where: dict[str, Path] = {}
+    explicit = {Path(p) for p in paths or []}
     for path, root in _case_files_with_roots(paths):
+        if path not in explicit and file_kind(path) == "persona":
+            continue  # a domain folder holds its personas beside its cases
         try:
             case = load_case(path, root)
         except FileProblems as exc:

@@ -8,23 +8,13 @@ from pathlib import Path
 
 import click
 
-from usersim.cases.loader import case_files, load_case, load_cases_partial
-from usersim.core.yamlfile import FileProblems, Problem, read_yaml
+from usersim.cases.loader import case_files, file_kind, load_case, load_cases_partial
+from usersim.core.yamlfile import FileProblems, Problem
 
 
 def _kind(path: Path) -> str:
-    """case | persona | skill, from the file name, its folder and its keys."""
-    if path.name == "SKILL.md":
-        return "skill"
-    if "personas" in path.parts:
-        return "persona"
-    try:
-        data, _ = read_yaml(path)
-    except FileProblems:
-        return "case"
-    if isinstance(data, dict) and "identity" in data and "judging" not in data:
-        return "persona"
-    return "case"
+    """case | persona | skill | data, from the file name, its folder and its keys."""
+    return "skill" if path.name == "SKILL.md" else file_kind(path)
 
 
 def _files(paths: tuple[str, ...]) -> list[Path]:
