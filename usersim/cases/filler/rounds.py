@@ -24,9 +24,10 @@ from collections import Counter
 from pydantic import BaseModel, ConfigDict, Field
 
 from usersim.cases.filler import FillerLibrary, FillerTurn, filler_messages, read_topics
-from usersim.cases.tokens import count_tokens
+from usersim.cases.tokens import MESSAGE_OVERHEAD, count_tokens, joined_tokens, text_tokens
 from usersim.core.messages import Message
 
+_SEP = "\n\n"  # between the parts of a filler reply
 _CLOSING_REACH = 40  # about the most a closing line adds
 _WORD = re.compile(r"[A-Za-z0-9]+|[\u4e00-\u9fff]+")
 
@@ -44,8 +45,7 @@ class FillerRound(BaseModel):
     )
     closing: str = Field(default="", description="Closing line of the reply, if any.")
 
-    def messages(self) -> list[Message]:
-        """The round as chat messages (user, assistant)."""
+    def _reply_parts(self) -> list[str]:
         head, rest = self.units[0], self.units[1:]
         parts = [head.assistant]
         if rest:
@@ -53,13 +53,20 @@ class FillerRound(BaseModel):
             parts += [f"{i}.「{u.user}」{u.assistant}" for i, u in enumerate(rest, 1)]
         if self.closing:
             parts.append(self.closing)
+        return parts
+
+    def messages(self) -> list[Message]:
+        """The round as chat messages (user, assistant)."""
         return [
-            Message(role="user", content=head.user),
-            Message(role="assistant", content="\n\n".join(parts)),
+            Message(role="user", content=self.units[0].user),
+            Message(role="assistant", content=_SEP.join(self._reply_parts())),
         ]
 
     def tokens(self) -> int:
-        return count_tokens(self.messages())
+        """count_tokens(self.messages()), from remembered counts of the reply's parts: a round
+        grows a part at a time, and encoding the whole reply at every step dominated expansion."""
+        user = text_tokens(self.units[0].user) + MESSAGE_OVERHEAD
+        return user + joined_tokens(self._reply_parts(), _SEP) + MESSAGE_OVERHEAD
 
 
 def _topic_vector(unit: FillerTurn) -> dict[str, float]:
