@@ -20,6 +20,7 @@ import math
 import random
 import re
 from collections import Counter
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -79,11 +80,13 @@ def _topic_weights(user: str, assistant: str) -> tuple[tuple[str, float], ...]:
     """_topic_vector by the unit's texts, remembered: every expansion of a scenario scores the same
     units (read_topics() is read once per process)."""
     q, a = user.lower(), assistant.lower()
-    vec = {
-        t: 3.0 * sum(w.lower() in q for w in words) + sum(w.lower() in a for w in words)
-        for t, words in read_topics().items()
-    }
+    vec = {t: 3.0 * sum(w in q for w in words) + sum(w in a for w in words) for t, words in _lowered_topics()}
     return tuple((t, v) for t, v in vec.items() if v)
+
+
+@functools.cache
+def _lowered_topics() -> tuple[tuple[str, tuple[str, ...]], ...]:
+    return tuple((t, tuple(w.lower() for w in words)) for t, words in read_topics().items())
 
 
 def _grams(text: str) -> set[str]:
@@ -102,24 +105,48 @@ def _grams_of(text: str) -> frozenset[str]:
     return frozenset(out)
 
 
+@dataclass
+class _UnitIndex:
+    """What RoundStream knows of a set of units apart from its seeded order: sizes, sub-topic
+    vectors, bigram weights and the similarities computed so far. It depends on the units' texts
+    only, so every expansion over the same filler (a scenario minus the same key words) shares it."""
+
+    sizes: list[int]
+    topics: list[dict[str, float]]
+    norm: list[float]
+    grams: list[set[str]]
+    idf: dict[str, float]
+    weight: list[float]
+    sim: dict[tuple[int, int], float] = field(default_factory=dict)
+    rows: dict[int, list[float]] = field(default_factory=dict)  # related(): -similarity(head, u) per u
+
+
+@functools.lru_cache(maxsize=64)
+def _unit_index(texts: tuple[tuple[str, str], ...]) -> _UnitIndex:
+    units = [FillerTurn(user=q, assistant=a, source="") for q, a in texts]
+    sizes = [count_tokens(filler_messages(u)) for u in units]
+    topics = [_topic_vector(u) for u in units]
+    norm = [math.sqrt(sum(v * v for v in t.values())) or 1.0 for t in topics]
+    grams = [_grams(u.text) for u in units]
+    df = Counter(g for gs in grams for g in gs)
+    n = len(units)
+    # bigrams of one unit match nothing and those of most units (的是, 可以) say nothing
+    idf = {g: math.log(n / c) if 2 <= c <= 0.3 * n else 0.0 for g, c in df.items()}
+    weight = [sum(idf[g] for g in gs) or 1.0 for gs in grams]
+    return _UnitIndex(sizes, topics, norm, grams, idf, weight)
+
+
 class RoundStream:
     """Builds filler rounds from a scenario's units in a seeded, sub-topic-coherent way."""
 
     def __init__(self, library: FillerLibrary, rng: random.Random):
         self.lib, self.rng = library, rng
         self.units = library.units  # worked on by index: pydantic equality is slow in hot loops
-        self.sizes = [count_tokens(filler_messages(u)) for u in self.units]
-        self.topics = [_topic_vector(u) for u in self.units]
-        self.norm = [math.sqrt(sum(v * v for v in t.values())) or 1.0 for t in self.topics]
-        self.grams = [_grams(u.text) for u in self.units]
-        df = Counter(g for gs in self.grams for g in gs)
-        n = len(self.units)
-        # bigrams of one unit match nothing and those of most units (的是, 可以) say nothing
-        self.idf = {g: math.log(n / c) if 2 <= c <= 0.3 * n else 0.0 for g, c in df.items()}
-        self.weight = [sum(self.idf[g] for g in gs) or 1.0 for gs in self.grams]
+        ix = _unit_index(tuple((u.user, u.assistant) for u in self.units))
+        self.sizes, self.topics, self.norm = ix.sizes, ix.topics, ix.norm
+        self.grams, self.idf, self.weight = ix.grams, ix.idf, ix.weight
         self.cycle: list[int] = []  # the unused units of the current pass, in seeded order
-        self._sim: dict[tuple[int, int], float] = {}
-        self._rows: dict[int, list[float]] = {}  # related(): -similarity(head, u) for every u
+        self._sim, self._rows = ix.sim, ix.rows  # shared by every stream over the same units
 
     def _refill(self) -> None:
         if not self.cycle:
