@@ -132,7 +132,7 @@ def _unit_index(texts: tuple[tuple[str, str], ...]) -> _UnitIndex:
     n = len(units)
     # bigrams of one unit match nothing and those of most units (的是, 可以) say nothing
     idf = {g: math.log(n / c) if 2 <= c <= 0.3 * n else 0.0 for g, c in df.items()}
-    weight = [sum(idf[g] for g in gs) or 1.0 for gs in grams]
+    weight = [math.fsum(idf[g] for g in gs) or 1.0 for gs in grams]  # fsum: the same in any set order
     return _UnitIndex(sizes, topics, norm, grams, idf, weight)
 
 
@@ -160,27 +160,43 @@ class RoundStream:
         self._refill()
 
     def similarity(self, a: int, b: int) -> float:
-        """Cosine of the two units' sub-topic vectors plus a quarter of their bigram overlap."""
+        """Cosine of the two units' sub-topic vectors plus a quarter of their bigram overlap.
+
+        Symmetric to the last bit (topic vectors share one key order; fsum does not depend on the
+        order a set of bigrams is summed in), so it does not matter which stream computed it first."""
         key = (a, b) if a < b else (b, a)
         if key not in self._sim:
             ta, tb = self.topics[a], self.topics[b]
             topic = sum(v * tb.get(t, 0.0) for t, v in ta.items()) / (self.norm[a] * self.norm[b])
-            shared = sum(self.idf[g] for g in self.grams[a] & self.grams[b])
+            shared = math.fsum(self.idf[g] for g in self.grams[a] & self.grams[b])
             self._sim[key] = topic + 0.25 * shared / math.sqrt(self.weight[a] * self.weight[b])
         return self._sim[key]
 
+    def _row(self, head: int) -> list[float]:
+        """-similarity(head, u) for every u (the ranking key of related()), computed once per head."""
+        row = self._rows.get(head)
+        if row is None:
+            row = self._rows[head] = [-self.similarity(head, u) for u in range(len(self.units))]
+        return row
+
     def related(self, head: int, exclude: set[int]) -> list[int]:
         """Candidates for `head`'s round, most related first: unused units of this pass, then used ones."""
-
-        row = self._rows.get(head)
-        if row is None:  # the same keys as ranking by -similarity(head, u), computed once per head
-            row = self._rows[head] = [-self.similarity(head, u) for u in range(len(self.units))]
-        rank = row.__getitem__
-
+        rank = self._row(head).__getitem__
         fresh = set(self.cycle)
         unused = sorted((u for u in self.cycle if u not in exclude), key=rank)
         used = sorted((u for u in range(len(self.units)) if u not in fresh and u not in exclude), key=rank)
         return unused + used
+
+    def _most_related(self, head: int, exclude: set[int], room: int) -> int | None:
+        """The first unit of related(head, exclude) with at most `room` tokens, without sorting:
+        min() keeps the first of equal keys, as the stable sort does."""
+        rank, sizes = self._row(head).__getitem__, self.sizes
+        fresh = set(self.cycle)
+        unused = [u for u in self.cycle if u not in exclude and sizes[u] <= room]
+        if unused:
+            return min(unused, key=rank)
+        used = [u for u in range(len(self.units)) if u not in fresh and u not in exclude and sizes[u] <= room]
+        return min(used, key=rank) if used else None
 
     def _lands(self, u: int, lo: int, hi: int) -> bool:
         one = FillerRound(units=(self.units[u],))
@@ -194,8 +210,10 @@ class RoundStream:
         self._refill()
         fits = [u for u in self.cycle if self.sizes[u] <= hi]
         # a budget of about one unit: the first unit that lands alone or with a closing line
-        alone = [u for u in fits if self.sizes[u] >= lo - _CLOSING_REACH and self._lands(u, lo, hi)]
-        head = (alone or fits or [None])[0]
+        alone = (u for u in fits if self.sizes[u] >= lo - _CLOSING_REACH and self._lands(u, lo, hi))
+        head = next(alone, None)
+        if head is None:
+            head = fits[0] if fits else None
         if head is None:
             head = min(range(len(self.units)), key=lambda u: self.sizes[u])
         self._take(head)
@@ -205,7 +223,7 @@ class RoundStream:
         while size < lo:
             room = hi - size
             skip = rejected | set(chosen)
-            cand = next((u for u in self.related(head, skip) if self.sizes[u] <= room), None)
+            cand = self._most_related(head, skip, room)
             if cand is None:
                 break
             trial = rnd.model_copy(update={"units": (*rnd.units, self.units[cand])})
