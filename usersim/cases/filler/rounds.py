@@ -175,8 +175,27 @@ class RoundStream:
     def _row(self, head: int) -> list[float]:
         """-similarity(head, u) for every u (the ranking key of related()), computed once per head."""
         row = self._rows.get(head)
-        if row is None:
-            row = self._rows[head] = [-self.similarity(head, u) for u in range(len(self.units))]
+        if row is None:  # similarity(head, u) inlined: a new unit set computes ~500 per head
+            sim, topics, norm, grams, idf, weight = (
+                self._sim,
+                self.topics,
+                self.norm,
+                self.grams,
+                self.idf,
+                self.weight,
+            )
+            ta, na, ga, wa = topics[head], norm[head], grams[head], weight[head]
+            row = []
+            for u in range(len(self.units)):
+                key = (head, u) if head < u else (u, head)
+                v = sim.get(key)
+                if v is None:
+                    tb = topics[u]
+                    topic = sum(x * tb.get(t, 0.0) for t, x in ta.items()) / (na * norm[u])
+                    shared = math.fsum(idf[g] for g in ga & grams[u])
+                    v = sim[key] = topic + 0.25 * shared / math.sqrt(wa * weight[u])
+                row.append(-v)
+            self._rows[head] = row
         return row
 
     def related(self, head: int, exclude: set[int]) -> list[int]:
