@@ -109,22 +109,6 @@ def text_tokens(text: str, model: str | None = None) -> int:
     return _text_tokens(text, model)
 
 
-def joined_tokens(parts: list[str], sep: str = "\n\n", model: str | None = None) -> int:
-    """Tokens of `sep.join(parts)` from the remembered counts of `part + sep` (and the last part),
-    so a text that grows by a part is not encoded again whole.
-
-    Exact, not an estimate: tiktoken encodes each piece its split pattern cuts out of the text on
-    its own, and for the cl100k/o200k patterns no piece crosses from a newline separator into a
-    part that starts with a non-space character (a run of whitespace ending in a newline ends a
-    piece; punctuation may take the newlines after it, never what follows them). When a part
-    starts with whitespace (or is empty) the joined text is counted whole instead."""
-    if not parts:
-        return 0
-    if "\n" not in sep or sep.strip() or any(not p or p[0].isspace() for p in parts[1:]):
-        return _text_tokens(sep.join(parts), model)
-    return sum(_text_tokens(p + sep, model) for p in parts[:-1]) + _text_tokens(parts[-1], model)
-
-
 def message_tokens(m: Message | dict[str, Any], model: str | None = None) -> int:
     """Tokens of one message: content (+ tool calls) plus MESSAGE_OVERHEAD."""
     return _text_tokens(_message_text(m), model) + MESSAGE_OVERHEAD

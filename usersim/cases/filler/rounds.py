@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict, Field
 
 from usersim.cases.filler import FillerLibrary, FillerTurn, filler_messages, read_topics
-from usersim.cases.tokens import MESSAGE_OVERHEAD, count_tokens, joined_tokens, text_tokens
+from usersim.cases.tokens import MESSAGE_OVERHEAD, count_tokens, text_tokens
 from usersim.core.messages import Message
 
 _SEP = "\n\n"  # between the parts of a filler reply
@@ -46,28 +46,46 @@ class FillerRound(BaseModel):
     )
     closing: str = Field(default="", description="Closing line of the reply, if any.")
 
-    def _reply_parts(self) -> list[str]:
+    def _reply_parts(self) -> list[tuple[str, str]]:
+        """The reply's parts, joined by _SEP, as (number, text): a related unit is numbered."""
         head, rest = self.units[0], self.units[1:]
-        parts = [head.assistant]
+        parts = [("", head.assistant)]
         if rest:
-            parts.append(self.intro)
-            parts += [f"{i}.「{u.user}」{u.assistant}" for i, u in enumerate(rest, 1)]
+            parts.append(("", self.intro))
+            parts += [(str(i), f".「{u.user}」{u.assistant}") for i, u in enumerate(rest, 1)]
         if self.closing:
-            parts.append(self.closing)
+            parts.append(("", self.closing))
         return parts
 
     def messages(self) -> list[Message]:
         """The round as chat messages (user, assistant)."""
         return [
             Message(role="user", content=self.units[0].user),
-            Message(role="assistant", content=_SEP.join(self._reply_parts())),
+            Message(role="assistant", content=_SEP.join(n + t for n, t in self._reply_parts())),
         ]
 
     def tokens(self) -> int:
         """count_tokens(self.messages()), from remembered counts of the reply's parts: a round
-        grows a part at a time, and encoding the whole reply at every step dominated expansion."""
+        grows a part at a time, and encoding the whole reply at every step dominated expansion.
+
+        Exact, not an estimate: tiktoken encodes each piece its split pattern (cl100k) cuts out of
+        the text on its own, and no piece crosses from the newline separator into a part that
+        starts with a non-space character (a whitespace run ending in a newline ends a piece;
+        punctuation may take the newlines after it, never what follows them), nor from a part's
+        number (a piece of up to 3 digits) into the '.' after it. So the reply counts as the sum of
+        its numbers and its `text + separator` (the last part without one), each remembered per
+        process. A part that starts with whitespace (or is empty) makes it count the reply whole."""
+        parts = self._reply_parts()
         user = text_tokens(self.units[0].user) + MESSAGE_OVERHEAD
-        return user + joined_tokens(self._reply_parts(), _SEP) + MESSAGE_OVERHEAD
+        if any(not (n + t) or (n + t)[0].isspace() for n, t in parts[1:]) or any(
+            len(n) > 3 for n, _ in parts
+        ):
+            return user + count_tokens(self.messages()[1])
+        last = len(parts) - 1
+        reply = sum(
+            text_tokens(n) + text_tokens(t if k == last else t + _SEP) for k, (n, t) in enumerate(parts)
+        )
+        return user + reply + MESSAGE_OVERHEAD
 
 
 def _topic_vector(unit: FillerTurn) -> dict[str, float]:
