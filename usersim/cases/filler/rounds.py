@@ -135,6 +135,7 @@ class _UnitIndex:
     grams: list[set[str]]
     idf: dict[str, float]
     weight: list[float]
+    informative: list[frozenset[str]]  # each unit's bigrams of idf > 0: all that similarity sums
     sim: dict[tuple[int, int], float] = field(default_factory=dict)
     rows: dict[int, list[float]] = field(default_factory=dict)  # related(): -similarity(head, u) per u
 
@@ -151,7 +152,8 @@ def _unit_index(texts: tuple[tuple[str, str], ...]) -> _UnitIndex:
     # bigrams of one unit match nothing and those of most units (的是, 可以) say nothing
     idf = {g: math.log(n / c) if 2 <= c <= 0.3 * n else 0.0 for g, c in df.items()}
     weight = [math.fsum(idf[g] for g in gs) or 1.0 for gs in grams]  # fsum: the same in any set order
-    return _UnitIndex(sizes, topics, norm, grams, idf, weight)
+    informative = [frozenset(g for g in gs if idf[g]) for gs in grams]
+    return _UnitIndex(sizes, topics, norm, grams, idf, weight, informative)
 
 
 class RoundStream:
@@ -163,6 +165,7 @@ class RoundStream:
         ix = _unit_index(tuple((u.user, u.assistant) for u in self.units))
         self.sizes, self.topics, self.norm = ix.sizes, ix.topics, ix.norm
         self.grams, self.idf, self.weight = ix.grams, ix.idf, ix.weight
+        self._informative = ix.informative  # an idf of 0 adds exactly nothing to an fsum
         self.cycle: list[int] = []  # the unused units of the current pass, in seeded order
         self._sim, self._rows = ix.sim, ix.rows  # shared by every stream over the same units
 
@@ -186,7 +189,7 @@ class RoundStream:
         if key not in self._sim:
             ta, tb = self.topics[a], self.topics[b]
             topic = sum(v * tb.get(t, 0.0) for t, v in ta.items()) / (self.norm[a] * self.norm[b])
-            shared = math.fsum(self.idf[g] for g in self.grams[a] & self.grams[b])
+            shared = math.fsum(self.idf[g] for g in self._informative[a] & self._informative[b])
             self._sim[key] = topic + 0.25 * shared / math.sqrt(self.weight[a] * self.weight[b])
         return self._sim[key]
 
@@ -198,7 +201,7 @@ class RoundStream:
                 self._sim,
                 self.topics,
                 self.norm,
-                self.grams,
+                self._informative,
                 self.idf,
                 self.weight,
             )
