@@ -29,7 +29,7 @@ from usersim.cases.filler import (
     read_filler_file,
     scenarios,
 )
-from usersim.cases.filler.rounds import RoundStream
+from usersim.cases.filler.rounds import FillerRound, RoundStream
 from usersim.cases.schema import LENGTH_TOKENS, Case
 from usersim.core.messages import Message
 from usersim.core.registry import UnknownNameError
@@ -241,6 +241,38 @@ def test_a_filler_round_is_one_question_and_a_long_answer_on_its_sub_topic():
     while len(seen) < len(lib.units):
         seen += [u.user for u in stream.build(300, 400).units]
     assert len(set(seen[: len(lib.units) - len(rnd.units)])) == len(lib.units) - len(rnd.units)
+
+
+def test_a_filler_rounds_token_count_is_the_true_count_of_its_messages():
+    """FillerRound.tokens() sums remembered counts of the reply's parts; it must equal a fresh
+    whole-text count (the expander decides by it, and Expansion.tokens reports the whole count)."""
+    enc = tok.encoding_for(None)
+
+    def fresh(msgs: list[Message]) -> int:
+        return sum(len(enc.encode(m.content, disallowed_special=())) + tok.MESSAGE_OVERHEAD for m in msgs)
+
+    rng = random.Random(7)
+    for scenario in ("japan_trip", "running", "laptop_shopping"):
+        lib = load_filler(scenario)
+        for _ in range(40):
+            units = tuple(rng.sample(lib.units, rng.randint(1, 14)))  # numbers 1..13: two-digit ones too
+            closing = rng.choice(["", *lib.closings])
+            rnd = FillerRound(units=units, intro=rng.choice(lib.intros), closing=closing)
+            assert rnd.tokens() == fresh(rnd.messages())
+    # a part that starts with whitespace is counted whole, still exactly
+    odd = FillerRound(units=tuple(lib.units[:3]), intro="  \n 另外几个问题：", closing=" 好的。")
+    assert odd.tokens() == fresh(odd.messages())
+
+
+def test_expansions_are_the_same_whatever_was_expanded_before():
+    """Unit sizes and similarities are shared by every expansion over the same filler: an
+    expansion does not depend on which ones ran before it in the process."""
+    cid = sorted(C5)[0]
+    first = expand_case(C5[cid], "32k", "middle", seed=5).model_dump_json()
+    for other in sorted(C5)[1:4]:
+        expand_case(C5[other], "16k", None, seed=2)
+    expand_case(C5[cid], "4k", "end", seed=9)
+    assert expand_case(C5[cid], "32k", "middle", seed=5).model_dump_json() == first
 
 
 def test_the_last_filler_round_lands_exactly_with_a_closing_line():
