@@ -264,9 +264,11 @@ async def judge(state: ConversationState, runtime: Runtime[RunContext]) -> dict[
     return {"verdicts": verdicts, "usage": {"judge": usage} if usage.calls else {}}
 
 
-def route_after_user(state: ConversationState) -> Literal["agent_turn", "judge"]:
+# The routes are coroutines so langgraph runs them on the event loop: a plain function would be
+# sent to a thread pool on every step (two thread hops per turn, queued behind each other under load).
+async def route_after_user(state: ConversationState) -> Literal["agent_turn", "judge"]:
     return "judge" if state.get("stop") else "agent_turn"
 
 
-def route_after_agent(state: ConversationState) -> Literal["user_turn", "judge"]:
+async def route_after_agent(state: ConversationState) -> Literal["user_turn", "judge"]:
     return "judge" if state.get("stop") else "user_turn"

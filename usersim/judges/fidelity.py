@@ -22,6 +22,7 @@ With a judge model, one LLM check per conversation adds `fidelity.llm.<check>` f
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -214,14 +215,23 @@ def check_invented(
     return _verdict(NAMES[6], True, "no user turn states a quantity outside the persona and the conversation")
 
 
-def _asked(persona: Persona, agent_text: str) -> set[str]:
-    """Fact keys the agent's reply asks about (the rule simulator's matcher); empty if unknown."""
-    try:
-        from usersim.simulator.slots import FactMatcher
+def _asker(persona: Persona) -> Callable[[str], set[str]]:
+    """Fact keys an agent reply asks about (the rule simulator's matcher, built once per check);
+    empty if unknown."""
+    from usersim.simulator.slots import FactMatcher
 
-        return set(FactMatcher(persona).asked(agent_text))
+    try:
+        matcher = FactMatcher(persona)
     except Exception:  # a heuristic: never let it break the verdicts
-        return set()
+        return lambda _text: set()
+
+    def asked(agent_text: str) -> set[str]:
+        try:
+            return set(matcher.asked(agent_text))
+        except Exception:  # a heuristic: never let it break the verdicts
+            return set()
+
+    return asked
 
 
 def check_reveal(
@@ -232,11 +242,14 @@ def check_reveal(
         return _verdict(
             NAMES[7], True, f"reveal policy {persona.reveal_policy}: any number of facts per turn"
         )
+    asked_in = _asker(persona)
     for _, i, m in users:
         low = m.content.lower()
         told = [f.slot for f in persona.known_info if f.value.strip() and f.value.strip().lower() in low]
+        if len(told) < limit:  # fewer facts than the limit cannot break it, asked or not
+            continue
         before = next((x.content for j, x in reversed(live) if j < i and x.role == "assistant"), "")
-        asked = _asked(persona, before)
+        asked = asked_in(before)
         volunteered = [slot for slot in told if slot not in asked]
         if len(volunteered) >= limit:
             return _verdict(

@@ -22,14 +22,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import json
 import os
 import random
+import ssl
 from collections.abc import Iterator
 from typing import Any, Protocol
 
 import openai
 from openai import AsyncOpenAI, DefaultAioHttpClient
-from openai.types.chat import ChatCompletion
 
 from usersim.core.events import Usage
 from usersim.core.messages import Message
@@ -99,6 +101,13 @@ def resolve_endpoint(base_url: str | None, api_key: str | None) -> tuple[str, st
 _clients: dict[tuple[int, str, str], tuple[asyncio.AbstractEventLoop, AsyncOpenAI]] = {}
 
 
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """One TLS context for every client (the system trust store; SSL_CERT_FILE / SSL_CERT_DIR are
+    honoured): building a context loads the CA store, a few ms per client otherwise."""
+    return ssl.create_default_context()
+
+
 def _client(base_url: str, api_key: str, timeout: float) -> AsyncOpenAI:
     loop = asyncio.get_running_loop()
     for k, (lp, _) in list(_clients.items()):
@@ -111,7 +120,7 @@ def _client(base_url: str, api_key: str, timeout: float) -> AsyncOpenAI:
             api_key=api_key,
             max_retries=0,
             timeout=timeout,
-            http_client=DefaultAioHttpClient(),
+            http_client=DefaultAioHttpClient(verify=_tls()),
         )
         _clients[key] = (loop, client)
     return _clients[key][1]
@@ -159,6 +168,11 @@ def _hint(status: int | None, model: str) -> str:
     return ""
 
 
+def _where(role: str, model: str, url: str, key: str) -> str:
+    """How errors name the endpoint: role, model and base URL (secrets redacted)."""
+    return f"{role} model '{model}' at {redact(url, [key])}"
+
+
 def _as_dicts(messages: list[dict[str, Any]] | list[Message]) -> list[dict[str, Any]]:
     return [m.to_openai() if isinstance(m, Message) else dict(m) for m in messages]
 
@@ -178,7 +192,13 @@ def _snippet(value: Any) -> str:
 
 def parse_reply(resp: Any) -> tuple[dict[str, Any], int, int]:
     """(assistant message dict in OpenAI form, prompt_tokens, completion_tokens) from a completion;
-    anything missing or of the wrong type raises BadReply saying what."""
+    anything missing or of the wrong type raises BadReply saying what. A JSON body sent with another
+    content type arrives as text and is read as JSON."""
+    if isinstance(resp, str):
+        try:
+            resp = json.loads(resp)
+        except ValueError:
+            raise BadReply(f"the body is not JSON: {_snippet(resp)}") from None
     if not (isinstance(resp, dict) or hasattr(resp, "choices")):
         raise BadReply(f"the body is not a chat completion: {_snippet(resp)}")
     choices = _get(resp, "choices")
@@ -237,7 +257,7 @@ async def check_model(
     from usersim.core.registry import did_you_mean
 
     url, key = resolve_endpoint(base_url, api_key)
-    endpoint = f"{role} model '{model}' at {redact(url, [key])}"
+    endpoint = _where(role, model, url, key)
     client = _client(url, key, 5.0)
     try:
         page = await asyncio.wait_for(client.models.list(), timeout=5.0)
@@ -291,12 +311,11 @@ async def chat_completion(
     if max_tokens is None and role in DEFAULT_MAX_TOKENS:
         params["max_tokens"] = int(_env_float(f"USERSIM_MAX_TOKENS_{role.upper()}", DEFAULT_MAX_TOKENS[role]))
     url, key = resolve_endpoint(base_url, api_key)
-    endpoint = f"{role} model '{model}' at {redact(url, [key])}"
     store = get_cache() if cache else None
-    ckey = cache_key(
-        model=model, base_url=url, messages=msgs, tools=tools, params=params, salt=seed, sample=sample
-    )
     if store is not None:
+        ckey = cache_key(
+            model=model, base_url=url, messages=msgs, tools=tools, params=params, salt=seed, sample=sample
+        )
         hit = store.get(ckey)
         if hit is not None:
             message, p_tok, c_tok = hit
@@ -319,11 +338,16 @@ async def chat_completion(
             await limiter.acquire()
         try:
             # the request is plain JSON already: posting it skips the SDK's recursive TypedDict
-            # transform of messages and tool schemas (a third of a turn's CPU), same errors and retries
-            resp = await client.post("/chat/completions", body=request, cast_to=ChatCompletion)
+            # transform of messages and tool schemas (a third of a turn's CPU), same errors and
+            # retries; the reply is read as plain JSON too (parse_reply checks every field we use)
+            resp = await client.post("/chat/completions", body=request, cast_to=object)
         except openai.APIStatusError as exc:
             status = exc.status_code
-            last = LLMCallError(endpoint, status, redact(_server_message(exc), [key]) + _hint(status, model))
+            last = LLMCallError(
+                _where(role, model, url, key),
+                status,
+                redact(_server_message(exc), [key]) + _hint(status, model),
+            )
             if status == 400 and "response_format" in request and "response_format" in str(exc).lower():
                 # some OpenAI-compatible servers reject JSON mode; callers parse and repair JSON anyway
                 request.pop("response_format")
@@ -335,25 +359,35 @@ async def chat_completion(
             cause = exc.__cause__
             # The aiohttp backend reports a refused connection as ConnectTimeout: say what happened.
             if cause is not None and "Cannot connect" in str(cause):
-                last = LLMCallError(endpoint, None, f"connection failed: {redact(str(cause), [key])}")
+                last = LLMCallError(
+                    _where(role, model, url, key), None, f"connection failed: {redact(str(cause), [key])}"
+                )
             else:
-                last = LLMCallError(endpoint, None, f"request timed out after {timeout:g}s")
+                last = LLMCallError(
+                    _where(role, model, url, key), None, f"request timed out after {timeout:g}s"
+                )
             wait = None
         except openai.APIConnectionError as exc:
             last = LLMCallError(
-                endpoint, None, f"connection failed: {redact(str(exc.__cause__ or exc), [key])}"
+                _where(role, model, url, key),
+                None,
+                f"connection failed: {redact(str(exc.__cause__ or exc), [key])}",
             )
             wait = None
         except (ValueError, TypeError, openai.APIError) as exc:
             # a 200 whose body is cut or not JSON: retried like a transport fault
             why = f"the body is not valid JSON ({exc})" if isinstance(exc, ValueError) else str(exc)
-            last = LLMCallError(endpoint, 200, f"unusable reply: {redact(_snippet(why), [key])}")
+            last = LLMCallError(
+                _where(role, model, url, key), 200, f"unusable reply: {redact(_snippet(why), [key])}"
+            )
             wait = None
         else:
             try:
                 message, p_tok, c_tok = parse_reply(resp)
             except BadReply as exc:
-                last = LLMCallError(endpoint, 200, f"unusable reply: {redact(str(exc), [key])}")
+                last = LLMCallError(
+                    _where(role, model, url, key), 200, f"unusable reply: {redact(str(exc), [key])}"
+                )
                 wait = None
             else:
                 if store is not None:
