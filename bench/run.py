@@ -258,6 +258,9 @@ async def bench_sequential() -> dict[str, Any]:
 async def bench_concurrency(latency: float = 1.0, concurrency: int = 128) -> dict[str, Any]:
     """Efficiency = ideal wall (waves x one conversation's wall at this latency) / measured wall."""
     count = n(256, concurrency)
+    with Stub(0.0), tempfile.TemporaryDirectory() as tmp:  # warm-up: imports and first loads are not
+        await usersim_conversations(1, 1, Path(tmp) / "warm")  # part of one conversation's wall
+        await bare_conversations(1, 1)
     with Stub(latency), tempfile.TemporaryDirectory() as tmp:
         _, one, _ = await _timed(usersim_conversations(1, 1, Path(tmp) / "one"))
         _, wall, _ = await _timed(usersim_conversations(count, concurrency, Path(tmp) / "many"))

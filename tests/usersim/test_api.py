@@ -57,3 +57,22 @@ async def test_arun_inside_an_event_loop(tmp_path):
         usersim.run("B1-EI-01", out=tmp_path / "a")
     r = await usersim.arun("B1-EI-01", agent="reference", out=tmp_path / "b", repeats=2)
     assert r.passed and len(r.records) == 4
+
+
+def _start_gaps(records) -> list[float]:
+    from datetime import datetime
+
+    starts = sorted(datetime.fromisoformat(r.started_at) for r in records)
+    return [(b - a).total_seconds() for a, b in zip(starts, starts[1:])]
+
+
+def test_concurrent_starts_are_paced_sequential_ones_are_not(tmp_path):
+    # two at once (B1-EI-01 runs twice: skills on and off): the second starts start_interval_s after
+    # the first (started_at is to the second, hence an interval over one second)
+    r = usersim.run("B1-EI-01", agent="reference", concurrency=2, start_interval_s=1.05, out=tmp_path / "a")
+    assert len(r.records) == 2 and _start_gaps(r.records) >= [1.0]
+    # one at a time: nothing else runs when a conversation starts, so it never waits
+    r = usersim.run(
+        "B1-EI-01", agent="reference", repeats=2, concurrency=1, start_interval_s=10.0, out=tmp_path / "b"
+    )
+    assert len(r.records) == 4 and max(_start_gaps(r.records)) < 5.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -40,6 +41,8 @@ class RunConfig:
     lengths: list[str] | None = None
     positions: list[str] | None = None
     concurrency: int = 4
+    # Starts are paced this far apart while other conversations run (see run_trials)
+    start_interval_s: float = 0.002
     resume: bool = False
     seed: int = 0
     max_tool_rounds: int = 8
@@ -267,14 +270,35 @@ async def run_trials(
 
             ensure_ray(cfg.ray)
 
+        started, running = [-math.inf], [0]  # when the last conversation started (loop time); how many run
+
+        async def paced() -> None:
+            """Conversations that start together stay in step: every model reply of the batch lands
+            at once and the event loop shares its time among all of them, so each turn of each
+            waits for the whole batch (at 1 s latency and 128 at once, a seventh of the run). While
+            others run, starts are spaced `start_interval_s` apart, which keeps the replies apart;
+            a conversation that starts alone (a sequential run) does not wait."""
+            loop = asyncio.get_running_loop()
+            wait = started[0] + cfg.start_interval_s - loop.time() if running[0] else 0.0
+            started[0] = loop.time() + max(0.0, wait)
+            if wait > 0:
+                await asyncio.sleep(wait)
+
         async def one(ordinal: int, trial: Trial) -> None:
             async with sem:
-                if cfg.ray:
-                    from usersim.graphs.distributed import run_trial_remote
+                await paced()
+                running[0] += 1
+                try:
+                    if cfg.ray:
+                        from usersim.graphs.distributed import run_trial_remote
 
-                    record = RunRecord.model_validate_json(await run_trial_remote(trial, cfg, meta["run_id"]))
-                else:
-                    record = await run_trial(trial, cfg, meta["run_id"])
+                        record = RunRecord.model_validate_json(
+                            await run_trial_remote(trial, cfg, meta["run_id"])
+                        )
+                    else:
+                        record = await run_trial(trial, cfg, meta["run_id"])
+                finally:
+                    running[0] -= 1
             # SQLite commit and JSONL append off the event loop, one writer thread in finishing order
             await asyncio.get_running_loop().run_in_executor(writer, persist, record, ordinal)
             progress.advance(record)

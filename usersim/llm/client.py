@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import inspect
 import json
 import os
 import random
@@ -31,6 +32,7 @@ from collections.abc import Iterator
 from typing import Any, Protocol
 
 import openai
+import orjson
 from openai import AsyncOpenAI, DefaultAioHttpClient
 
 from usersim.core.events import Usage
@@ -166,6 +168,22 @@ def _hint(status: int | None, model: str) -> str:
     if status == 404:
         return f" Check the model name '{model}' and that the base URL ends in /v1."
     return ""
+
+
+@functools.cache
+def _takes_content() -> bool:
+    return "content" in inspect.signature(AsyncOpenAI.post).parameters
+
+
+def _body(request: dict[str, Any]) -> dict[str, Any]:
+    """The request for `post`: serialized here with orjson (several times faster than the SDK's
+    json.dumps of messages and tool schemas) where the SDK takes raw content, else as JSON data."""
+    if _takes_content():
+        try:
+            return {"content": orjson.dumps(request)}
+        except TypeError:  # something orjson cannot encode: the SDK's encoder decides
+            pass
+    return {"body": request}
 
 
 def _where(role: str, model: str, url: str, key: str) -> str:
@@ -340,7 +358,7 @@ async def chat_completion(
             # the request is plain JSON already: posting it skips the SDK's recursive TypedDict
             # transform of messages and tool schemas (a third of a turn's CPU), same errors and
             # retries; the reply is read as plain JSON too (parse_reply checks every field we use)
-            resp = await client.post("/chat/completions", body=request, cast_to=object)
+            resp = await client.post("/chat/completions", cast_to=object, **_body(request))
         except openai.APIStatusError as exc:
             status = exc.status_code
             last = LLMCallError(

@@ -7,6 +7,7 @@ user can check against the transcript; each returns what it found so reasons can
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -136,8 +137,8 @@ def item_keywords(goal: Goal, item: str) -> list[str]:
     return DEFAULT_DELIVERABLE_KEYWORDS.get(canonical_item(item), [item])
 
 
-def delivered_items(goal: Goal, text: str) -> dict[str, str]:
-    """Required items this agent reply delivers -> the keyword that shows it.
+def delivered_items(goal: Goal, text: str, items: list[str] | None = None) -> dict[str, str]:
+    """Required items (or just `items` of them) this agent reply delivers -> the keyword that shows it.
 
     The keyword must sit in a stated result (not a question, request or announcement); for items
     whose results always carry numbers (flights, hotel, trains, listing: times, dates, prices) that
@@ -147,7 +148,7 @@ def delivered_items(goal: Goal, text: str) -> dict[str, str]:
     found: dict[str, str] = {}
     candidates = [s.lower() for s in proposal_sentences(text)]
     numeric = [bool(re.search(r"\d", a + (b or ""))) for a, b in zip(candidates, candidates[1:] + [""])]
-    for item in goal.required:
+    for item in goal.required if items is None else items:
         needs_number = canonical_item(item) in NUMERIC_ITEMS
         for word in item_keywords(goal, item):
             if any(
@@ -184,19 +185,33 @@ def keyword_in(word: str, lowered_text: str) -> bool:
     if m := _QUANTITY.match(w):
         want = _value(m.group(1))
         return any(_value(n) == want for n in _NUMBER.findall(lowered_text))
-    w, text = normalize_numbers(w), normalize_numbers(lowered_text)
+    w, (text, squashed) = normalize_numbers(w), _forms(lowered_text)
     if len(w) <= 3 and w.isascii():
         return re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", text) is not None
-    return w in text or re.sub(r"\s+", "", w) in re.sub(r"\s+", "", text)
+    return w in text or _SPACE.sub("", w) in squashed
+
+
+_SPACE = re.compile(r"\s+")
+
+
+@functools.lru_cache(maxsize=4096)
+def _forms(lowered_text: str) -> tuple[str, str]:
+    """A text with numbers normalized, and that without whitespace: every keyword of every item is
+    looked up in the same sentences, so each is normalized once."""
+    text = normalize_numbers(lowered_text)
+    return text, _SPACE.sub("", text)
 
 
 def undelivered(goal: Goal, assistant_texts: list[str], constraints: dict | None = None) -> list[str]:
     """Required items no acceptable assistant reply delivered (replies violating constraints don't count)."""
     done: set[str] = set()
     for text in assistant_texts:
+        todo = [item for item in goal.required if item not in done]
+        if not todo:
+            break
         if constraint_violations(constraints if constraints is not None else goal.constraints, text):
             continue
-        done.update(delivered_items(goal, text))
+        done.update(delivered_items(goal, text, todo))
     return [item for item in goal.required if item not in done]
 
 
