@@ -112,12 +112,18 @@ async def usersim_conversations(count: int, concurrency: int, out: Path) -> int:
 
 
 async def bare_conversations(count: int, concurrency: int) -> int:
-    """The floor: the same calls with AsyncOpenAI and nothing else (judges concurrently, like usersim)."""
-    from openai import AsyncOpenAI
+    """The floor: the same calls with AsyncOpenAI and nothing else (judges concurrently, like usersim),
+    on the same HTTP stack as usersim (the SDK's aiohttp backend)."""
+    from openai import AsyncOpenAI, DefaultAioHttpClient
 
     sem = asyncio.Semaphore(concurrency)
     calls = 0
-    async with AsyncOpenAI(base_url=os.environ["OPENAI_BASE_URL"], api_key="bench", max_retries=0) as client:
+    async with AsyncOpenAI(
+        base_url=os.environ["OPENAI_BASE_URL"],
+        api_key="bench",
+        max_retries=0,
+        http_client=DefaultAioHttpClient(),
+    ) as client:
 
         async def chat(model: str, messages: list[dict[str, str]]) -> str:
             nonlocal calls

@@ -289,11 +289,11 @@ def test_a_full_disk_mid_run_is_one_line_and_keeps_finished_records(tmp_path, mo
     real_put = store_mod.RunStore.put
     calls = {"n": 0}
 
-    def put(self, record, ordinal):
+    def put(self, record, ordinal, text=None):
         calls["n"] += 1
         if calls["n"] == 2:  # the store stops accepting writes (as on a full disk): a real sqlite3 error
             self._db.close()
-        real_put(self, record, ordinal)
+        real_put(self, record, ordinal, text)
 
     monkeypatch.setattr(store_mod.RunStore, "put", put)
     out = tmp_path / "run"

@@ -194,7 +194,7 @@ def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
 )
 @click.option(
     "--start-interval-ms",
-    default=2.0,
+    default=5.0,
     show_default=True,
     type=click.FloatRange(0),
     help="Pace conversation starts this far apart, so concurrent conversations do not stay in step.",

@@ -42,7 +42,7 @@ class RunConfig:
     positions: list[str] | None = None
     concurrency: int = 4
     # Starts are paced this far apart while other conversations run (see run_trials)
-    start_interval_s: float = 0.002
+    start_interval_s: float = 0.005
     resume: bool = False
     seed: int = 0
     max_tool_rounds: int = 8
@@ -303,10 +303,14 @@ async def run_trials(
             await asyncio.get_running_loop().run_in_executor(writer, persist, record, ordinal)
             progress.advance(record)
 
+        finished: list[tuple[int, RunRecord]] = []
+
         def persist(record: RunRecord, ordinal: int) -> None:
-            store.put(record, ordinal)
-            jsonl.write(record.model_dump_json() + "\n")
+            text = record.model_dump_json()
+            store.put(record, ordinal, text)
+            jsonl.write(text + "\n")
             jsonl.flush()
+            finished.append((ordinal, record))
 
         try:
             await asyncio.gather(*(one(i, t) for i, t in todo))
@@ -317,7 +321,8 @@ async def run_trials(
             from usersim.llm.client import aclose_clients
 
             await aclose_clients()
-        records = store.records()
+        # a fresh run has every record in hand (in the store's order); a resumed one also has the stored
+        records = store.records() if done else [r for _, r in sorted(finished, key=lambda x: (x[0], x[1].id))]
     finally:
         store.close()
     await asyncio.to_thread(write_outputs, out_dir, records, meta)  # the report, off the event loop

@@ -213,13 +213,13 @@ class RunStore:
         except sqlite3.Error as exc:
             raise self._error(exc) from None
 
-    def put(self, record: RunRecord, ordinal: int) -> None:
-        """Commit one record. A full disk or a read-only file raises RunFolderError; records
-        committed before stay in the store."""
+    def put(self, record: RunRecord, ordinal: int, text: str | None = None) -> None:
+        """Commit one record (`text`: its JSON, if the caller has it already). A full disk or a
+        read-only file raises RunFolderError; records committed before stay in the store."""
         try:
             self._db.execute(
                 "INSERT OR REPLACE INTO records (id, ordinal, case_id, status, record) VALUES (?, ?, ?, ?, ?)",
-                (record.id, ordinal, record.case_id, record.status, record.model_dump_json()),
+                (record.id, ordinal, record.case_id, record.status, text or record.model_dump_json()),
             )
             self._db.commit()
         except sqlite3.Error as exc:
