@@ -111,6 +111,8 @@ def text_tokens(text: str, model: str | None = None) -> int:
 
 def message_tokens(m: Message | dict[str, Any], model: str | None = None) -> int:
     """Tokens of one message: content (+ tool calls) plus MESSAGE_OVERHEAD."""
+    if isinstance(m, Message) and not m.tool_calls:  # the content itself: its hash is remembered
+        return _text_tokens(m.content, model) + MESSAGE_OVERHEAD
     return _text_tokens(_message_text(m), model) + MESSAGE_OVERHEAD
 
 
