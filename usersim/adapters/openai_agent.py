@@ -32,6 +32,8 @@ OPTIONS = {"base_url", "api_key_env", "temperature", "max_tokens", "timeout", "c
 class OpenAIAgent:
     """An OpenAI-compatible chat model driven as a tool-calling agent."""
 
+    cooperative = True  # waits only on usersim's model client (see core/turns.py)
+
     def __init__(self, spec: str) -> None:
         self.spec = spec
         self.model, opts = split_spec(spec, "openai", OPTIONS)

@@ -193,13 +193,6 @@ def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
     "--concurrency", default=4, show_default=True, type=click.IntRange(1), help="Conversations at once."
 )
 @click.option(
-    "--start-interval-ms",
-    default=5.0,
-    show_default=True,
-    type=click.FloatRange(0),
-    help="Pace conversation starts this far apart, so concurrent conversations do not stay in step.",
-)
-@click.option(
     "--seed", default=0, show_default=True, type=int, help="Run seed; per-conversation seeds derive from it."
 )
 @click.option(
@@ -241,7 +234,6 @@ def run(
     length,
     position,
     concurrency,
-    start_interval_ms,
     seed,
     resume,
     out,
@@ -269,7 +261,6 @@ def run(
         lengths=_csv(length),
         positions=_csv(position),
         concurrency=concurrency,
-        start_interval_s=start_interval_ms / 1000,
         resume=resume,
         seed=seed,
         progress=not no_progress,

@@ -10,6 +10,7 @@ from langgraph.runtime import Runtime
 from usersim.adapters.base import AgentEndpointError, AgentError, AgentInput
 from usersim.core.events import SimEvent, Stop, Usage
 from usersim.core.messages import Message, ToolCall
+from usersim.core.turns import away_unless
 from usersim.graphs.context import RunContext
 from usersim.graphs.state import ConversationState
 from usersim.judges.base import JudgeState, apply_judges
@@ -92,7 +93,8 @@ async def _simulated_turn(ctx: RunContext, turn: int, messages: list[Message]) -
         seed=origin.seed if origin and origin.seed is not None else ctx.seed,
     )
     try:
-        move = await ctx.simulator.next_turn(view)
+        async with away_unless(ctx.simulator):
+            move = await ctx.simulator.next_turn(view)
     except SimulatorError as exc:
         events = list(getattr(exc, "events", []))
         return {
@@ -182,7 +184,8 @@ async def agent_turn(state: ConversationState, runtime: Runtime[RunContext]) -> 
             turn=turn,
         )
         try:
-            reply = await ctx.agent.respond(inp)
+            async with away_unless(ctx.agent):
+                reply = await ctx.agent.respond(inp)
         except AgentEndpointError as exc:  # outage after retries: infrastructure, not the agent
             return _agent_stop(new, trace, usage, seen_tokens, ctx, str(exc), infrastructure=True)
         except AgentError as exc:

@@ -5,10 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import math
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from usersim.cases.schema import Case
 from usersim.core.events import Blame, SimEvent, Stop
 from usersim.core.record import RunRecord, TranscriptMessage
 from usersim.core.secrets import redact
+from usersim.core.turns import Turns
 from usersim.core.verdict import Status, Verdict, combine_score, combine_status
 from usersim.graphs.context import RunContext
 from usersim.graphs.conversation import graph
@@ -41,8 +41,6 @@ class RunConfig:
     lengths: list[str] | None = None
     positions: list[str] | None = None
     concurrency: int = 4
-    # Starts are paced this far apart while other conversations run (see run_trials)
-    start_interval_s: float = 0.005
     resume: bool = False
     seed: int = 0
     max_tool_rounds: int = 8
@@ -270,35 +268,35 @@ async def run_trials(
 
             ensure_ray(cfg.ray)
 
-        started, running = [-math.inf], [0]  # when the last conversation started (loop time); how many run
+        turns = Turns()  # conversations compute one at a time, wait on models all at once
+        personas: dict[int, Any] = {}  # a case's resolved persona, once per run (by case object)
 
-        async def paced() -> None:
-            """Conversations that start together stay in step: every model reply of the batch lands
-            at once and the event loop shares its time among all of them, so each turn of each
-            waits for the whole batch (at 1 s latency and 128 at once, a seventh of the run). While
-            others run, starts are spaced `start_interval_s` apart, which keeps the replies apart;
-            a conversation that starts alone (a sequential run) does not wait."""
-            loop = asyncio.get_running_loop()
-            wait = started[0] + cfg.start_interval_s - loop.time() if running[0] else 0.0
-            started[0] = loop.time() + max(0.0, wait)
-            if wait > 0:
-                await asyncio.sleep(wait)
+        def with_persona(trial: Trial) -> Trial:
+            """The trial with its own copy of its case's persona, resolved once per run (a persona
+            that does not resolve is left to run_trial, which records the error)."""
+            case = trial.case
+            if trial.persona is not None or not case.persona:
+                return trial
+            if id(case) not in personas:
+                from usersim.personas.loader import resolve_persona
+
+                try:
+                    personas[id(case)] = resolve_persona(case)
+                except Exception:  # noqa: BLE001 - run_trial resolves it again and records why
+                    personas[id(case)] = None
+            persona = personas[id(case)]
+            return trial if persona is None else replace(trial, persona=persona.model_copy(deep=True))
 
         async def one(ordinal: int, trial: Trial) -> None:
             async with sem:
-                await paced()
-                running[0] += 1
-                try:
-                    if cfg.ray:
-                        from usersim.graphs.distributed import run_trial_remote
+                trial = with_persona(trial)
+                if cfg.ray:
+                    from usersim.graphs.distributed import run_trial_remote
 
-                        record = RunRecord.model_validate_json(
-                            await run_trial_remote(trial, cfg, meta["run_id"])
-                        )
-                    else:
+                    record = RunRecord.model_validate_json(await run_trial_remote(trial, cfg, meta["run_id"]))
+                else:
+                    async with turns.conversation():
                         record = await run_trial(trial, cfg, meta["run_id"])
-                finally:
-                    running[0] -= 1
             # SQLite commit and JSONL append off the event loop, one writer thread in finishing order
             await asyncio.get_running_loop().run_in_executor(writer, persist, record, ordinal)
             progress.advance(record)

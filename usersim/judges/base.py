@@ -13,6 +13,7 @@ from usersim.core import registry as registries
 from usersim.core.events import SkillEvent, Stop, ToolEvent, Usage
 from usersim.core.messages import Message
 from usersim.core.registry import Registry
+from usersim.core.turns import away_unless
 from usersim.core.verdict import Verdict
 
 log = logging.getLogger(__name__)
@@ -76,7 +77,8 @@ async def apply_judges(
     async def one(j: Judge) -> list[Verdict]:
         name = getattr(j, "name", type(j).__name__)
         try:
-            return list(await j(transcript=transcript, case=case, state=state))
+            async with away_unless(j):
+                return list(await j(transcript=transcript, case=case, state=state))
         except Exception as exc:
             log.exception("judge %s failed", name)
             return [

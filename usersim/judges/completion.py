@@ -25,6 +25,8 @@ def _persona(state: JudgeState) -> Persona | None:
 class TaskCompletionJudge:
     """Goal reached = stopped with goal_met and every required deliverable present in the replies."""
 
+    cooperative = True  # waits only on usersim's model client (see core/turns.py)
+
     name = "task_completion"
 
     async def __call__(self, *, transcript: list[Message], case: Case, state: JudgeState) -> list[Verdict]:

@@ -51,6 +51,8 @@ class DivergenceJudge:
     Informational only (never decides status): a regression case is promoted from a *failing*
     conversation, so a fixed agent is expected to depart from it. The verdict says where and how."""
 
+    cooperative = True  # waits only on usersim's model client (see core/turns.py)
+
     name = "divergence"
 
     async def __call__(self, *, transcript: list[Message], case: Case, state: JudgeState) -> list[Verdict]:

@@ -190,6 +190,8 @@ class DriftOutput(BaseModel):
 class DriftJudge:
     """Per-turn anchoring curve in Verdict.details; lexical, or LLM-based with a judge model."""
 
+    cooperative = True  # waits only on usersim's model client (see core/turns.py)
+
     name = "drift"
 
     def __init__(self, judge_model: str | None = None, complete: Complete | None = None) -> None:

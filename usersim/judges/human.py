@@ -59,6 +59,8 @@ def human_criteria(case: Case) -> list[str]:
 class HumanJudge:
     """Queues 人工 criteria: one `unjudged` verdict each, until a label is imported."""
 
+    cooperative = True  # waits only on usersim's model client (see core/turns.py)
+
     name = "human"
 
     async def __call__(self, *, transcript: list[Message], case: Case, state: JudgeState) -> list[Verdict]:

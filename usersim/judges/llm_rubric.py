@@ -246,6 +246,8 @@ class LLMRubricJudge:
     """Judges rubric criteria with one or more models, K samples each; `complete` is injectable
     for tests (then it answers every model and sample)."""
 
+    cooperative = True  # waits only on usersim's model client (see core/turns.py)
+
     name = "llm_rubric"
 
     def __init__(

@@ -83,6 +83,8 @@ def reached_after(
 class MilestonesJudge:
     """Reached / missed / out-of-order milestones with partial credit; minefields void the score."""
 
+    cooperative = True  # waits only on usersim's model client (see core/turns.py)
+
     name = "milestones"
 
     async def __call__(self, *, transcript: list[Message], case: Case, state: JudgeState) -> list[Verdict]:

@@ -12,6 +12,8 @@ from usersim.judges.checks import run_check
 class RulesJudge:
     """Runs `case.judging.checks`; a bad check spec yields an `error` verdict for that check only."""
 
+    cooperative = True  # waits only on usersim's model client (see core/turns.py)
+
     name = "rules"
 
     async def __call__(self, *, transcript: list[Message], case: Case, state: JudgeState) -> list[Verdict]:

@@ -30,6 +30,8 @@ from usersim.judges.fidelity import judge_fidelity
 class FidelityJudge:
     """Simulator fidelity (judges.fidelity.judge_fidelity), with the judge model when one is given."""
 
+    cooperative = True  # waits only on usersim's model client (see core/turns.py)
+
     name = "fidelity"
 
     def __init__(self, config: JudgeConfig) -> None:

@@ -38,6 +38,7 @@ from openai import AsyncOpenAI, DefaultAioHttpClient
 from usersim.core.events import Usage
 from usersim.core.messages import Message
 from usersim.core.secrets import redact
+from usersim.core.turns import away
 from usersim.llm.cache import cache_key, get_cache
 from usersim.llm.prices import cost_usd
 from usersim.llm.ratelimit import limiter_for
@@ -353,12 +354,15 @@ async def chat_completion(
     for attempt in range(attempts):
         limiter = limiter_for(url)
         if limiter is not None:
-            await limiter.acquire()
+            async with away():
+                await limiter.acquire()
         try:
             # the request is plain JSON already: posting it skips the SDK's recursive TypedDict
             # transform of messages and tool schemas (a third of a turn's CPU), same errors and
             # retries; the reply is read as plain JSON too (parse_reply checks every field we use)
-            resp = await client.post("/chat/completions", cast_to=object, **_body(request))
+            body = _body(request)
+            async with away():  # other conversations take their turns while this one waits
+                resp = await client.post("/chat/completions", cast_to=object, **body)
         except openai.APIStatusError as exc:
             status = exc.status_code
             last = LLMCallError(
@@ -415,6 +419,7 @@ async def chat_completion(
         if attempt + 1 < attempts:
             # Jitter avoids synchronized retry storms across concurrent conversations.
             delay = wait if wait is not None else base_wait * (2**attempt) * (1 + random.random() / 4)
-            await asyncio.sleep(min(delay, max_wait))
+            async with away():
+                await asyncio.sleep(min(delay, max_wait))
     assert last is not None
     raise LLMCallError(last.endpoint, last.status, f"{last.message} (gave up after {attempts} attempts)")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from usersim.cases.schema import InterceptCondition, ToolIntercept
+from usersim.core.turns import away
 from usersim.sandbox.places import normalize_place
 
 NOMINAL_TIMEOUT_S = 30.0  # reported for a timeout that configures no latency (no real wait)
@@ -63,7 +64,8 @@ async def apply_intercept(ic: ToolIntercept, tool: str) -> InterceptOutcome:
     """Wait the configured latency (only when configured), then time out, inject, or pass through."""
     latency = ic.latency_s or 0.0
     if latency:
-        await asyncio.sleep(latency)
+        async with away():  # a slow tool: other conversations take their turns meanwhile
+            await asyncio.sleep(latency)
     if ic.timeout:
         waited = latency or NOMINAL_TIMEOUT_S
         return InterceptOutcome(f"Error: tool '{tool}' timed out after {waited:g}s", True, latency)

@@ -152,6 +152,8 @@ def parse_spec(spec: str) -> tuple[str, dict[str, str]]:
 class LLMSimulator:
     """SPEC `openai:MODEL[?options]`; `complete` is injectable (tests script it; default chat_completion)."""
 
+    cooperative = True  # waits only on usersim's model client (see core/turns.py)
+
     def __init__(
         self,
         spec: str,

@@ -66,6 +66,8 @@ def due_events(agenda: Agenda, turn: int, reply: str, tools: list[str]) -> tuple
 class RuleSimulator:
     """SPEC `rule` or `rule:SALT` (the salt changes the wording choices, not the decisions)."""
 
+    cooperative = True  # waits only on usersim's model client (see core/turns.py)
+
     def __init__(self, spec: str = "rule") -> None:
         self.spec = spec
         self.salt = spec.split(":", 1)[1] if ":" in spec else ""

@@ -100,6 +100,8 @@ def parse_spec(spec: str) -> tuple[ContextConfig, list[str]]:
 class ReferenceAgent:
     """The deterministic reference agent (see the module docstring for the SPEC options)."""
 
+    cooperative = True  # waits only on usersim's model client (see core/turns.py)
+
     def __init__(self, spec: str = "reference") -> None:
         self.spec = spec
         self.cfg, self.flaws = parse_spec(spec)
