@@ -67,3 +67,31 @@ async def test_away_outside_a_conversation_and_cooperative_components_do_nothing
         async with away_unless(Users()):
             assert not turns._lock.locked()  # steps aside: it may wait on anything
         assert turns._lock.locked()
+
+
+async def test_a_wait_left_behind_by_an_ended_conversation_does_not_keep_the_turn():
+    # gather() raises at the first failure and leaves the other model call running: when that call
+    # returns after its conversation ended, it must not take the turn (nobody would give it back)
+    turns, log = Turns(), []
+
+    async def slow_call() -> None:
+        async with away():
+            await asyncio.sleep(0.03)
+
+    async def failing_call() -> None:
+        async with away():
+            await asyncio.sleep(0.01)
+        raise RuntimeError("judge crashed")
+
+    async def conversation() -> None:
+        async with turns.conversation():
+            try:
+                await asyncio.gather(failing_call(), slow_call())
+            except RuntimeError:
+                log.append("ended early")
+
+    await conversation()
+    await asyncio.sleep(0.05)  # the slow call comes back now
+    assert log == ["ended early"]
+    assert not turns._lock.locked()
+    await asyncio.wait_for(_conversation(turns, "next", log), 1)  # the next one gets its turn

@@ -32,9 +32,15 @@ class _Hold:
         self.lock = lock
         self.away = 0
         self.held = False
+        self.ended = False  # the conversation is over: a wait of a task it left behind ends turnless
 
     async def take(self) -> None:
+        if self.ended:
+            return
         await self.lock.acquire()
+        if self.ended:  # it ended while this waited in line
+            self.lock.release()
+            return
         self.held = True
 
     def give(self) -> None:
@@ -62,6 +68,7 @@ class Turns:
             yield
         finally:
             _hold.reset(token)
+            hold.ended = True
             hold.give()
 
 
