@@ -318,10 +318,12 @@ class LLMRubricJudge:
         self, model: str, build: Callable[[str, str], str], transcript: list[Message], state: JudgeState
     ):
         """The prompt for `model` with the transcript rendered within what its context leaves."""
-        from usersim.cases.tokens import count_tokens
+        from usersim.cases.tokens import text_tokens
 
         spec = self.specs[model]
-        overhead = count_tokens(build("", "NOTE: " + "x " * 250))  # the shortening notice, at its longest
+        # the prompt without the transcript, with the shortening notice at its longest: the same text
+        # for every conversation of a case, so its count is remembered
+        overhead = text_tokens(build("", "NOTE: " + "x " * 250))
         budget = int(spec.context * (1 - PROMPT_MARGIN)) - spec.answer_reserve - overhead
         rendered = render_for_judge(transcript, state.history_len, budget=max(256, budget))
         return build(rendered.text, rendered.notice()), rendered
