@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 VerdictValue = Literal["pass", "fail", "inconclusive", "unjudged", "error"]
-Status = Literal["passed", "failed", "error", "unjudged"]
+Status = Literal["passed", "failed", "error", "unjudged", "inconclusive"]
 
 
 class Verdict(BaseModel):

@@ -24,13 +24,26 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Outcome:
-    """What a check found. passed=None means it could not decide (inconclusive)."""
+    """What a check found. passed=None means it could not decide: `inconclusive`, or, with
+    uncertain=True, `unjudged` with reason "uncertain: ..." (the language layer's cues conflict or
+    none is confident; escalated to the LLM judge when one is configured). A check never returns a
+    confident fail from an unsure reading. `cues` name the resource entries and spans that decided
+    (lang.Cue.describe()), shown in the reason."""
 
     passed: bool | None
     reason: str
     score: float | None = None
     evidence_turn: int | None = None
     details: dict | None = None
+    uncertain: bool = False
+    cues: list[str] | None = None
+
+    @classmethod
+    def unsure(
+        cls, reason: str, *, cues: list[str] | None = None, evidence_turn: int | None = None
+    ) -> Outcome:
+        """An undecided outcome: verdict `unjudged`, reason "uncertain: <reason>"."""
+        return cls(None, reason, evidence_turn=evidence_turn, uncertain=True, cues=cues)
 
 
 CheckFn = Callable[[Any, CheckContext], Outcome]
@@ -139,15 +152,28 @@ def evaluate(spec: dict[str, Any], ctx: CheckContext) -> Outcome:
 
 def to_verdict(spec: dict[str, Any], outcome: Outcome) -> Verdict:
     name = next(iter(spec))
-    value = "inconclusive" if outcome.passed is None else ("pass" if outcome.passed else "fail")
+    if outcome.passed is None:
+        value = "unjudged" if outcome.uncertain else "inconclusive"
+    else:
+        value = "pass" if outcome.passed else "fail"
+    reason = outcome.reason
+    if outcome.uncertain and not reason.startswith("uncertain:"):
+        reason = f"uncertain: {reason}"
+    if outcome.cues:
+        reason += " [cues: " + "; ".join(outcome.cues) + "]"
+    details = dict(outcome.details or {})
+    if outcome.uncertain:
+        details["uncertain"] = True
+    if outcome.cues:
+        details["cues"] = list(outcome.cues)
     return Verdict(
         judge=str(name),
         verdict=value,
-        reason=outcome.reason,
+        reason=reason,
         criterion=compact(spec),
         score=outcome.score,
         evidence_turn=outcome.evidence_turn,
-        details=outcome.details,
+        details=details or None,
     )
 
 

@@ -1,0 +1,21 @@
+"""The language layer: everything usersim knows about how people and agents say things.
+
+Rule checks, fidelity checks, the rule simulator and the reference agent read text through this
+one layer, never through tables of their own. The knowledge is data: one folder of YAML files per
+language (`usersim/lang/data/<code>/<topic>.yaml`), extended without code by the user's own resource
+folders (`USERSIM_LANG_PATH`, or a `lang/` folder inside a domain folder passed to `usersim run`).
+A language is a plugin: an entry point in the group `usersim.languages` names a `Language` (its
+code and data folder); zh and en are built in the same way.
+
+Modules (each a small typed API over the resources; see docs/design.md "Language layer"):
+- `resources` — languages, their resource files, user extensions, cues naming the entry that fired;
+- `segment` — a reply cut into sentences, clauses and Markdown items (lists, table rows/columns);
+- `polarity` — how a mention stands in its clause (recommended, excluded, rejected, negated, ...);
+- `quantity` — numbers, money, units and durations, normalised;
+- `dates` / `calendar` — dates, weekdays and the ONE holiday calendar;
+- `acts` — the dialogue acts of a turn (request, confirmation request, offer, inform, clarify, close).
+"""
+
+from usersim.lang.resources import Cue, Language, Resources, detect, language_codes, resources
+
+__all__ = ["Cue", "Language", "Resources", "detect", "language_codes", "resources"]
