@@ -15,10 +15,13 @@ StopReason = Literal[
     "agent_error",
     "simulator_error",
     "replay_complete",
+    "case_error",
 ]
 # Who a non-passing conversation is charged to: the agent's behaviour, the simulated user (an
-# invalid or unfaithful user), the infrastructure (endpoint outage, harness or judge error), or none.
-Blame = Literal["agent", "simulator", "infrastructure", "none"]
+# invalid or unfaithful user), the infrastructure (endpoint outage, harness or judge error), the
+# case (the test author's files or code: a crashing user tool, check or judge; a check naming a table
+# that does not exist), or none.
+Blame = Literal["agent", "simulator", "infrastructure", "case", "none"]
 SimEventKind = Literal[
     "retry",
     "rejected",
