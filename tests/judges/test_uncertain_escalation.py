@@ -1,12 +1,14 @@
 """An uncertain rule reading is `unjudged` (never a guess) and, with a judge model, escalated."""
 
+import pytest
 from pydantic import BaseModel, ConfigDict
 
 from tests.judges.helpers import bot, case, state, user
 from tests.judges.test_llm_rubric import Scripted, result
 from usersim.core.verdict import combine_status
 from usersim.judges.base import JudgeConfig
-from usersim.judges.checks.registry import Outcome, check_registry
+from usersim.core import registry as registries
+from usersim.judges.checks.registry import CheckType, Outcome
 from usersim.judges.rules import RulesJudge
 
 
@@ -15,12 +17,21 @@ class _Params(BaseModel):
     word: str
 
 
-@check_registry.register("test_unsure_mention", _Params)
 def _unsure(params: _Params, ctx) -> Outcome:
     """Whether the final reply recommends a word (test check that is never sure)."""
     return Outcome.unsure(
         f"'{params.word}' is both recommended and excluded", cues=['en/polarity.exclusion "except"']
     )
+
+
+@pytest.fixture(autouse=True)
+def unsure_check(monkeypatch):
+    """The test check, registered for this module's tests only (the registry is global)."""
+    items = {
+        **registries.checks._items,
+        "test_unsure_mention": CheckType("test_unsure_mention", _Params, _unsure),
+    }
+    monkeypatch.setattr(registries.checks, "_items", items)
 
 
 T = [user("Which phone should I buy?"), bot("Pixel is great, except the Pixel Fold.")]
