@@ -5,9 +5,9 @@ from pydantic import BaseModel, ConfigDict
 
 from tests.judges.helpers import bot, case, state, user
 from tests.judges.test_llm_rubric import Scripted, result
+from usersim.core import registry as registries
 from usersim.core.verdict import combine_status
 from usersim.judges.base import JudgeConfig
-from usersim.core import registry as registries
 from usersim.judges.checks.registry import CheckType, Outcome
 from usersim.judges.rules import RulesJudge
 
