@@ -93,10 +93,20 @@ personas_option = click.option(
 )
 
 
+TRACEBACK_LINES = 12  # the end of a crash's traceback on the console; the whole one is in results.jsonl
+
+
 def print_outcome(records: list[RunRecord], out_dir: Path) -> None:
-    """A short table: one line per conversation, with the deciding reason."""
+    """A short table: one line per conversation, with the deciding reason; a crash (the agent's, or
+    the case's tool, check or judge code) is followed by the end of its traceback."""
     for r in records:
         click.echo(outcome_line(r))
+        if r.status == "error" and r.traceback:
+            lines = r.traceback.rstrip().splitlines()
+            cut = lines[-TRACEBACK_LINES:]
+            if len(cut) < len(lines):
+                cut = [f"... ({len(lines) - len(cut)} more lines in results.jsonl)", *cut]
+            click.echo("\n".join("    " + line for line in cut))
     counts: dict[str, int] = {}
     for r in records:
         counts[r.status] = counts.get(r.status, 0) + 1

@@ -3,28 +3,30 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from usersim.adapters.base import load_agent
 from usersim.cases.schema import Case
-from usersim.core.events import Blame, SimEvent, Stop
-from usersim.core.record import RunRecord, TranscriptMessage
+from usersim.core.errors import CaseError
+from usersim.core.events import SimEvent, Stop, Usage
+from usersim.core.record import Attempt, RunRecord, TranscriptMessage
 from usersim.core.secrets import redact
 from usersim.core.turns import Turns
-from usersim.core.verdict import Status, Verdict, combine_score, combine_status
 from usersim.graphs.context import RunContext
 from usersim.graphs.conversation import graph
+from usersim.graphs.finalize import Finalized
 from usersim.graphs.outputs import Progress, write_outputs
+from usersim.graphs.plan import RunPlan
 from usersim.graphs.store import RunStore, check_resume_meta
 from usersim.graphs.trials import Trial, plan_trials
-from usersim.judges.base import JudgeConfig
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +49,12 @@ class RunConfig:
     extra_judges: list[str] = field(default_factory=list)
     progress: bool = True
     ray: str | None = None  # Ray address ("local", "auto", "ray://host:10001"); None = this process
+    resimulate: int = 2  # a simulator-suspect organic conversation is simulated again up to N times
+
+
+def trial_plan(cfg: RunConfig) -> RunPlan:
+    """The run plan of a config (judge models as a list, personas resolved once per case)."""
+    return RunPlan.from_options(cfg.judge_model, cfg.judge_samples, cfg.extra_judges)
 
 
 def _transcript(messages: list[Any], turn_starts: list[int], history_len: int) -> list[TranscriptMessage]:
@@ -74,8 +82,19 @@ def _count_tokens_fn():
     return lambda msgs: count_tokens(msgs)
 
 
-async def run_trial(trial: Trial, cfg: RunConfig, run_id: str) -> RunRecord:
-    """One conversation start to finish. Harness failures become an `error` record, never a crash."""
+def attempt_seed(trial_seed: int, attempt: int) -> int:
+    """Seed of a resimulation: the trial seed for attempt 0, then sha256 of (trial seed, attempt)."""
+    if attempt == 0:
+        return trial_seed
+    return int(hashlib.sha256(f"{trial_seed}:resimulate:{attempt}".encode()).hexdigest()[:12], 16)
+
+
+async def run_trial(trial: Trial, cfg: RunConfig, run_id: str, plan: RunPlan | None = None) -> RunRecord:
+    """One conversation start to finish. Harness failures become an `error` record, never a crash.
+
+    An organic conversation whose attempt is simulator-suspect (see graphs.finalize) is simulated
+    again with a derived seed, up to `cfg.resimulate` more times; every attempt is kept in the
+    record, and the first clean attempt decides (all suspect: inconclusive, blame simulator)."""
     from usersim.judges.select import select_judges
     from usersim.sandbox.base import open_sandbox
 
@@ -83,6 +102,7 @@ async def run_trial(trial: Trial, cfg: RunConfig, run_id: str) -> RunRecord:
     started = datetime.now(UTC)
     t0 = time.perf_counter()
     agent = None
+    plan = plan or trial_plan(cfg)
     base: dict[str, Any] = dict(
         id=trial.id,
         run_id=run_id,
@@ -97,133 +117,162 @@ async def run_trial(trial: Trial, cfg: RunConfig, run_id: str) -> RunRecord:
         seed=trial.seed,
         agent=redact(cfg.agent),
         simulator=redact(cfg.simulator) if case.mode == "organic" else None,
-        judge_model=redact(cfg.judge_model) if cfg.judge_model else None,
+        judge_model=plan.judge_model_label,
         started_at=started.isoformat(timespec="seconds"),
         branch=trial.branch,
     )
+    history_len = len(case.input.history) if case.mode == "static" else 0
+    attempts: list[tuple[int, dict[str, Any], Finalized]] = []
     try:
         agent = load_agent(cfg.agent)
         simulator = persona = None
         if case.persona:  # organic cases, and regression cases promoted from them (judges read the goal)
-            from usersim.personas.loader import resolve_persona
-
-            persona = trial.persona or resolve_persona(case)
+            persona = trial.persona or plan.persona(case)
         if case.mode == "organic":
             from usersim.simulator.base import load_simulator
 
             simulator = load_simulator(cfg.simulator)
-        sandbox = open_sandbox(case, seed=trial.seed, skills_on=trial.skills_on)
-        if trial.initial_state:  # a branch: per-conversation call counts continue from the checkpoint
-            sandbox.restore(trial.initial_state.get("tool_trace", []))
-        ctx = RunContext(
-            case=case,
-            agent=agent,
-            sandbox=sandbox,
-            judges=select_judges(
-                case,
-                JudgeConfig(
-                    judge_model=cfg.judge_model,
-                    judge_samples=cfg.judge_samples,
-                    extra_judges=cfg.extra_judges,
-                ),
-            ),
-            simulator=simulator,
-            persona=persona,
-            seed=trial.seed,
-            variant=trial.variant.model_dump(),
-            max_tool_rounds=cfg.max_tool_rounds,
-            count_tokens=_count_tokens_fn(),
-        )
-        max_turns = case.max_turns or len(case.input.script) + 1
-        final = await graph.ainvoke(
-            dict(trial.initial_state or {}), context=ctx, config={"recursion_limit": 4 * max_turns + 20}
-        )
+        tries = 1 + (max(0, cfg.resimulate) if case.mode == "organic" else 0)
+        for attempt in range(tries):
+            seed = attempt_seed(trial.seed, attempt)
+            # the same world every attempt (sandbox seeded by the trial); only the simulated user differs
+            sandbox = open_sandbox(case, seed=trial.seed, skills_on=trial.skills_on)
+            if trial.initial_state:  # a branch: per-conversation call counts continue from the checkpoint
+                sandbox.restore(trial.initial_state.get("tool_trace", []))
+            ctx = RunContext(
+                case=case,
+                agent=agent,
+                sandbox=sandbox,
+                judges=select_judges(case, plan.judge_config),
+                simulator=simulator,
+                persona=persona.model_copy(deep=True) if persona is not None and attempt else persona,
+                seed=seed,
+                variant=trial.variant.model_dump(),
+                max_tool_rounds=cfg.max_tool_rounds,
+                count_tokens=_count_tokens_fn(),
+            )
+            start = dict(trial.initial_state or {})
+            if attempts:
+                start["sim_events"] = list(start.get("sim_events", [])) + [
+                    _resimulated(attempts, attempt, tries, seed)
+                ]
+            max_turns = case.max_turns or len(case.input.script) + 1
+            final = await graph.ainvoke(start, context=ctx, config={"recursion_limit": 4 * max_turns + 20})
+            attempts.append((seed, final, final["final"]))
+            if not final["final"].simulator_suspect:
+                break
     except Exception as exc:  # the harness itself failed for this trial: keep going with the others
-        log.exception("trial %s failed", trial.id)
-        return RunRecord(
-            **base,
-            status="error",
-            blame="infrastructure",
-            turns=0,
-            error=redact(f"{type(exc).__name__}: {exc}"),
-            system_config=_describe(agent),
-            duration_s=round(time.perf_counter() - t0, 3),
-        )
-    verdicts = final.get("verdicts", [])
-    for v in verdicts:
-        v.reason = redact(v.reason)
-    stop = final.get("stop")
-    history_len = len(case.input.history) if case.mode == "static" else 0
-    status, blame, suspect = decide_status(verdicts, stop)
+        return _harness_error(trial, base, agent, exc, t0)
+    seed, final, done = attempts[-1]
     return RunRecord(
         **base,
-        status=status,
-        blame=blame,
-        simulator_suspect=suspect,
-        sim_events=_sim_events(case, persona, final) if case.mode == "organic" else [],
+        status=done.status,
+        blame=done.blame,
+        simulator_suspect=done.simulator_suspect,
+        suspect_reason=done.suspect_reason,
+        sim_events=done.sim_events if case.mode == "organic" else [],
+        attempts=[
+            _attempt(i, s, f, d, last=i == len(attempts) - 1, history_len=history_len)
+            for i, (s, f, d) in enumerate(attempts)
+        ]
+        if case.mode == "organic"
+        else [],
         persona=getattr(persona, "id", None) if case.mode == "organic" else None,
-        score=combine_score(verdicts),
+        score=done.score,
         turns=final.get("turn", 0),
-        stop_reason=stop.reason if stop else None,
-        stop_detail=redact(stop.detail) if stop else "",
-        verdicts=verdicts,
+        stop_reason=done.stop.reason if done.stop else None,
+        stop_detail=done.stop.detail if done.stop else "",
+        stop=done.stop,
+        traceback=done.traceback,
+        verdicts=done.verdicts,
         transcript=_transcript(final.get("messages", []), final.get("turn_starts", []), history_len),
         history_len=history_len,
         tool_trace=final.get("tool_trace", []),
         skill_events=final.get("skill_events", []),
-        usage=final.get("usage", {}),
+        usage=_total_usage(f for _, f, _ in attempts),
         context_tokens=final.get("context_tokens", []),
         system_config=_describe(agent),
         duration_s=round(time.perf_counter() - t0, 3),
     )
 
 
-def decide_status(verdicts: list[Verdict], stop: Stop | None) -> tuple[Status, Blame, bool]:
-    """(status, blame, simulator_suspect) of a finished conversation.
-
-    `failed` is for the agent's behaviour only. A simulator that produced no valid turn, or an
-    agent endpoint that stayed down (timeout, 5xx, connection), makes the conversation `error`
-    whatever the rule checks say about the truncated transcript. A failed fidelity verdict marks
-    the record simulator-suspect: its failure is charged to the simulator, not the agent.
-    """
-    status = combine_status(verdicts)
-    suspect = any(v.judge.startswith("fidelity") and v.verdict == "fail" for v in verdicts)
-    if stop is not None and stop.reason == "simulator_error":  # its endpoint down: infrastructure
-        return "error", "infrastructure" if stop.blame == "infrastructure" else "simulator", suspect
-    if stop is not None and stop.reason == "agent_error":
-        if stop.blame == "infrastructure":
-            return "error", "infrastructure", suspect
-        return (status if status == "failed" else "error"), "agent", suspect
-    if status == "failed":
-        return status, "simulator" if suspect else "agent", suspect
-    if status == "error":  # a judge that crashed or gave no usable answer
-        return status, "infrastructure", suspect
-    return status, "none", suspect
+def _resimulated(
+    attempts: list[tuple[int, dict[str, Any], Finalized]], attempt: int, tries: int, seed: int
+) -> SimEvent:
+    why = attempts[-1][2].suspect_reason
+    return SimEvent(
+        turn=0,
+        kind="resimulated",
+        detail=redact(
+            f"attempt {attempt + 1} of {tries} (seed {seed}): attempt {attempt} was simulator-suspect: {why}"
+        ),
+    )
 
 
-def _sim_events(case: Case, persona: Any, final: dict[str, Any]) -> list[SimEvent]:
-    """The simulator's trace plus, at the end, every scripted event that was never said or reached."""
-    events = [
-        SimEvent.model_validate(e).model_copy(update={"detail": redact(SimEvent.model_validate(e).detail)})
-        if isinstance(e, dict)
-        else e.model_copy(update={"detail": redact(e.detail)})
-        for e in final.get("sim_events", [])
-    ]
-    if persona is None or not getattr(persona, "events", None):
-        return events
-    from usersim.simulator.scripted import event_progress
+def _attempt(
+    index: int, seed: int, final: dict[str, Any], done: Finalized, *, last: bool, history_len: int
+) -> Attempt:
+    """One attempt for the record; earlier ones keep their own transcript and trace (the last is the record's)."""
+    return Attempt(
+        index=index,
+        seed=seed,
+        status=done.status,
+        blame=done.blame,
+        simulator_suspect=done.simulator_suspect,
+        suspect_reason=done.suspect_reason,
+        stop=done.stop,
+        turns=final.get("turn", 0),
+        verdicts=done.verdicts,
+        sim_events=done.sim_events,
+        transcript=None
+        if last
+        else _transcript(final.get("messages", []), final.get("turn_starts", []), history_len),
+        tool_trace=None if last else final.get("tool_trace", []),
+        skill_events=None if last else final.get("skill_events", []),
+    )
 
-    turns = final.get("turn", 0)
-    for status in event_progress(persona, final.get("messages", []), turns):
-        if status.said_at is not None:
-            continue
-        if status.due is None or status.due > turns:
-            when = f"due turn {status.due}" if status.due else "its trigger never happened"
-            detail = f"{status.describe()} never reached ({when}; conversation ended at turn {turns})"
-        else:
-            detail = f"{status.describe()} due turn {status.due} but never said: its change is not applied"
-        events.append(SimEvent(turn=turns, kind="event_missed", detail=redact(detail)))
-    return events
+
+def _total_usage(finals: Any) -> dict[str, Usage]:
+    """Tokens spent by every attempt of the conversation, per role."""
+    out: dict[str, Usage] = {}
+    for f in finals:
+        for role, u in (f.get("usage") or {}).items():
+            out[role] = out.get(role, Usage()).add(u)
+    return out
+
+
+def _harness_error(trial: Trial, base: dict[str, Any], agent: Any, exc: Exception, t0: float) -> RunRecord:
+    """The record of a trial the harness could not run: the case's fault for a CaseError (a tools file
+    that does not load), else infrastructure."""
+    from usersim.graphs.nodes import format_traceback
+
+    if isinstance(exc, CaseError):
+        stop = Stop(reason="case_error", detail=redact(str(exc)), blame="case")
+        trace = exc.traceback or format_traceback(exc)
+        return RunRecord(
+            **base,
+            status="error",
+            blame="case",
+            turns=0,
+            stop_reason="case_error",
+            stop_detail=stop.detail,
+            stop=stop,
+            traceback=redact(trace),
+            error=redact(str(exc)),
+            system_config=_describe(agent),
+            duration_s=round(time.perf_counter() - t0, 3),
+        )
+    log.exception("trial %s failed", trial.id)
+    return RunRecord(
+        **base,
+        status="error",
+        blame="infrastructure",
+        turns=0,
+        error=redact(f"{type(exc).__name__}: {exc}"),
+        traceback=redact(format_traceback(exc)),
+        system_config=_describe(agent),
+        duration_s=round(time.perf_counter() - t0, 3),
+    )
 
 
 def _describe(agent: Any) -> dict[str, Any]:
@@ -269,34 +318,17 @@ async def run_trials(
             ensure_ray(cfg.ray)
 
         turns = Turns()  # conversations compute one at a time, wait on models all at once
-        personas: dict[int, Any] = {}  # a case's resolved persona, once per run (by case object)
-
-        def with_persona(trial: Trial) -> Trial:
-            """The trial with its own copy of its case's persona, resolved once per run (a persona
-            that does not resolve is left to run_trial, which records the error)."""
-            case = trial.case
-            if trial.persona is not None or not case.persona:
-                return trial
-            if id(case) not in personas:
-                from usersim.personas.loader import resolve_persona
-
-                try:
-                    personas[id(case)] = resolve_persona(case)
-                except Exception:  # noqa: BLE001 - run_trial resolves it again and records why
-                    personas[id(case)] = None
-            persona = personas[id(case)]
-            return trial if persona is None else replace(trial, persona=persona.model_copy(deep=True))
+        plan = trial_plan(cfg)  # one plan for the run: each case's persona resolved once
 
         async def one(ordinal: int, trial: Trial) -> None:
             async with sem:
-                trial = with_persona(trial)
                 if cfg.ray:
                     from usersim.graphs.distributed import run_trial_remote
 
                     record = RunRecord.model_validate_json(await run_trial_remote(trial, cfg, meta["run_id"]))
                 else:
                     async with turns.conversation():
-                        record = await run_trial(trial, cfg, meta["run_id"])
+                        record = await run_trial(trial, cfg, meta["run_id"], plan)
             # SQLite commit and JSONL append off the event loop, one writer thread in finishing order
             await asyncio.get_running_loop().run_in_executor(writer, persist, record, ordinal)
             progress.advance(record)
@@ -348,23 +380,35 @@ class SpecError(ValueError):
 
 
 def check_specs(cases: list[Case], cfg: RunConfig) -> None:
-    """Fail fast on a bad agent, simulator or judge name instead of recording one error per conversation."""
+    """Fail fast on a bad agent, simulator or judge name, or a misconfigured adapter (a LangGraph
+    `mode=thread` graph without a checkpointer), instead of recording one error per conversation."""
     from usersim.adapters.base import AgentError
     from usersim.core.registry import UnknownNameError
     from usersim.judges.base import judge_registry
-    from usersim.judges.llm import judge_specs, parse_judge_spec
     from usersim.simulator.base import load_simulator
 
     try:
         for name in cfg.extra_judges:
             judge_registry.get(name)
-        for spec in judge_specs(cfg.judge_model):
-            parse_judge_spec(spec)  # unknown ?options and bad sizes, before any conversation runs
-        load_agent(cfg.agent)
+        trial_plan(cfg)  # judge SPECs: unknown ?options and bad sizes, before any conversation runs
+        agent = load_agent(cfg.agent)
+        check_mode = getattr(agent, "check_mode", None)
+        if check_mode is not None and cases:
+            check_mode(_tool_schemas(cases[0]))
         if any(c.mode == "organic" for c in cases):
             load_simulator(cfg.simulator)
     except (AgentError, UnknownNameError, ValueError) as exc:
         raise SpecError(redact(str(exc))) from None
+
+
+def _tool_schemas(case: Case) -> list[dict[str, Any]]:
+    """The tools a case offers the agent (what an agent factory is built with)."""
+    from usersim.sandbox.base import open_sandbox
+
+    try:
+        return open_sandbox(case, seed=0).tool_schemas()
+    except Exception:  # noqa: BLE001 - a case whose sandbox does not open is recorded per conversation
+        return []
 
 
 async def run_suite(cases: list[Case], cfg: RunConfig, out_dir: str | Path) -> list[RunRecord]:
