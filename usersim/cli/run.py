@@ -225,6 +225,14 @@ def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
     help="Extra judge to run on every case, e.g. drift (repeatable).",
 )
 @click.option(
+    "--resimulate",
+    default=2,
+    show_default=True,
+    type=click.IntRange(0),
+    help="Simulate a simulator-suspect organic conversation again (derived seed) up to N times; the "
+    "first clean attempt decides, every attempt is kept; all suspect: inconclusive.",
+)
+@click.option(
     "--fail-under",
     "fail_under",
     default=None,
@@ -250,6 +258,7 @@ def run(
     no_progress,
     ray_address,
     extra_judges,
+    resimulate,
     fail_under,
 ):
     """Run cases against an agent; writes OUT/results.jsonl, summary.json, report.html.
@@ -276,6 +285,7 @@ def run(
         progress=not no_progress,
         ray=ray_address,
         extra_judges=list(extra_judges),
+        resimulate=resimulate,
     )
     records = _run(cases, cfg, out)
     print_outcome(records, out)

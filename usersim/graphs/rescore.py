@@ -179,6 +179,8 @@ async def rescore_run(
     src.close()
     if not records:
         raise ValueError(f"{run_dir} holds no stored records (results.sqlite)")
+    if not config.extra_judges and meta.get("extra_judges"):  # the run's own extra judges (--judge)
+        config = config.model_copy(update={"extra_judges": list(meta["extra_judges"])})
     target = out_dir or run_dir
     dst = RunStore(target / "results.sqlite")
     new = []

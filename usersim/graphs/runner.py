@@ -366,6 +366,8 @@ def run_meta(cfg: RunConfig, out_dir: Path, case_ids: list[str]) -> dict[str, An
         "simulator": redact(cfg.simulator),
         "judge_model": redact(cfg.judge_model) if cfg.judge_model else None,
         "judge_samples": cfg.judge_samples,
+        "extra_judges": list(cfg.extra_judges),  # rescore runs the same judges
+        "resimulate": cfg.resimulate,
         "seed": cfg.seed,
         "repeats": cfg.repeats,
         "lengths": cfg.lengths,
