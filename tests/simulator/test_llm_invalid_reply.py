@@ -88,3 +88,46 @@ def test_a_simulator_that_never_gives_a_valid_reply_shows_its_error_not_the_chec
     assert "simulator_error: simulator openai:sim-model produced no valid turn" in line
     assert "keywords" not in line  # the failed check on the cut-short transcript is not the reason
     assert len(users(record)) == 1  # only the scripted opening was ever said
+
+
+def fidelity_answer(knowledge: str) -> dict:
+    checks = [{"check": "knowledge", "verdict": knowledge, "reasoning": f"knowledge {knowledge}", "turn": 2}]
+    checks += [{"check": c, "verdict": "pass"} for c in ("character", "reveal", "language", "events")]
+    return text(json.dumps({"checks": checks}))
+
+
+def test_the_fidelity_judge_asks_every_model_of_an_ensemble_and_takes_the_majority(stub, tmp_path):
+    route(
+        stub,
+        **{
+            "agent-model": [text("请问几号出发？"), text(FLIGHTS_AND_HOTEL)],
+            "sim-model": [sim("6 月 15 号"), sim("好的谢谢", "stop")],
+            "judge-a": [fidelity_answer("fail")],
+            "judge-b": [fidelity_answer("pass")],
+            "judge-c": [fidelity_answer("fail")],
+        },
+    )
+    cases, personas = tmp_path / "cases", tmp_path / "personas"
+    cases.mkdir()
+    personas.mkdir()
+    (personas / "acc-user.yaml").write_text(yaml.safe_dump(PERSONA, allow_unicode=True), encoding="utf-8")
+    (cases / "ACC-1.yaml").write_text(yaml.safe_dump(CASE, allow_unicode=True), encoding="utf-8")
+    out = tmp_path / "out"
+    usersim(
+        "run", str(cases), "--agent", "openai:agent-model", "--simulator", "openai:sim-model",
+        "--personas", str(personas), "--out", str(out), "--no-progress",
+        "--judge-model", "openai:judge-a", "--judge-model", "openai:judge-b", "--judge-model", "openai:judge-c",
+        check=False,
+    )  # fmt: skip
+    asked = {
+        r["model"] for r in stub.requests if "knowledge" in json.dumps(r["messages"], ensure_ascii=False)
+    }
+    assert {"judge-a", "judge-b", "judge-c"} <= asked  # not only the first model of the ensemble
+    (line,) = (out / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    knowledge = next(v for v in json.loads(line)["verdicts"] if v["judge"] == "fidelity.llm.knowledge")
+    assert knowledge["verdict"] == "fail"  # two of three
+    assert knowledge["details"]["votes"] == {
+        "openai:judge-a": "fail",
+        "openai:judge-b": "pass",
+        "openai:judge-c": "fail",
+    }
