@@ -7,13 +7,13 @@ import hashlib
 import json
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from usersim.adapters.base import load_agent
 from usersim.cases.schema import Case
 from usersim.core.errors import CaseError
 from usersim.core.events import SimEvent, Stop, Usage
@@ -50,11 +50,19 @@ class RunConfig:
     progress: bool = True
     ray: str | None = None  # Ray address ("local", "auto", "ray://host:10001"); None = this process
     resimulate: int = 2  # a simulator-suspect organic conversation is simulated again up to N times
+    # the Python API's agent callable (`usersim.run(..., agent=fn)`); `agent` is then its label callable:NAME
+    agent_callable: Callable[..., Any] | None = None
 
 
 def trial_plan(cfg: RunConfig) -> RunPlan:
     """The run plan of a config (judge models as a list, personas resolved once per case)."""
-    return RunPlan.from_options(cfg.judge_model, cfg.judge_samples, cfg.extra_judges)
+    return RunPlan.from_options(
+        cfg.judge_model,
+        cfg.judge_samples,
+        cfg.extra_judges,
+        agent=cfg.agent,
+        agent_callable=cfg.agent_callable,
+    )
 
 
 def _transcript(messages: list[Any], turn_starts: list[int], history_len: int) -> list[TranscriptMessage]:
@@ -124,7 +132,7 @@ async def run_trial(trial: Trial, cfg: RunConfig, run_id: str, plan: RunPlan | N
     history_len = len(case.input.history) if case.mode == "static" else 0
     attempts: list[tuple[int, dict[str, Any], Finalized]] = []
     try:
-        agent = load_agent(cfg.agent)
+        agent = plan.load_agent()
         simulator = persona = None
         if case.persona:  # organic cases, and regression cases promoted from them (judges read the goal)
             persona = trial.persona or plan.persona(case)
@@ -392,8 +400,8 @@ def check_specs(cases: list[Case], cfg: RunConfig) -> None:
     try:
         for name in cfg.extra_judges:
             judge_registry.get(name)
-        trial_plan(cfg)  # judge SPECs: unknown ?options and bad sizes, before any conversation runs
-        agent = load_agent(cfg.agent)
+        plan = trial_plan(cfg)  # judge SPECs: unknown ?options and bad sizes, before any conversation runs
+        agent = plan.load_agent()
         check_mode = getattr(agent, "check_mode", None)
         if check_mode is not None and cases:
             check_mode(_tool_schemas(cases[0]))
