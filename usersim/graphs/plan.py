@@ -62,6 +62,17 @@ class RunPlan:
             extra_judges=list(extra_judges),
         )
 
+    @classmethod
+    def of(cls, cfg: Any) -> RunPlan:
+        """The plan of a RunConfig (graphs.runner)."""
+        return cls.from_options(
+            cfg.judge_model,
+            cfg.judge_samples,
+            cfg.extra_judges,
+            agent=cfg.agent,
+            agent_callable=cfg.agent_callable,
+        )
+
     def load_agent(self) -> AgentUnderTest:
         """The agent under test: the handed-over callable, or the SPEC's adapter (AgentError if bad)."""
         if self.agent_callable is not None:

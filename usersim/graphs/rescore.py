@@ -16,7 +16,7 @@ from usersim.core.record import Attempt, RunRecord, TranscriptMessage
 from usersim.core.secrets import redact
 from usersim.core.verdict import Verdict
 from usersim.graphs.finalize import Finalized, deciding_attempt, finalize
-from usersim.graphs.nodes import run_judges
+from usersim.graphs.judge_step import run_judges
 from usersim.graphs.replay import stop_of, to_message
 from usersim.graphs.store import RunStore
 from usersim.judges.base import JudgeConfig
