@@ -150,3 +150,21 @@ async def test_finalize_on_the_stored_state_decides_as_the_node_did():
     )
     again = finalize({k: v for k, v in final.items() if k != "final"}, persona=PERSONA)
     assert again == final["final"]
+
+
+async def test_a_schema_2_record_stays_readable_and_rescore_keeps_its_outage_an_outage(tmp_path):
+    import usersim
+    from usersim.core.record import RunRecord
+    from usersim.graphs.rescore import rescore_record
+    from usersim.judges.base import JudgeConfig
+
+    (rec,) = (await usersim.arun("B1-EI-01", agent="reference", out=tmp_path / "run")).records[:1]
+    old = rec.model_dump(mode="json")
+    for key in ("stop", "traceback", "attempts", "suspect_reason"):  # fields schema 3 added
+        old.pop(key)
+    old |= {"schema_version": 2, "status": "error", "blame": "infrastructure", "stop_reason": "agent_error"}
+    old["stop_detail"] = "endpoint http://127.0.0.1:9/v1 returned 503 after 3 attempts"
+    record = RunRecord.model_validate(old)
+    again = await rescore_record(record, JudgeConfig())
+    assert (again.status, again.blame) == ("error", "infrastructure")
+    assert again.stop is not None and again.stop.blame == "infrastructure"
