@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from usersim.adapters.python_fn import callable_spec
+from usersim.adapters.base import AgentError
 from usersim.cases.loader import find_case, load_cases
 from usersim.cases.schema import Case
 from usersim.core.record import RunRecord
@@ -91,9 +91,18 @@ async def arun(
     **options: Any,
 ) -> RunResult:
     """`run` for code that already has an event loop (async tests, notebooks)."""
-    spec = agent if isinstance(agent, str) else callable_spec(agent)
+    if isinstance(agent, str):
+        spec, fn = agent, None
+    elif callable(agent):  # held by the run plan, not a global table: it may even cross to Ray workers
+        spec, fn = f"callable:{getattr(agent, '__qualname__', None) or type(agent).__name__}", agent
+    else:
+        raise AgentError(f"agent must be a SPEC string or a callable, not {type(agent).__name__}")
     cfg = make_config(
-        agent=spec, simulator=simulator, judge_model=judge_model, **{"progress": False, **options}
+        agent=spec,
+        agent_callable=fn,
+        simulator=simulator,
+        judge_model=judge_model,
+        **{"progress": False, **options},
     )
     out_dir = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="usersim-run-"))
     records = await run_suite(resolve_cases(cases), cfg, out_dir)

@@ -91,3 +91,64 @@ class CountingJudge:
     async def __call__(self, *, transcript, case, state) -> list[Verdict]:
         self.seen = {"transcript": transcript, "state": state}
         return [Verdict(judge=self.name, verdict="pass", reason=f"{len(transcript)} messages")]
+
+
+class CrashingSandbox(FakeSandbox):
+    """A sandbox whose user tool `name` crashes: the sandbox raises CaseError for it."""
+
+    def __init__(self, name: str):
+        super().__init__({name: "{}"})
+        self.name = name
+
+    async def call(self, name: str, arguments: dict, *, turn: int) -> ToolEvent:
+        if name == self.name:
+            from usersim.core.errors import CaseError
+
+            try:
+                {}["plan"]
+            except KeyError as exc:
+                raise CaseError.from_exception(exc, where=f"tools.py:{name}") from exc
+        return await super().call(name, arguments, turn=turn)
+
+
+class CrashingAgent:
+    """Agent code with a bug: raises a plain exception (no adapter wrapped it)."""
+
+    spec = "crashing"
+
+    async def respond(self, inp: AgentInput) -> AgentReply:
+        return self.parse(inp.messages[-1].content)
+
+    def parse(self, text: str) -> AgentReply:
+        raise ZeroDivisionError(f"cannot parse {len(text)} characters")
+
+
+class OwnLoopAgent:
+    """Runs its tool itself through `run_tool` (as LangGraph agents do) and wraps any failure in
+    AgentError, as the adapters do."""
+
+    spec = "own-loop"
+
+    def __init__(self, tool: str):
+        self.tool = tool
+
+    async def respond(self, inp: AgentInput) -> AgentReply:
+        try:
+            result = await inp.run_tool(self.tool, {})
+        except Exception as exc:
+            raise AgentError(f"agent raised {type(exc).__name__}: {exc}") from exc
+        return AgentReply(messages=[Message(role="assistant", content=result.content)])
+
+
+class VerdictJudge:
+    """Returns fixed verdicts, or raises `error`."""
+
+    def __init__(self, verdicts: list[Verdict], name: str = "fixed", error: Exception | None = None):
+        self.verdicts = verdicts
+        self.name = name
+        self.error = error
+
+    async def __call__(self, *, transcript, case, state) -> list[Verdict]:
+        if self.error is not None:
+            raise self.error
+        return list(self.verdicts)

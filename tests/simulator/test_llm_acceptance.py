@@ -196,7 +196,7 @@ def test_a_simulator_endpoint_down_is_an_error_blamed_on_infrastructure(stub, tm
     assert kinds(record) == ["rejected"] and "model call failed" in record["sim_events"][0]["detail"]
 
 
-def test_a_paraphrased_leak_is_a_fidelity_fail_and_the_record_is_simulator_suspect(stub, tmp_path):
+def test_a_paraphrased_leak_without_declared_precision_is_shown_but_never_excuses_the_agent(stub, tmp_path):
     judge = {
         "checks": [
             {
@@ -221,16 +221,13 @@ def test_a_paraphrased_leak_is_a_fidelity_fail_and_the_record_is_simulator_suspe
     verdicts = {v["judge"]: v for v in record["verdicts"]}
     assert verdicts["fidelity.leak"]["verdict"] == "pass"  # the rules cannot see the paraphrase
     assert verdicts["fidelity.llm.knowledge"]["verdict"] == "fail"
+    # a fidelity verdict that declares no precision (details.precision "high") is advisory: it is shown,
+    # and the agent's failure stands (graphs.finalize)
     assert (
-        record["simulator_suspect"] is True
-        and record["status"] == "failed"
-        and record["blame"] == "simulator"
+        record["simulator_suspect"] is False and record["status"] == "failed" and record["blame"] == "agent"
     )
-    assert summary["simulator_suspects"] == ["ACC-1|r0"] or summary["simulator_suspects"] == [record["id"]]
-    assert (
-        summary["totals"]["suspect"] == 1 and summary["totals"]["pass_rate"] is None
-    )  # not against the agent
-    assert "simulator-suspect" in html and "fidelity.llm.knowledge" in html
+    assert summary["simulator_suspects"] == []
+    assert "fidelity.llm.knowledge" in html and "paraphrases the hidden price" in html
 
 
 @pytest.mark.parametrize(
@@ -267,9 +264,10 @@ def test_an_unfaithful_turn_that_passes_the_guards_fails_rule_fidelity(stub, tmp
     )
     record, summary, html = run(tmp_path)
     verdicts = {v["judge"]: v for v in record["verdicts"]}
-    assert verdicts["fidelity.reveal"]["verdict"] == "fail" and record["simulator_suspect"]
-    assert record["status"] == "passed"  # a suspect user does not turn a pass into a failure either
-    assert "simulator-suspect" in html
+    assert verdicts["fidelity.reveal"]["verdict"] == "fail"
+    # a pass stays a pass, and is not marked suspect: only an excused failure is
+    assert record["status"] == "passed" and not record["simulator_suspect"]
+    assert "fidelity.reveal" in html
 
 
 def test_an_event_never_said_is_reported_and_its_constraint_not_applied(stub, tmp_path):
@@ -311,9 +309,10 @@ def test_sim_events_are_on_every_organic_record(tmp_path):
     for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         assert record["mode"] == "organic" and record["sim_events"]
-        assert record["schema_version"] == 2 and record["blame"] in (
+        assert record["schema_version"] == 3 and record["blame"] in (
             "agent",
             "simulator",
             "infrastructure",
+            "case",
             "none",
         )

@@ -10,7 +10,7 @@ from typing import Any
 from tests.simulator.helpers import persona, view
 from usersim.core.events import Usage
 from usersim.core.messages import Message, ToolCall
-from usersim.graphs.runner import _sim_events
+from usersim.graphs.finalize import sim_events_of
 from usersim.simulator.llm import LLMSimulator
 
 DATES_CHANGE = {"kind": "change_fact", "slot": "dates", "value": "6 月 20 号"}
@@ -84,7 +84,7 @@ async def test_conditional_event_never_said_is_reported_missed_and_never_reached
         trace += move.events
         t += [U(said), A("好的")]
     assert [e.kind for e in trace] == ["event_reminded", "event_reminded"]
-    events = _sim_events(None, called, {"messages": t, "turn": 3, "sim_events": trace})
+    events = sim_events_of(called, {"messages": t, "turn": 3, "sim_events": trace})
     missed = [e for e in events if e.kind == "event_missed"]
     assert len(missed) == 1 and "due turn 2 but never said: its change is not applied" in missed[0].detail
 
@@ -92,6 +92,6 @@ async def test_conditional_event_never_said_is_reported_missed_and_never_reached
     t = [U("帮我订去大阪的票"), A("从哪里出发？"), U("上海"), A("好的")]
     move, system = await _turn(called, t[:2], 2, "上海")
     assert move.events == [] and "6 月 20 号" not in system
-    events = _sim_events(None, called, {"messages": t, "turn": 2, "sim_events": []})
+    events = sim_events_of(called, {"messages": t, "turn": 2, "sim_events": []})
     (missed,) = events
     assert missed.kind == "event_missed" and "never reached (its trigger never happened" in missed.detail

@@ -136,6 +136,19 @@ class LangGraphAgent:
             self._built[key] = graph
         return self._built[key], tools
 
+    def check_mode(self, schemas: list[dict[str, Any]]) -> None:
+        """Before any conversation: `mode=thread` needs a graph compiled with a checkpointer (the
+        factory form is built once with `schemas` to look). Raises AgentError saying how to fix it."""
+        if self.mode != "thread":
+            return
+        runnable, _ = self._runnable(schemas)
+        if not hasattr(runnable, "aget_state") or getattr(runnable, "checkpointer", None) in (None, False):
+            raise AgentError(
+                f"Agent spec '{self.spec}': mode=thread needs a LangGraph graph compiled with a checkpointer "
+                "(builder.compile(checkpointer=InMemorySaver())), and this one has none; compile it with a "
+                "checkpointer or use mode=full (the whole history every turn)"
+            )
+
     async def respond(self, inp: AgentInput) -> AgentReply:
         runnable, tools = self._runnable(inp.tools)
         thread_id = f"usersim:{inp.case.id}:{inp.seed}"

@@ -93,10 +93,20 @@ personas_option = click.option(
 )
 
 
+TRACEBACK_LINES = 12  # the end of a crash's traceback on the console; the whole one is in results.jsonl
+
+
 def print_outcome(records: list[RunRecord], out_dir: Path) -> None:
-    """A short table: one line per conversation, with the deciding reason."""
+    """A short table: one line per conversation, with the deciding reason; a crash (the agent's, or
+    the case's tool, check or judge code) is followed by the end of its traceback."""
     for r in records:
         click.echo(outcome_line(r))
+        if r.status == "error" and r.traceback:
+            lines = r.traceback.rstrip().splitlines()
+            cut = lines[-TRACEBACK_LINES:]
+            if len(cut) < len(lines):
+                cut = [f"... ({len(lines) - len(cut)} more lines in results.jsonl)", *cut]
+            click.echo("\n".join("    " + line for line in cut))
     counts: dict[str, int] = {}
     for r in records:
         counts[r.status] = counts.get(r.status, 0) + 1
@@ -215,6 +225,14 @@ def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
     help="Extra judge to run on every case, e.g. drift (repeatable).",
 )
 @click.option(
+    "--resimulate",
+    default=2,
+    show_default=True,
+    type=click.IntRange(0),
+    help="Simulate a simulator-suspect organic conversation again (derived seed) up to N times; the "
+    "first clean attempt decides, every attempt is kept; all suspect: inconclusive.",
+)
+@click.option(
     "--fail-under",
     "fail_under",
     default=None,
@@ -240,6 +258,7 @@ def run(
     no_progress,
     ray_address,
     extra_judges,
+    resimulate,
     fail_under,
 ):
     """Run cases against an agent; writes OUT/results.jsonl, summary.json, report.html.
@@ -266,6 +285,7 @@ def run(
         progress=not no_progress,
         ray=ray_address,
         extra_judges=list(extra_judges),
+        resimulate=resimulate,
     )
     records = _run(cases, cfg, out)
     print_outcome(records, out)

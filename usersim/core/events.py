@@ -32,6 +32,7 @@ SimEventKind = Literal[
     "event_missed",
     "event_reminded",
     "guard",
+    "resimulated",
 ]
 
 
@@ -69,7 +70,7 @@ class Stop(Strict):
     blame: Blame | None = Field(
         default=None,
         description="For error stops: who caused it (agent_error: agent, or infrastructure for an endpoint "
-        "outage; simulator_error: simulator).",
+        "outage; simulator_error: simulator, or infrastructure; case_error: case).",
     )
 
 
@@ -79,7 +80,8 @@ class SimEvent(Strict):
     turn: int = Field(description="User turn (1-based) the event belongs to.")
     kind: SimEventKind = Field(
         description="retry | rejected (an output was regenerated) | stop_accepted | stop_refused | give_up | "
-        "event_said | event_missed | event_reminded | guard (leak, character, language, length)."
+        "event_said | event_missed | event_reminded | guard (leak, character, language, length) | "
+        "resimulated (an earlier attempt was simulator-suspect: this conversation was simulated again)."
     )
     detail: str = Field(default="", description="Why, in words a user can check against the transcript.")
 

@@ -6,10 +6,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from usersim.core.events import Blame, SimEvent, SkillEvent, StopReason, ToolEvent, Usage
+from usersim.core.events import Blame, SimEvent, SkillEvent, Stop, StopReason, ToolEvent, Usage
 from usersim.core.verdict import Status, Verdict
 
-RECORD_SCHEMA_VERSION = 2  # 2: blame, simulator_suspect, sim_events
+# 2: blame, simulator_suspect, sim_events; 3: stop (with its blame), traceback, suspect_reason, attempts.
+# Older records stay readable: every field added since has a default.
+RECORD_SCHEMA_VERSION = 3
 
 
 class Strict(BaseModel):
@@ -47,6 +49,39 @@ class TranscriptMessage(Strict):
     )
 
 
+class Attempt(Strict):
+    """One simulation of an organic conversation. A simulator-suspect attempt is simulated again with
+    a derived seed (`--resimulate N`); every attempt is kept. The record's own fields are those of
+    its last attempt, the one that decided the status; earlier attempts keep their transcript here."""
+
+    index: int = Field(description="0-based attempt number (0 = the trial's own seed).")
+    seed: int = Field(
+        description="Seed of this attempt: the trial seed, then sha256 of (trial seed, attempt)."
+    )
+    status: Status = Field(description="This attempt's status on its own (inconclusive when suspect).")
+    blame: Blame = Field(description="This attempt's blame on its own.")
+    simulator_suspect: bool = Field(
+        default=False, description="A high-precision fidelity violation excused it."
+    )
+    suspect_reason: str = Field(
+        default="", description="Which violation, at which turn, before which failure."
+    )
+    stop: Stop | None = Field(default=None, description="Why this attempt ended.")
+    turns: int = Field(default=0, description="User turns taken.")
+    verdicts: list[Verdict] = Field(default_factory=list, description="This attempt's verdicts.")
+    sim_events: list[SimEvent] = Field(default_factory=list, description="This attempt's simulator events.")
+    transcript: list[TranscriptMessage] | None = Field(
+        default=None,
+        description="Earlier attempts: their transcript. Null for the deciding attempt (the record's own).",
+    )
+    tool_trace: list[ToolEvent] | None = Field(
+        default=None, description="Earlier attempts: their tool calls. Null for the deciding attempt."
+    )
+    skill_events: list[SkillEvent] | None = Field(
+        default=None, description="Earlier attempts: their skill events. Null for the deciding attempt."
+    )
+
+
 class RunRecord(Strict):
     """One conversation: case, variant, transcript, verdicts, status."""
 
@@ -62,17 +97,29 @@ class RunRecord(Strict):
     tags: list[str] = Field(default_factory=list, description="Case tags.")
     variant: Variant = Field(description="Variant of the case.")
     seed: int = Field(description="Per-conversation seed (sha256 of run seed and id).")
-    status: Status = Field(description="passed | failed | error | unjudged.")
+    status: Status = Field(
+        description="passed | failed | error | unjudged | inconclusive (every attempt was simulator-suspect)."
+    )
     score: float | None = Field(default=None, description="0..1 or null when nothing was scored.")
     blame: Blame | None = Field(
         default=None,
-        description="Who a non-pass is charged to: agent (its behaviour), simulator (no valid user turn, or "
-        "an unfaithful user), infrastructure (endpoint outage, harness or judge error), none (passed or "
+        description="Who a non-pass is charged to: agent (its behaviour, or its code crashed), simulator (no "
+        "valid user turn, or an unfaithful user in every attempt), infrastructure (endpoint outage, harness "
+        "or judge error), case (the test author's tool, check or judge code raised), none (passed or "
         "undecided). Null in records written before schema 2.",
     )
     simulator_suspect: bool = Field(
         default=False,
-        description="A fidelity verdict failed: the simulated user misbehaved, so a failure is not the agent's.",
+        description="The deciding attempt failed after a high-precision fidelity violation that could have "
+        "caused the failure (at or before the agent's first failing evidence): not charged to the agent.",
+    )
+    suspect_reason: str = Field(
+        default="", description="For a suspect record: the violation, its turn, and the failure it precedes."
+    )
+    attempts: list[Attempt] = Field(
+        default_factory=list,
+        description="Organic conversations: every simulation of this conversation, in order (more than one "
+        "when an attempt was simulator-suspect and resimulated); the last one decided the status.",
     )
     persona: str | None = Field(default=None, description="Persona id the simulated user played (organic).")
     sim_events: list[SimEvent] = Field(
@@ -83,6 +130,14 @@ class RunRecord(Strict):
     turns: int = Field(description="User turns taken.")
     stop_reason: StopReason | None = Field(default=None, description="Why the conversation ended.")
     stop_detail: str = Field(default="", description="Stop detail.")
+    stop: Stop | None = Field(
+        default=None, description="The stop as the graph decided it, with its blame (schema 3; null before)."
+    )
+    traceback: str | None = Field(
+        default=None,
+        description="Error records: the traceback of the crash (the agent's code, or the case's tool, check or "
+        "judge code), secrets redacted.",
+    )
     verdicts: list[Verdict] = Field(default_factory=list, description="All judges' verdicts.")
     transcript: list[TranscriptMessage] = Field(default_factory=list, description="The whole conversation.")
     history_len: int = Field(default=0, description="Messages at the start that were replayed case history.")

@@ -27,7 +27,7 @@ def ensure_ray(address: str) -> None:
 
 
 def _run_in_worker(trial: Any, cfg: Any, run_id: str) -> str:
-    from usersim.graphs.runner import run_trial
+    from usersim.graphs.trial_run import run_trial
 
     return asyncio.run(run_trial(trial, cfg, run_id)).model_dump_json()
 

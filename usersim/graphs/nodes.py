@@ -8,12 +8,14 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 
 from usersim.adapters.base import AgentEndpointError, AgentError, AgentInput
+from usersim.core.errors import CaseError
 from usersim.core.events import SimEvent, Stop, Usage
 from usersim.core.messages import Message, ToolCall
 from usersim.core.turns import away_unless
 from usersim.graphs.context import RunContext
+from usersim.graphs.finalize import finalize
+from usersim.graphs.judge_step import case_stop, format_traceback, run_judges
 from usersim.graphs.state import ConversationState
-from usersim.judges.base import JudgeState, apply_judges
 from usersim.simulator.base import SimulatorError, SimulatorView
 
 log = logging.getLogger(__name__)
@@ -95,6 +97,8 @@ async def _simulated_turn(ctx: RunContext, turn: int, messages: list[Message]) -
     try:
         async with away_unless(ctx.simulator):
             move = await ctx.simulator.next_turn(view)
+    except CaseError as exc:  # the persona's own code (e.g. an event hook) raised: the case's fault
+        return case_stop(exc)
     except SimulatorError as exc:
         events = list(getattr(exc, "events", []))
         return {
@@ -108,7 +112,8 @@ async def _simulated_turn(ctx: RunContext, turn: int, messages: list[Message]) -
     except Exception as exc:  # a broken simulator must not crash the batch
         log.exception("simulator %s crashed", getattr(ctx.simulator, "spec", "?"))
         return {
-            "stop": Stop(reason="simulator_error", detail=f"{type(exc).__name__}: {exc}", blame="simulator")
+            "stop": Stop(reason="simulator_error", detail=f"{type(exc).__name__}: {exc}", blame="simulator"),
+            "traceback": format_traceback(exc),
         }
     usage = {"simulator": move.usage} if move.usage else {}
     events = list(move.events)
@@ -155,7 +160,10 @@ def _unanswered_calls(messages: list[Message]) -> list[Any]:
 
 
 async def agent_turn(state: ConversationState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-    """The agent's move: call it, run its tool calls through the sandbox, repeat (bounded)."""
+    """The agent's move: call it, run its tool calls through the sandbox, repeat (bounded).
+
+    A `CaseError` from the sandbox (a user's tool raised) ends the conversation as `case_error`,
+    also when it surfaced inside the agent's own tool loop and the adapter wrapped or swallowed it."""
     ctx = runtime.context
     turn = state.get("turn", 1)
     base = list(state.get("messages", []))
@@ -164,12 +172,31 @@ async def agent_turn(state: ConversationState, runtime: Runtime[RunContext]) -> 
     usage = Usage()
     system = Message(role="system", content=ctx.sandbox.system_prompt())
     seen_tokens = 0
+    case_errors: list[CaseError] = []
 
-    async def run_tool(name: str, arguments: dict[str, Any]) -> Message:
-        event = await ctx.sandbox.call(name, arguments, turn=turn)
+    async def sandbox_call(name: str, arguments: dict[str, Any]) -> Any:
+        try:
+            event = await ctx.sandbox.call(name, arguments, turn=turn)
+        except CaseError as exc:
+            case_errors.append(exc)
+            raise
         event.message_index = len(base) + len(new)  # where the agent's own loop appends it
         trace.append(event)
+        return event
+
+    async def run_tool(name: str, arguments: dict[str, Any]) -> Message:
+        event = await sandbox_call(name, arguments)
         return Message(role="tool", content=event.result, name=name, is_error=event.is_error)
+
+    def update(**stop: Any) -> dict[str, Any]:
+        out = _agent_update(new, trace, usage, seen_tokens, ctx)
+        if case_errors:  # the case's tool crashed: that decides, whatever the agent did with it
+            return out | case_stop(case_errors[0])
+        if stop:
+            out["stop"] = Stop(reason="agent_error", detail=stop["detail"], blame=stop.get("blame", "agent"))
+            if stop.get("traceback"):
+                out["traceback"] = stop["traceback"]
+        return out
 
     for step in range(ctx.max_tool_rounds + 1):
         convo = base + new
@@ -186,35 +213,35 @@ async def agent_turn(state: ConversationState, runtime: Runtime[RunContext]) -> 
         try:
             async with away_unless(ctx.agent):
                 reply = await ctx.agent.respond(inp)
+        except CaseError as exc:
+            if not case_errors:
+                case_errors.append(exc)
+            return update()
         except AgentEndpointError as exc:  # outage after retries: infrastructure, not the agent
-            return _agent_stop(new, trace, usage, seen_tokens, ctx, str(exc), infrastructure=True)
-        except AgentError as exc:
-            return _agent_stop(new, trace, usage, seen_tokens, ctx, str(exc))
-        except (
-            Exception
-        ) as exc:  # adapters should raise AgentError; anything else is still the agent's failure
+            return update(detail=str(exc), blame="infrastructure")
+        except AgentError as exc:  # the adapter's words; the agent's own crash is its cause
+            crash = format_traceback(exc.__cause__) if exc.__cause__ is not None else None
+            return update(detail=str(exc), traceback=crash)
+        except Exception as exc:  # adapters should raise AgentError; anything else is still the agent's crash
             log.exception("agent %s crashed", ctx.agent.spec)
-            return _agent_stop(new, trace, usage, seen_tokens, ctx, f"{type(exc).__name__}: {exc}")
+            return update(detail=f"{type(exc).__name__}: {exc}", traceback=format_traceback(exc))
         usage = usage.add(reply.usage)
+        if case_errors:  # the agent caught the tool's crash and went on: the run is still the case's fault
+            new.extend(reply.messages)
+            return update()
         if not reply.messages:
-            return _agent_stop(new, trace, usage, seen_tokens, ctx, "agent returned no message")
+            return update(detail="agent returned no message")
         new.extend(reply.messages)
         calls = _unanswered_calls(new)
         if not calls:
             break
         if step == ctx.max_tool_rounds:
-            return _agent_stop(
-                new,
-                trace,
-                usage,
-                seen_tokens,
-                ctx,
-                f"agent kept calling tools after {ctx.max_tool_rounds} rounds in one turn",
-            )
+            return update(detail=f"agent kept calling tools after {ctx.max_tool_rounds} rounds in one turn")
         for call in calls:
-            event = await ctx.sandbox.call(call.name, call.arguments, turn=turn)
-            event.message_index = len(base) + len(new)
-            trace.append(event)
+            try:
+                event = await sandbox_call(call.name, call.arguments)
+            except CaseError:
+                return update()
             new.append(
                 Message(
                     role="tool",
@@ -224,14 +251,7 @@ async def agent_turn(state: ConversationState, runtime: Runtime[RunContext]) -> 
                     is_error=event.is_error,
                 )
             )
-    return _agent_update(new, trace, usage, seen_tokens, ctx)
-
-
-def _agent_stop(
-    new, trace, usage, seen_tokens, ctx: RunContext, detail: str, *, infrastructure: bool = False
-) -> dict[str, Any]:
-    stop = Stop(reason="agent_error", detail=detail, blame="infrastructure" if infrastructure else "agent")
-    return _agent_update(new, trace, usage, seen_tokens, ctx) | {"stop": stop}
+    return update()
 
 
 def _agent_update(new, trace, usage, seen_tokens, ctx: RunContext) -> dict[str, Any]:
@@ -244,27 +264,19 @@ def _agent_update(new, trace, usage, seen_tokens, ctx: RunContext) -> dict[str, 
     }
 
 
-def judge_state(state: ConversationState, ctx: RunContext) -> JudgeState:
-    history_len = len(ctx.case.input.history) if ctx.case.mode == "static" else 0
-    return JudgeState(
-        tool_trace=state.get("tool_trace", []),
-        skill_events=state.get("skill_events", []),
-        turn_starts=state.get("turn_starts", []),
-        history_len=history_len,
-        stop=state.get("stop"),
-        turns=state.get("turn", 0),
-        persona=ctx.persona,
-        variant=ctx.variant,
-    )
-
-
 async def judge(state: ConversationState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-    """Run every selected judge; a judge that raises yields an `error` verdict, never a crash."""
+    """Run every selected judge; a judge that raises yields an `error` verdict, never a crash, except
+    a CaseError (the test author's code), which ends the conversation as `case_error`."""
     ctx = runtime.context
-    jstate = judge_state(state, ctx)
-    transcript = list(state.get("messages", []))
-    verdicts, usage = await apply_judges(ctx.judges, transcript=transcript, case=ctx.case, state=jstate)
-    return {"verdicts": verdicts, "usage": {"judge": usage} if usage.calls else {}}
+    return await run_judges(state, ctx.case, ctx.judges, persona=ctx.persona, variant=ctx.variant)
+
+
+async def finalize_node(state: ConversationState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """Decide status, blame and the record's derived fields from the end state (graphs.finalize)."""
+    case = runtime.context.case
+    history_len = len(case.input.history) if case.mode == "static" else 0
+    persona = runtime.context.persona if case.mode == "organic" else None
+    return {"final": finalize(state, persona=persona, history_len=history_len)}
 
 
 # The routes are coroutines so langgraph runs them on the event loop: a plain function would be

@@ -54,4 +54,13 @@ def state_at_turn(record: RunRecord, k: int) -> dict[str, Any]:
 
 
 def stop_of(record: RunRecord) -> Stop | None:
-    return Stop(reason=record.stop_reason, detail=record.stop_detail) if record.stop_reason else None
+    """The record's stop with its blame; records before schema 3 stored only reason and detail, so
+    the blame is read back from the record's (an outage stays an outage, a case error the case's)."""
+    if record.stop is not None:
+        return record.stop
+    if not record.stop_reason:
+        return None
+    blame = None
+    if record.stop_reason in ("agent_error", "simulator_error", "case_error"):
+        blame = record.blame if record.blame in ("infrastructure", "case", "agent", "simulator") else None
+    return Stop(reason=record.stop_reason, detail=record.stop_detail, blame=blame)

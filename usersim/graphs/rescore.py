@@ -1,16 +1,59 @@
-"""Re-score stored transcripts with the current judges (and optionally a judge model) without re-running."""
+"""Re-score stored transcripts with the current judges (and optionally a judge model) without re-running.
+
+Each stored attempt is rebuilt into a conversation state and goes through the graph's own judge
+step (`nodes.run_judges`) and `finalize.finalize`, so status and blame are decided exactly as in
+the run; only the verdicts can differ.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from usersim.cases.loader import find_case
-from usersim.core.record import RunRecord
+from usersim.core.events import SimEvent, SkillEvent, Stop, ToolEvent
+from usersim.core.record import Attempt, RunRecord, TranscriptMessage
 from usersim.core.secrets import redact
-from usersim.core.verdict import Verdict, combine_score
-from usersim.graphs.replay import messages_of, stop_of, turn_starts_of
+from usersim.core.verdict import Verdict
+from usersim.graphs.finalize import Finalized, deciding_attempt, finalize
+from usersim.graphs.judge_step import run_judges
+from usersim.graphs.replay import stop_of, to_message
 from usersim.graphs.store import RunStore
-from usersim.judges.base import JudgeConfig, JudgeState, apply_judges
+from usersim.judges.base import JudgeConfig
+
+
+def _turn_starts(transcript: list[TranscriptMessage]) -> list[int]:
+    starts: list[int] = []
+    seen: set[int] = set()
+    for i, m in enumerate(transcript):
+        if m.turn and m.turn not in seen:
+            seen.add(m.turn)
+            starts.append(i)
+    return starts
+
+
+def _state(
+    transcript: list[TranscriptMessage],
+    tool_trace: list[ToolEvent],
+    skill_events: list[SkillEvent],
+    *,
+    turns: int,
+    stop: Stop | None,
+    sim_events: list[SimEvent],
+    traceback: str | None,
+) -> dict[str, Any]:
+    """A finished conversation state rebuilt from what a record stores."""
+    return {
+        "messages": [to_message(m) for m in transcript],
+        "turn": turns,
+        "turn_starts": _turn_starts(transcript),
+        "tool_trace": tool_trace,
+        "skill_events": skill_events,
+        "stop": stop,
+        # finalize adds the missed scripted events again: keep only what the simulator decided
+        "sim_events": [e for e in sim_events if e.kind != "event_missed"],
+        "traceback": traceback,
+    }
 
 
 async def rescore_record(
@@ -25,52 +68,102 @@ async def rescore_record(
     else:
         case = find_case(record.case_id, cases_paths)
     persona = None
-    if case.mode == "organic":
+    if case.persona:
         from usersim.personas.loader import resolve_persona
 
         persona = resolve_persona(case)
-    state = JudgeState(
-        tool_trace=record.tool_trace,
-        skill_events=record.skill_events,
-        turn_starts=turn_starts_of(record),
-        history_len=record.history_len,
-        stop=stop_of(record),
+    judges = select_judges(case, config)
+    variant = record.variant.model_dump()
+
+    async def decide(state: dict[str, Any], keep: list[Verdict]) -> Finalized:
+        state |= await run_judges(state, case, judges, persona=persona, variant=variant)
+        state["verdicts"] = _keep_human_labels(keep, state["verdicts"])
+        return finalize(
+            state, persona=persona if case.mode == "organic" else None, history_len=record.history_len
+        )
+
+    own = _state(
+        record.transcript,
+        record.tool_trace,
+        record.skill_events,
         turns=record.turns,
-        persona=persona,
-        variant=record.variant.model_dump(),
+        stop=stop_of(record),
+        sim_events=record.sim_events,
+        traceback=record.traceback,
     )
-    transcript = messages_of(record)
-    verdicts, _ = await apply_judges(
-        select_judges(case, config), transcript=transcript, case=case, state=state
-    )
-    verdicts = _keep_human_labels(record, verdicts)
-    for v in verdicts:
-        v.reason = redact(v.reason)
-    from usersim.graphs.runner import decide_status
+    earlier = [a for a in record.attempts if a.transcript is not None]
+    states = [
+        _state(
+            a.transcript or [],
+            a.tool_trace or [],
+            a.skill_events or [],
+            turns=a.turns,
+            stop=a.stop,
+            sim_events=a.sim_events,
+            traceback=None,
+        )
+        for a in earlier
+    ]
+    finals = [await decide(s, a.verdicts) for s, a in zip(states, earlier, strict=True)]
+    finals.append(await decide(own, record.verdicts))
+    k = deciding_attempt(finals)
+    done = finals[k]
+    update: dict[str, Any] = {
+        "verdicts": done.verdicts,
+        "status": done.status,
+        "blame": done.blame,
+        "simulator_suspect": done.simulator_suspect,
+        "suspect_reason": done.suspect_reason,
+        "score": done.score,
+        "stop": done.stop,
+        "stop_reason": done.stop.reason if done.stop else None,
+        "stop_detail": done.stop.detail if done.stop else "",
+        "traceback": done.traceback,
+        "sim_events": done.sim_events if record.mode == "organic" else [],
+        "judge_model": redact(config.judge_model) if config.judge_model else None,
+    }
+    if record.attempts:
+        update["attempts"] = _attempts(record, earlier, finals, k)
+        if k < len(earlier):  # an earlier attempt is clean under the new judges: it decides now
+            a = earlier[k]
+            update |= {
+                "transcript": a.transcript,
+                "tool_trace": a.tool_trace or [],
+                "skill_events": a.skill_events or [],
+                "turns": a.turns,
+            }
+    return record.model_copy(update=update)
 
-    stop = stop_of(record)
-    if (
-        stop is not None
-        and stop.reason in ("agent_error", "simulator_error")
-        and record.blame == "infrastructure"
-    ):
-        stop = stop.model_copy(update={"blame": "infrastructure"})  # an outage stays an outage
-    status, blame, suspect = decide_status(verdicts, stop)
-    return record.model_copy(
-        update={
-            "verdicts": verdicts,
-            "status": status,
-            "blame": blame,
-            "simulator_suspect": suspect,
-            "score": combine_score(verdicts),
-            "judge_model": redact(config.judge_model) if config.judge_model else None,
+
+def _attempts(record: RunRecord, earlier: list[Attempt], finals: list[Finalized], k: int) -> list[Attempt]:
+    """The record's attempts with their new decisions; the deciding one gives its transcript to the record."""
+    own = next((a for a in record.attempts if a.transcript is None), record.attempts[-1])
+    stored = [*earlier, own]
+    out = []
+    for i, (a, f) in enumerate(zip(stored, finals, strict=True)):
+        fields: dict[str, Any] = {
+            "status": f.status,
+            "blame": f.blame,
+            "simulator_suspect": f.simulator_suspect,
+            "suspect_reason": f.suspect_reason,
+            "verdicts": f.verdicts,
+            "sim_events": f.sim_events,
         }
-    )
+        if i == len(stored) - 1 and k != i:  # the former deciding attempt keeps its own transcript now
+            fields |= {
+                "transcript": record.transcript,
+                "tool_trace": record.tool_trace,
+                "skill_events": record.skill_events,
+            }
+        if i == k:
+            fields |= {"transcript": None, "tool_trace": None, "skill_events": None}
+        out.append(a.model_copy(update=fields))
+    return out
 
 
-def _keep_human_labels(record: RunRecord, verdicts: list[Verdict]) -> list[Verdict]:
+def _keep_human_labels(before: list[Verdict], verdicts: list[Verdict]) -> list[Verdict]:
     """Human labels already imported for a criterion survive re-scoring (people are not re-asked)."""
-    labelled = {v.criterion: v for v in record.verdicts if v.judge == "human" and v.verdict != "unjudged"}
+    labelled = {v.criterion: v for v in before if v.judge == "human" and v.verdict != "unjudged"}
     return [labelled.get(v.criterion, v) if v.judge == "human" else v for v in verdicts]
 
 
@@ -86,6 +179,8 @@ async def rescore_run(
     src.close()
     if not records:
         raise ValueError(f"{run_dir} holds no stored records (results.sqlite)")
+    if not config.extra_judges and meta.get("extra_judges"):  # the run's own extra judges (--judge)
+        config = config.model_copy(update={"extra_judges": list(meta["extra_judges"])})
     target = out_dir or run_dir
     dst = RunStore(target / "results.sqlite")
     new = []

@@ -8,6 +8,7 @@ from typing import Annotated, TypedDict
 from usersim.core.events import SimEvent, SkillEvent, Stop, ToolEvent, Usage
 from usersim.core.messages import Message
 from usersim.core.verdict import Verdict
+from usersim.graphs.finalize import Finalized
 
 
 def _merge_usage(a: dict[str, Usage], b: dict[str, Usage]) -> dict[str, Usage]:
@@ -30,3 +31,5 @@ class ConversationState(TypedDict, total=False):
     usage: Annotated[dict[str, Usage], _merge_usage]
     context_tokens: Annotated[list[int], operator.add]  # prompt tokens the agent saw, per user turn
     sim_events: Annotated[list[SimEvent], operator.add]  # what the simulator framework decided, per turn
+    traceback: str | None  # the crash behind an error stop (agent code, or the case's tool/check/judge code)
+    final: Finalized | None  # set by the finalize node: status, blame and the record's derived fields

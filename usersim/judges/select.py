@@ -16,6 +16,7 @@ criteria, so `usersim judges calibrate` and summary.json can report rule-vs-LLM 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from typing import Any
 
@@ -39,24 +40,51 @@ class FidelityJudge:
         self.usage: Any = None  # the judge model's usage when the LLM fidelity check ran
 
     async def __call__(self, *, transcript: list[Message], case: Case, state: JudgeState) -> list[Verdict]:
-        complete = None
-        if self.config.judge_model:  # with a judge model the LLM fidelity check runs too
-            from usersim.judges.llm import model_complete
+        from usersim.judges.llm import judge_specs, model_complete
 
-            complete = model_complete(self.config.judge_model)
-        out = judge_fidelity(
-            transcript=transcript,
-            case=case,
-            state=state,
-            judge_model=self.config.judge_model,
-            complete=complete,
-        )
-        if hasattr(out, "__await__"):
-            out = await out
-        verdicts = out if isinstance(out, list) else [out]
-        self.usage = getattr(complete, "usage", None)
+        models = judge_specs(self.config.judge_model) or [None]  # with judge models the LLM checks run too
+
+        async def one(model: str | None) -> tuple[list[Verdict], Any]:
+            complete = model_complete(model) if model else None
+            out = judge_fidelity(
+                transcript=transcript, case=case, state=state, judge_model=model, complete=complete
+            )
+            if hasattr(out, "__await__"):
+                out = await out
+            return (out if isinstance(out, list) else [out]), getattr(complete, "usage", None)
+
+        runs = await asyncio.gather(*(one(m) for m in models))
+        spent = [u for _, u in runs if u is not None]
+        self.usage = None
+        for u in spent:
+            self.usage = u if self.usage is None else self.usage.add(u)
+        verdicts = runs[0][0] if len(runs) == 1 else ensemble_fidelity([v for v, _ in runs], models)
         # Simulator fidelity grades the simulated user, never the agent under test.
         return [v.model_copy(update={"counts_toward_status": False}) for v in verdicts]
+
+
+def ensemble_fidelity(runs: list[list[Verdict]], models: list[Any]) -> list[Verdict]:
+    """One verdict per fidelity check from every judge model's run (an ensemble): the majority of the
+    pass/fail votes decides (a tie is inconclusive); `details.votes` names each model's verdict."""
+    by_model = [{v.judge: v for v in run} for run in runs]
+    out = []
+    for first in runs[0]:
+        votes = [m.get(first.judge) for m in by_model]
+        named = {str(model): v.verdict for model, v in zip(models, votes, strict=True) if v is not None}
+        fails = [v for v in votes if v is not None and v.verdict == "fail"]
+        passes = [v for v in votes if v is not None and v.verdict == "pass"]
+        if len(fails) > len(passes):
+            chosen = fails[0]
+        elif len(passes) > len(fails):
+            chosen = passes[0]
+        elif not fails:  # no pass/fail vote at all: every model errored or was inconclusive
+            chosen = first
+        else:
+            chosen = first.model_copy(
+                update={"verdict": "inconclusive", "reason": f"judge models disagree: {named}"}
+            )
+        out.append(chosen.model_copy(update={"details": {**(chosen.details or {}), "votes": named}}))
+    return out
 
 
 @judge_registry.register("fidelity")

@@ -13,9 +13,14 @@ def deciding_reason(r: RunRecord) -> str:
     )
     if r.error:
         return r.error
+    if r.status == "error" and r.stop_reason in ("agent_error", "simulator_error", "case_error"):
+        # the crash or the invalid simulator output decided, not the verdicts on the cut-short transcript
+        return f"{r.stop_reason}: {r.stop_detail}"
+    if r.status == "inconclusive" and r.suspect_reason:
+        return f"simulator-suspect in every attempt: {r.suspect_reason}"
     if worst:
         return f"{worst.judge}: {worst.reason}"
-    if r.stop_reason in ("agent_error", "simulator_error"):
+    if r.stop_reason in ("agent_error", "simulator_error", "case_error"):
         return f"{r.stop_reason}: {r.stop_detail}"
     return f"{len(deciding)}/{len(deciding)} deciding verdicts pass; stop: {r.stop_reason}"
 

@@ -101,6 +101,13 @@ def _split_token(text: str) -> tuple[str, str | None]:
     return text[: match.start()].strip(), _TOKENS.get(name, "stop")
 
 
+def _looks_structured(text: str) -> bool:
+    """A message that is itself a JSON object or list, or a Python dict/list repr (a weak model that
+    nested its answer): `{'description': {'action_code': 'continue'}}`."""
+    t = text.strip()
+    return len(t) > 1 and (t[0], t[-1]) in {("{", "}"), ("[", "]")}
+
+
 def parse_reply(content: str | None) -> tuple[str, str, str]:
     """(message, action, reason) from the model's JSON or plain text with an optional stop token."""
     text = (content or "").strip()
@@ -123,7 +130,14 @@ def parse_reply(content: str | None) -> tuple[str, str, str]:
         raise BadReply(
             f"unknown action {data.get('action')!r} (use continue, stop, give_up, transfer or out_of_scope)"
         )
-    message, token_action = _split_token(str(data.get("message") or "").strip())
+    raw = data.get("message")
+    if raw is None and action == "continue":
+        raise BadReply(f"no 'message' field in the JSON object (keys: {', '.join(map(str, data)) or 'none'})")
+    if raw is not None and not isinstance(raw, str):  # a nested object is data, never the user's words
+        raise BadReply(f"'message' must be a string, got a JSON {type(raw).__name__}")
+    if _looks_structured(raw or ""):
+        raise BadReply("'message' holds a data structure, not words the user says")
+    message, token_action = _split_token((raw or "").strip())
     if token_action and action == "continue":
         action = token_action
     return message, action, str(data.get("reason") or "")
