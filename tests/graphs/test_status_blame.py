@@ -9,13 +9,16 @@ from usersim.core.verdict import Verdict
 from usersim.graphs.runner import decide_status
 
 
-def v(judge: str, verdict: str, counts: bool = True) -> Verdict:
-    return Verdict(judge=judge, verdict=verdict, reason="r", counts_toward_status=counts)
+def v(judge: str, verdict: str, counts: bool = True, precision: str | None = None) -> Verdict:
+    details = {"precision": precision, "turn": 2, "message_index": 2, "kind": "leak"} if precision else None
+    return Verdict(judge=judge, verdict=verdict, reason="r", counts_toward_status=counts, details=details)
 
 
 RULE_FAIL = v("keywords", "fail")
 RULE_PASS = v("keywords", "pass")
-FIDELITY_FAIL = v("fidelity.leak", "fail", counts=False)
+FIDELITY_FAIL = v("fidelity.leak", "fail", counts=False, precision="high")
+ADVISORY_FAIL = v("fidelity.events", "fail", counts=False, precision="advisory")
+FIDELITY_ERROR = v("fidelity.reveal", "error", counts=False, precision="advisory")
 
 
 @pytest.mark.parametrize(
@@ -35,9 +38,19 @@ FIDELITY_FAIL = v("fidelity.leak", "fail", counts=False)
         # the agent itself broke (malformed tool call): its failure stands, otherwise an error charged to it
         ([RULE_FAIL], Stop(reason="agent_error", blame="agent"), ("failed", "agent", False)),
         ([RULE_PASS], Stop(reason="agent_error", blame="agent"), ("error", "agent", False)),
-        # an unfaithful simulated user: the failure is charged to the simulator
+        # an unfaithful simulated user (a high-precision violation): the failure is charged to the simulator
         ([RULE_FAIL, FIDELITY_FAIL], Stop(reason="goal_met"), ("failed", "simulator", True)),
         ([RULE_PASS, FIDELITY_FAIL], Stop(reason="goal_met"), ("passed", "none", True)),
+        # a heuristic (advisory) finding, or an old verdict without details, never excuses the agent
+        ([RULE_FAIL, ADVISORY_FAIL], Stop(reason="goal_met"), ("failed", "agent", False)),
+        (
+            [RULE_FAIL, v("fidelity.leak", "fail", counts=False)],
+            Stop(reason="goal_met"),
+            ("failed", "agent", False),
+        ),
+        # a fidelity check that crashed is an error on that check, not a suspect and not the run's error
+        ([RULE_FAIL, FIDELITY_ERROR], Stop(reason="goal_met"), ("failed", "agent", False)),
+        ([RULE_PASS, FIDELITY_ERROR], Stop(reason="goal_met"), ("passed", "none", False)),
         ([v("llm_rubric", "error")], Stop(reason="goal_met"), ("error", "infrastructure", False)),
         ([v("llm_rubric", "unjudged")], None, ("unjudged", "none", False)),
     ],

@@ -183,11 +183,17 @@ def decide_status(verdicts: list[Verdict], stop: Stop | None) -> tuple[Status, B
 
     `failed` is for the agent's behaviour only. A simulator that produced no valid turn, or an
     agent endpoint that stayed down (timeout, 5xx, connection), makes the conversation `error`
-    whatever the rule checks say about the truncated transcript. A failed fidelity verdict marks
-    the record simulator-suspect: its failure is charged to the simulator, not the agent.
+    whatever the rule checks say about the truncated transcript. A failed fidelity verdict of high
+    precision (details.precision, judges/fidelity_evidence.py) marks the record simulator-suspect:
+    its failure is charged to the simulator, not the agent; advisory ones never excuse the agent.
     """
     status = combine_status(verdicts)
-    suspect = any(v.judge.startswith("fidelity") and v.verdict == "fail" for v in verdicts)
+    suspect = any(
+        v.judge.startswith("fidelity")
+        and v.verdict == "fail"
+        and (v.details or {}).get("precision") == "high"
+        for v in verdicts
+    )
     if stop is not None and stop.reason == "simulator_error":  # its endpoint down: infrastructure
         return "error", "infrastructure" if stop.blame == "infrastructure" else "simulator", suspect
     if stop is not None and stop.reason == "agent_error":
