@@ -196,7 +196,9 @@ def test_a_simulator_endpoint_down_is_an_error_blamed_on_infrastructure(stub, tm
     assert kinds(record) == ["rejected"] and "model call failed" in record["sim_events"][0]["detail"]
 
 
-def test_a_paraphrased_leak_is_a_fidelity_fail_and_the_record_is_simulator_suspect(stub, tmp_path):
+def test_a_paraphrased_leak_is_an_advisory_fidelity_fail_that_never_excuses_the_agent(stub, tmp_path):
+    # issue #22: the judge model's reading is not checked against what the agent did with it, so it
+    # is shown (advisory) and the agent's own failure stands (this record was simulator-suspect before)
     judge = {
         "checks": [
             {
@@ -220,17 +222,14 @@ def test_a_paraphrased_leak_is_a_fidelity_fail_and_the_record_is_simulator_suspe
     record, summary, html = run(tmp_path, "--judge-model", "openai:judge-model")
     verdicts = {v["judge"]: v for v in record["verdicts"]}
     assert verdicts["fidelity.leak"]["verdict"] == "pass"  # the rules cannot see the paraphrase
-    assert verdicts["fidelity.llm.knowledge"]["verdict"] == "fail"
+    knowledge = verdicts["fidelity.llm.knowledge"]
+    assert knowledge["verdict"] == "fail" and knowledge["details"]["precision"] == "advisory"
+    assert knowledge["details"]["turn"] == 2 and knowledge["details"]["kind"] == "llm.knowledge"
     assert (
-        record["simulator_suspect"] is True
-        and record["status"] == "failed"
-        and record["blame"] == "simulator"
+        record["simulator_suspect"] is False and record["status"] == "failed" and record["blame"] == "agent"
     )
-    assert summary["simulator_suspects"] == ["ACC-1|r0"] or summary["simulator_suspects"] == [record["id"]]
-    assert (
-        summary["totals"]["suspect"] == 1 and summary["totals"]["pass_rate"] is None
-    )  # not against the agent
-    assert "simulator-suspect" in html and "fidelity.llm.knowledge" in html
+    assert summary["simulator_suspects"] == [] and summary["totals"]["suspect"] == 0
+    assert "fidelity.llm.knowledge" in html
 
 
 @pytest.mark.parametrize(
@@ -267,9 +266,11 @@ def test_an_unfaithful_turn_that_passes_the_guards_fails_rule_fidelity(stub, tmp
     )
     record, summary, html = run(tmp_path)
     verdicts = {v["judge"]: v for v in record["verdicts"]}
-    assert verdicts["fidelity.reveal"]["verdict"] == "fail" and record["simulator_suspect"]
-    assert record["status"] == "passed"  # a suspect user does not turn a pass into a failure either
-    assert "simulator-suspect" in html
+    reveal = verdicts["fidelity.reveal"]
+    assert reveal["verdict"] == "fail" and reveal["details"]["precision"] == "advisory"
+    # a wording heuristic is shown, never a suspect (issue #22; this record was suspect before)
+    assert record["status"] == "passed" and record["simulator_suspect"] is False
+    assert "fidelity.reveal" in html
 
 
 def test_an_event_never_said_is_reported_and_its_constraint_not_applied(stub, tmp_path):

@@ -66,14 +66,25 @@ def both_sides(text: str) -> str | None:
 
 
 def parroting(text: str, agent_text: str | None) -> float | None:
-    """Similarity (0..1) when the turn copies the agent's last reply, else None."""
+    """Similarity (0..1) when the turn copies the agent's last reply or plays the agent, else None.
+
+    A turn much like the agent's reply is still the user's own when it answers it: it confirms or
+    quotes the proposal (ids, values) in the user's voice ("Yes, I confirm cancelling reservation
+    3RK2T9." to "Do you confirm cancelling reservation 3RK2T9?"). It is a copy when it re-asks the
+    agent's question, keeps the agent's address to the user ("your booking ..."), or adds no word
+    of its own (guards_parroting.echo)."""
+    from usersim.simulator.guards_parroting import echo
+
     a, b = (text or "").strip(), (agent_text or "").strip()
     if len(a) < 20 or not b:
         return None
     if len(a) >= 30 and a in b:
-        return 1.0
-    ratio = SequenceMatcher(None, a, b, autojunk=False).ratio()
-    return round(ratio, 2) if ratio >= 0.7 else None
+        ratio = 1.0
+    else:
+        ratio = SequenceMatcher(None, a, b, autojunk=False).ratio()
+    if ratio < 0.7:
+        return None
+    return round(ratio, 2) if echo(a, b) else None
 
 
 def language_switch(text: str, language: str) -> str | None:
