@@ -112,3 +112,41 @@ def test_correct_agent_passes_also_when_the_user_never_stops(runs):
     done = next(v for v in never["verdicts"] if v["judge"] == "task_completion")
     assert done["verdict"] == "pass"
     assert "the user never said the goal was met, but every item in force is evidenced" in done["reason"]
+
+
+def test_a_crashing_fidelity_matcher_is_an_error_verdict_that_excuses_nothing(tmp_path, monkeypatch):
+    import importlib
+
+    for module in ("usersim.simulator.agenda", "usersim.simulator.persona_lint"):
+        importlib.import_module(module)  # imported first, the simulator keeps the real matcher
+    slots = importlib.import_module("usersim.simulator.slots")
+
+    class Broken(slots.FactMatcher):
+        def __init__(self, persona):
+            raise RuntimeError("fact matcher exploded")
+
+    monkeypatch.setattr(slots, "FactMatcher", Broken)
+    for agent, code, status, blame in (("correct", 0, "passed", "none"), ("flawed", 1, "failed", "agent")):
+        out = tmp_path / agent
+        res = usersim(
+            "run",
+            CASES,
+            "--id",
+            "TEL-03",
+            "--agent",
+            AGENT.format(agent),
+            "--out",
+            str(out),
+            "--no-progress",
+            check=False,
+        )
+        rec = records(out)["TEL-03"]
+        reveal = fidelity(rec)["fidelity.reveal"]
+        assert reveal["verdict"] == "error" and "RuntimeError: fact matcher exploded" in reveal["reason"]
+        assert reveal["counts_toward_status"] is False
+        assert (res.returncode, rec["status"], rec["blame"], rec["simulator_suspect"]) == (
+            code,
+            status,
+            blame,
+            False,
+        )
