@@ -93,28 +93,64 @@ async def test_missing_deliverables_are_weighed_against_the_case_checks(stop, ch
     assert (v.details.get("blame_hint") == "simulator") is (verdict == "inconclusive")
 
 
-async def test_a_tool_result_evidences_an_item_an_error_result_does_not():
+async def test_a_tool_result_is_what_the_agent_read_not_a_delivery():
     t = [
         user("Move me to a plan with roaming."),
         bot("", ("change_plan", {"plan": "globe"})),
         tool("change_plan", '{"status": "moved to globe"}'),
         bot("All set."),
     ]
-
-    def trace(is_error: bool) -> list[ToolEvent]:
-        result = "Error: plan not found" if is_error else '{"status": "moved to globe"}'
-        return [
-            ToolEvent(
-                turn=1, message_index=2, call_number=1, name="change_plan", result=result, is_error=is_error
-            )
-        ]
-
-    ok = await completion(t, traveller(), stop="max_turns", trace=trace(False))
-    assert ok.verdict == "pass" and "plan_change ('moved to' in tool change_plan result)" in ok.reason
-    refused = await completion(
-        [*t[:2], tool("change_plan", "Error: plan not found"), t[3]],
+    trace = [
+        ToolEvent(
+            turn=1, message_index=2, call_number=1, name="change_plan", result='{"status": "moved to globe"}'
+        )
+    ]
+    v = await completion(t, traveller(), stop="max_turns", trace=trace)
+    assert v.verdict == "fail" and "missing: plan_change (none of moved to)" in v.reason
+    # the case's checks (final_state, tool_called, ... here a keywords check) are the evidence on what it did
+    passed = await completion(
+        t,
         traveller(),
-        stop="max_turns",
-        trace=trace(True),
+        stop="goal_met",
+        trace=trace,
+        checks=[{"keywords": {"scope": "assistant", "any": ["All set"]}}],
     )
-    assert refused.verdict == "fail" and "missing: plan_change" in refused.reason
+    assert passed.verdict == "pass" and "case checks passed: keywords" in passed.reason
+
+
+LAPTOP_EVENTS = [
+    {"at_turn": 2, "kind": "change_fact", "slot": "budget", "value": "6000", "text": "预算改成 6000 吧"}
+]
+
+
+def buyer(events=()) -> Persona:
+    return Persona.model_validate(
+        {
+            "id": "laptop-buyer",
+            "name": "小王",
+            "identity": "想买笔记本的学生",
+            "goal": {
+                "description": "买一台笔记本",
+                "required": ["model"],
+                "deliverable_keywords": {"model": ["型号"]},
+                "constraints": {"max_price": 8000},
+            },
+            "known_info": [{"key": "budget", "value": "8000"}],
+            "events": list(events),
+        }
+    )
+
+
+async def test_a_delivery_before_the_users_change_of_mind_does_not_count():
+    t = [
+        user("想买个笔记本"),
+        bot("推荐型号：联想小新 Pro 14，售价 5999 元。"),
+        user("预算改成 6000 吧"),
+        bot("好的，预算 6000 元。"),
+    ]
+    v = await completion(t, buyer(LAPTOP_EVENTS), stop="max_turns")
+    assert v.verdict == "fail" and "none of 型号 since the user's change in turn 2" in v.reason
+    redone = [*t, user("那推荐哪款"), bot("推荐型号：联想小新 Pro 14，售价 5999 元。")]
+    assert (await completion(redone, buyer(LAPTOP_EVENTS), stop="max_turns")).verdict == "pass"
+    over = [user("想买个笔记本"), bot("推荐型号：MacBook Pro，售价 12999 元。")]  # breaks max_price 8000
+    assert (await completion(over, buyer(), stop="goal_met")).verdict == "fail"

@@ -5,9 +5,13 @@ events the user actually said (simulator/scripted.py event_progress): an item th
 asked for is not owed, one the user dropped is not either. Evidence, in this order:
 
 1. each item in force delivered: one of its deliverable keywords in an agent statement (a question
-   never delivers) or in a tool result the environment returned without error;
-2. the case's deciding checks (the `rules` and `milestones` verdicts that count toward status;
-   this judge declares `reads_verdicts`, so judges/base.apply_judges runs it after them);
+   never delivers; a tool result is what the agent read, not what the user got) — counted only
+   from the turn of the user's last change of requirements (a change_fact / change_mind /
+   add_constraint event said: earlier proposals must be redone) and only in replies that keep the
+   constraints in force;
+2. the case's deciding checks — the evidence on state and tools (final_state, tool_called, ...):
+   the `rules` and `milestones` verdicts that count toward status; this judge declares
+   `reads_verdicts`, so judges/base.apply_judges runs it after them;
 3. the simulated user's stop — evidence, not the verdict.
 
     every item evidenced                         -> pass (whatever the stop: a user that never
@@ -30,10 +34,12 @@ from usersim.judges.base import JudgeConfig, JudgeState, judge_registry
 from usersim.judges.checks.mentions import has_keyword
 from usersim.judges.checks.normalize import statements
 from usersim.personas.schema import Goal, Persona
-from usersim.simulator.llm_prompt import current_required
+from usersim.simulator.llm_prompt import current_constraints, current_required
 from usersim.simulator.scripted import event_progress, said_turns
+from usersim.simulator.signals import constraint_violations
 
 CHECK_JUDGES = ("rules", "milestones")
+CHANGES = ("change_fact", "change_mind", "add_constraint")  # events after which proposals are redone
 
 
 def _persona(state: JudgeState) -> Persona | None:
@@ -100,7 +106,7 @@ def deciding_checks(state: JudgeState) -> Checks:
 
 
 class TaskCompletionJudge:
-    """The goal in force reached, on the evidence of replies, tool results, case checks and the stop."""
+    """The goal in force reached, on the evidence of replies, the case's checks and the stop."""
 
     cooperative = True  # waits only on usersim's model client (see core/turns.py)
     reads_verdicts = CHECK_JUDGES  # runs after rules and milestones (judges/base.apply_judges)
@@ -134,7 +140,7 @@ class TaskCompletionJudge:
                     details=details,
                 )
             ]
-        delivered, missing, last_at = self._evidence(goal, items, transcript, state)
+        delivered, missing, last_at = self._evidence(persona, items, transcript, state)
         share = len(delivered) / len(items)
         reason = f"{stopped}; delivered {len(delivered)}/{len(items)}"
         if delivered:
@@ -172,16 +178,30 @@ class TaskCompletionJudge:
 
     @staticmethod
     def _evidence(
-        goal: Goal, items: list[str], transcript: list[Message], state: JudgeState
+        persona: Persona, items: list[str], transcript: list[Message], state: JudgeState
     ) -> tuple[list[str], list[str], int | None]:
         """(delivered items with where, missing items with the words looked for, last delivery index)."""
+        goal = persona.goal
+        live = [m for i, m in enumerate(transcript) if i >= state.history_len]
+        said = said_turns(persona, live, state.turns)
+        since = max((t for i, t in said.items() if persona.events[i].kind in CHANGES), default=0)
+        turn_of, turn = {}, 0
+        for i, m in enumerate(transcript):
+            turn += i >= state.history_len and m.role == "user"
+            turn_of[i] = turn
+
+        def counts(i: int, turn: int, text: str) -> bool:  # after the last change, keeping its constraints
+            return turn >= since and not constraint_violations(
+                current_constraints(persona, max(turn, 1), said), text
+            )
+
         replies = [  # what the agent states, not what it asks: a question never delivers
             (i, statements(m.content), "msg")
             for i, m in enumerate(transcript)
-            if i >= state.history_len and m.role == "assistant" and m.content
-        ]
-        results = [
-            (t.message_index, t.result, f"tool {t.name} result") for t in state.tool_trace if not t.is_error
+            if i >= state.history_len
+            and m.role == "assistant"
+            and m.content
+            and counts(i, turn_of[i], m.content)
         ]
         delivered: list[str] = []
         missing: list[str] = []
@@ -189,16 +209,12 @@ class TaskCompletionJudge:
         for item in items:
             words = keywords(goal, item)
             hit = next(
-                (
-                    (i, w, where)
-                    for i, text, where in replies + results
-                    for w in words
-                    if has_keyword(w, text)
-                ),
+                ((i, w, where) for i, text, where in replies for w in words if has_keyword(w, text)),
                 None,
             )
             if hit is None:
-                missing.append(f"{item} (none of {', '.join(words[:4])})")
+                after = f" since the user's change in turn {since}" if since else ""
+                missing.append(f"{item} (none of {', '.join(words[:4])}{after})")
                 continue
             i, w, where = hit
             delivered.append(
@@ -211,5 +227,5 @@ class TaskCompletionJudge:
 
 @judge_registry.register("task_completion")
 def make_task_completion(config: JudgeConfig) -> TaskCompletionJudge:
-    """Organic cases: the goal in force reached, on the evidence (replies, tool results, checks, stop)."""
+    """Organic cases: the goal in force reached, on the evidence (replies, case checks, stop)."""
     return TaskCompletionJudge()
