@@ -46,7 +46,7 @@ def test_schema_errors_name_file_line_and_field(tmp_path):
         load_persona(str(path))
     assert str(err.value) == (
         f"{path}:6: goal.requird: unknown field 'requird'; did you mean 'required'? "
-        "(allowed: constraints, deliverable_keywords, description, required)"
+        "(allowed: constraints, deliverable_keywords, description, labels, required)"
     )
 
 

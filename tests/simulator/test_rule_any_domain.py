@@ -325,8 +325,21 @@ async def test_typos_never_touch_the_facts(language):
 
 
 async def test_a_pending_item_is_asked_for_in_words_not_its_key():
+    """Without words for the item the user restates its goal (never "What about card blocked?");
+    with goal.labels it names the item in its own words."""
     p = airline(goal={"description": "block my card", "required": ["card_blocked"]}, opening_message=None)
+    labelled = airline(
+        goal={
+            "description": "block my card",
+            "required": ["card_blocked"],
+            "labels": {"card_blocked": "blocking my card"},
+        },
+        opening_message=None,
+    )
     for seed in range(6):
         turn = await RuleSimulator().next_turn(at(p, [U("hi"), A("Okay.")], 2, seed=seed))
         assert turn.meta["acts"] == ["continue"]
-        assert "card blocked" in turn.message and "card_blocked" not in turn.message
+        assert "block my card" in turn.message
+        assert "card blocked" not in turn.message and "card_blocked" not in turn.message
+        named = await RuleSimulator().next_turn(at(labelled, [U("hi"), A("Okay.")], 2, seed=seed))
+        assert "blocking my card" in named.message and "card_blocked" not in named.message

@@ -16,7 +16,7 @@ from usersim.core.yamlfile import FileProblems, LineIndex, Problem, read_yaml, s
 
 CASES_DIR = Path(__file__).resolve().parent
 # Folders that hold support data (filler library, persona scaffolds, templates), not case or persona files.
-_NOT_CASE_DIRS = {"filler", "scaffold", "templates", "__pycache__"}
+_NOT_CASE_DIRS = {"filler", "scaffold", "templates", "lang", "__pycache__"}
 
 
 def deep_merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
@@ -227,7 +227,7 @@ def load_cases_partial(paths: list[str | Path] | None = None) -> tuple[list[Case
     """(the valid cases, the problems of the others): one bad file never hides the rest.
     Raises FileNotFoundError for a path that does not exist."""
     cases: list[Case] = []
-    problems: list[Problem] = []
+    problems: list[Problem] = language_folders(paths)
     where: dict[str, Path] = {}
     explicit = {Path(p) for p in paths or []}
     for path, root in _case_files_with_roots(paths):
@@ -246,6 +246,39 @@ def load_cases_partial(paths: list[str | Path] | None = None) -> tuple[list[Case
         where[case.id] = path
         cases.append(case)
     return cases, problems
+
+
+def language_folders(paths: list[str | Path] | None) -> list[Problem]:
+    """A `lang/` folder inside a case folder (a domain folder) extends the language layer with the
+    domain's own words (`lang/<code>/<topic>.yaml`, see usersim/lang/resources.py); returns the
+    problems of its files (unreadable YAML, not a mapping, an unknown language folder)."""
+    from usersim import lang
+    from usersim.lang.resources import ResourceError, add_resource_dir
+
+    problems: list[Problem] = []
+    for root in [Path(p) for p in paths or []]:
+        folder = root / "lang" if root.is_dir() else None
+        if folder is None or not folder.is_dir():
+            continue
+        codes = set(lang.language_codes())
+        for sub in sorted(p for p in folder.iterdir() if p.is_dir()):
+            if sub.name not in codes:
+                problems.append(
+                    Problem(
+                        str(sub),
+                        1,
+                        "",
+                        f"unknown language folder '{sub.name}'.{did_you_mean(sub.name, codes)} "
+                        f"Languages: {', '.join(sorted(codes))}",
+                    )
+                )
+        add_resource_dir(folder)
+        for code in codes:
+            try:
+                lang.resources(code)
+            except ResourceError as exc:
+                problems.append(Problem(str(exc).split(": ", 1)[0], 1, "", str(exc).split(": ", 1)[-1]))
+    return problems
 
 
 @lru_cache(maxsize=8)

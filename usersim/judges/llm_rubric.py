@@ -299,6 +299,18 @@ class LLMRubricJudge:
         groups = await asyncio.gather(*jobs)  # independent prompts: ask in parallel
         return self._finish([v for g in groups for v in g])
 
+    async def judge_criteria(
+        self, criteria: list[Criterion], *, transcript: list[Message], case: Case, state: JudgeState
+    ) -> list[Verdict]:
+        """Judge the given criteria (not the case's own) in one prompt: used to escalate rule checks
+        whose reading was uncertain. Without a model every criterion is `unjudged`."""
+        if not self.models:
+            return [
+                Verdict(judge=self.name, verdict="unjudged", reason=NO_MODEL, criterion=c.text)
+                for c in criteria
+            ]
+        return await self._criteria(criteria, transcript, case, state)
+
     def _finish(self, verdicts: list[Verdict]) -> list[Verdict]:
         if not self.informational:
             return verdicts

@@ -51,6 +51,15 @@ def add_resource_dir(path: str | Path) -> None:
             resources.cache_clear()
 
 
+def remove_resource_dir(path: str | Path) -> None:
+    """Undo `add_resource_dir` (tests, long-lived processes loading several domains)."""
+    p = Path(path).resolve()
+    with _lock:
+        if p in _extra_dirs:
+            _extra_dirs.remove(p)
+            resources.cache_clear()
+
+
 def resource_dirs() -> list[Path]:
     """The extension folders in force: USERSIM_LANG_PATH first, then those added at run time."""
     env = [Path(p).resolve() for p in os.environ.get("USERSIM_LANG_PATH", "").split(os.pathsep) if p.strip()]

@@ -70,6 +70,11 @@ class Goal(Strict):
         default_factory=dict,
         description="Per required item: words whose presence in an agent reply shows it was delivered.",
     )
+    labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="Per required item: how the user names it in a sentence (card_blocked: 'blocking my "
+        "card'); an item without one is asked for by restating the goal, never by its raw key.",
+    )
     constraints: dict[str, Any] = Field(
         default_factory=dict,
         description=(

@@ -220,7 +220,7 @@ def decide(agenda: Agenda, obs: Observation, events: list[Event], upcoming: bool
     # after a yes to a delivered proposal, ask for what is next; a bare go-ahead needs no nagging
     stalled = not obs.asked and (not obs.asked_unnamed or (obs.confirm and bool(obs.delivered)))
     if stalled and agenda.pending and not obs.violations:
-        acts.append(Act("continue", item=agenda.pending[0]))
+        acts.append(Act("continue", item=agenda.pending[0], value=agenda.persona.goal.description))
     if not acts:
         acts.append(Act("ack"))
     return acts, None

@@ -16,7 +16,7 @@ from usersim.personas.schema import Persona
 from usersim.simulator.agenda import PATIENCE_BY_TRAIT
 from usersim.simulator.base import SimulatorView
 from usersim.simulator.guards import length_cap
-from usersim.simulator.phrasing import item_label
+from usersim.simulator.phrasing import humanize, item_label
 from usersim.simulator.rule import condition_met
 from usersim.simulator.scripted import EventStatus, event_progress
 from usersim.simulator.signals import unknown_topics
@@ -176,7 +176,7 @@ def system_prompt(view: SimulatorView, *, sharded: bool = False) -> str:
     goal = view.goal or p.goal.description
     if sharded and required:
         required, later = shards(view, required)
-        goal = "You want: " + ", ".join(item_label(p.language, item) for item in required) + "."
+        goal = "You want: " + ", ".join(_item(p, item) for item in required) + "."
         if later:
             goal += " You will think of more needs later in the chat; do not stop yet."
     return prompt_template("system").substitute(
@@ -184,8 +184,7 @@ def system_prompt(view: SimulatorView, *, sharded: bool = False) -> str:
         identity=p.identity,
         language_name=_LANGUAGE[p.language],
         goal=goal,
-        required=", ".join(f"{item} ({item_label(p.language, item)})" for item in required)
-        or "(nothing specific)",
+        required=", ".join(f"{item} ({_item(p, item)})" for item in required) or "(nothing specific)",
         reveal_rule=_REVEAL[p.reveal_policy],
         known_info="\n".join(f"- {slot}: {value}" for slot, value in facts.items()) or "- (nothing specific)",
         unknown_topics=("In particular you do not know: " + "; ".join(topics) + ".") if topics else "",
@@ -211,3 +210,8 @@ def build_messages(view: SimulatorView, *, sharded: bool = False) -> list[dict[s
     if len(messages) == 1 or messages[-1]["role"] == "assistant":
         messages.append({"role": "user", "content": prompt_template("start").substitute()})
     return messages
+
+
+def _item(p: Persona, item: str) -> str:
+    """A required item in words: the persona's label, the language's label, or the key in words."""
+    return item_label(p.language, item, p.goal.labels) or humanize(item)

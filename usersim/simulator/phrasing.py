@@ -1,22 +1,22 @@
 """Turn the rule simulator's dialogue acts into words, shaped by the persona's traits.
 
-Templates live in simulator/templates/<language>.yaml; every choice goes through the caller's
-seeded RNG, so the same seed gives the same words.
+Templates are the language layer's `phrasing` resource (usersim/lang/data/<code>/phrasing.yaml,
+extended by a domain's own lang/ folder). An option is a string or {text, when: {trait: [levels]}}:
+a line is only said by a persona whose traits fit it (a tech-savvy engineer never says "It's my
+first time doing this"), and a filler line at most once a conversation. Every choice goes through
+the caller's seeded RNG, so the same seed gives the same words.
 """
 
 from __future__ import annotations
 
 import random
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 from typing import Any
 
-from usersim.core.yamlfile import read_yaml
+from usersim import lang
 from usersim.personas.schema import Traits
-
-TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 
 
 @dataclass
@@ -35,13 +35,30 @@ class Act:
     concept: str | None = None  # slots.CONCEPTS entry of a fact (user_id, email, name ...)
 
 
-@cache
 def templates(language: str) -> dict[str, Any]:
-    """The phrasing templates of one language (zh, en)."""
-    path = TEMPLATES_DIR / f"{language}.yaml"
-    if not path.is_file():
-        raise FileNotFoundError(f"no rule-simulator templates for language '{language}' ({path})")
-    return read_yaml(path)[0]  # safe loader: FileProblems with file:line
+    """The phrasing templates of one language (zh, en): the language layer's `phrasing` resource."""
+    found = lang.resources(language).topic("phrasing")
+    if not found:
+        raise FileNotFoundError(
+            f"no rule-simulator phrasing for language '{language}' (usersim/lang/data/{language}/phrasing.yaml)"
+        )
+    return found
+
+
+def option_text(option: str | dict[str, Any]) -> str:
+    """The words of one template option (a string, or {text, when})."""
+    return option if isinstance(option, str) else str(option.get("text", ""))
+
+
+def fits(option: str | dict[str, Any], traits: Traits) -> bool:
+    """Whether a persona with these traits may say the option: every `when` trait is at a listed level."""
+    if isinstance(option, str):
+        return True
+    for trait, levels in (option.get("when") or {}).items():
+        allowed = levels if isinstance(levels, list) else [levels]
+        if getattr(traits, trait, None) not in allowed:
+            return False
+    return True
 
 
 def humanize(key: str) -> str:
@@ -71,34 +88,50 @@ def fact_label(language: str, act: Act) -> str:
     return humanize(act.slot or "")
 
 
-def item_label(language: str, item: str) -> str:
+def item_label(language: str, item: str, labels: dict[str, str] | None = None) -> str | None:
+    """How the user names a required item: the persona's own words (goal.labels), the language's
+    label for a known item, or None (then the user restates the goal instead of saying a raw key)."""
     from usersim.simulator.signals import canonical_item
 
-    # card_blocked -> "card blocked": a required item is never said as its raw key
-    return templates(language)["item_labels"].get(canonical_item(item)) or humanize(item)
+    if labels and labels.get(item):
+        return labels[item]
+    return templates(language)["item_labels"].get(canonical_item(item))
 
 
 class _Picker:
-    """Seeded template choice that avoids saying the same variant twice in one message."""
+    """Seeded template choice among the options the persona's traits allow, avoiding a variant
+    already said in this message (and, for `once` lists, anywhere earlier in the conversation)."""
 
-    def __init__(self, rng: random.Random) -> None:
+    def __init__(self, rng: random.Random, traits: Traits, earlier: Iterable[str] = ()) -> None:
         self.rng = rng
+        self.traits = traits
+        self.earlier = list(earlier)
         self.used: set[str] = set()
 
-    def __call__(self, options: list[str]) -> str:
-        fresh = [o for o in options if o not in self.used] or options
+    def allowed(self, options: list[Any], *, once: bool = False) -> list[str]:
+        texts = [option_text(o) for o in options if fits(o, self.traits)]
+        if once:
+            texts = [t for t in texts if not any(t in e for e in self.earlier)]
+        return texts
+
+    def __call__(self, options: list[Any]) -> str:
+        allowed = self.allowed(options) or [option_text(o) for o in options if isinstance(o, str)]
+        allowed = allowed or [option_text(o) for o in options]
+        fresh = [o for o in allowed if o not in self.used] or allowed
         choice = fresh[self.rng.randrange(len(fresh))]
         self.used.add(choice)
         return choice
 
 
-def _phrase(act: Act, t: dict[str, Any], language: str, pick: _Picker, terse: bool) -> str:
+def _phrase(
+    act: Act, t: dict[str, Any], language: str, pick: _Picker, terse: bool, labels: dict[str, str]
+) -> str:
     builtin = act.slot in t["slot_labels"] and act.concept in (None, act.slot)
     if act.kind == "dont_know":
         label = act.label or ""
     else:
         label = fact_label(language, act) if act.slot else ""
-    item = item_label(language, act.item) if act.item else ""
+    item = (item_label(language, act.item, labels) or "") if act.item else ""
     if act.kind == "silent":
         return ""
     if act.kind in ("opening", "say") or (act.text and act.kind != "reject"):
@@ -122,6 +155,8 @@ def _phrase(act: Act, t: dict[str, Any], language: str, pick: _Picker, terse: bo
     if act.kind == "reject":
         options = t["reject"].get(act.slot or "", t["reject"]["exclude"])
         return pick(options).format(found=act.found, limit=act.limit)
+    if act.kind == "continue" and act.item and not item:  # no words for the item: say the goal
+        return pick(t["continue_goal"]).format(goal=act.value or "")
     if act.kind == "continue" and terse:
         return f"{item}呢？" if language == "zh" else f"{item}?"
     # remaining kinds name their template list: volunteer, repeat, unknown, continue, goal_met, ...
@@ -147,14 +182,30 @@ def _typos(text: str, language: str, rng: random.Random, t: dict[str, Any]) -> s
     return " ".join(words)
 
 
-def render(acts: list[Act], *, language: str, traits: Traits, rng: random.Random) -> str:
-    """One user message from the acts: terse personas list bare values, verbose ones add colour."""
+def render(
+    acts: list[Act],
+    *,
+    language: str,
+    traits: Traits,
+    rng: random.Random,
+    earlier: Iterable[str] = (),
+    labels: dict[str, str] | None = None,
+) -> str:
+    """One user message from the acts: terse personas list bare values, verbose ones add colour
+    (a filler that fits their traits and that they have not said before: `earlier` are the user's
+    previous messages). `labels`: the persona's words for its required items (goal.labels)."""
     t = templates(language)
     terse = traits.verbosity == "low"
-    pick = _Picker(rng)
-    pieces = [p for p in (_phrase(a, t, language, pick, terse) for a in acts) if p]
-    if traits.verbosity == "high" and pieces and not any(a.kind in ("goal_met", "give_up") for a in acts):
-        pieces.append(pick(t["fillers"]))
+    pick = _Picker(rng, traits, earlier)
+    pieces = [p for p in (_phrase(a, t, language, pick, terse, labels or {}) for a in acts) if p]
+    fillers = pick.allowed(t["fillers"], once=True)
+    if (
+        traits.verbosity == "high"
+        and fillers
+        and pieces
+        and not any(a.kind in ("goal_met", "give_up") for a in acts)
+    ):
+        pieces.append(pick(fillers))
     if terse:
         text = t["joiner"].join(p.rstrip("。.") for p in pieces)
     else:

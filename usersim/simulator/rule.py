@@ -122,7 +122,14 @@ class RuleSimulator:
         if acts and acts[0].kind == "opening":
             message = acts[0].text or ""
         else:
-            message = render(acts, language=persona.language, traits=persona.traits, rng=self._rng(view))
+            message = render(
+                acts,
+                language=persona.language,
+                traits=persona.traits,
+                rng=self._rng(view),
+                earlier=[m.content for m in view.transcript if m.role == "user" and m.content],
+                labels=persona.goal.labels,
+            )
         reason = note
         if stop == "goal_met":
             reason = "all required items delivered: " + ", ".join(
