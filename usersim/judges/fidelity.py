@@ -33,6 +33,7 @@ from typing import Any
 from usersim.cases.schema import Case
 from usersim.core.messages import Message
 from usersim.core.verdict import Verdict
+from usersim.judges import fidelity_measures as measures
 from usersim.judges import fidelity_rules as rules
 from usersim.judges.base import JudgeState
 from usersim.judges.fidelity_evidence import Conversation, error_verdict, read_conversation
@@ -66,13 +67,13 @@ def _checks(
         ("fidelity.character", lambda: rules.check_character(conv)),
         ("fidelity.early_stop", lambda: rules.check_early_stop(persona, conv, state)),
         ("fidelity.swayed", lambda: rules.check_swayed(persona, conv, state, said)),
-        ("fidelity.language", lambda: rules.check_language(persona, conv)),
-        ("fidelity.length", lambda: rules.check_length(persona, conv)),
+        ("fidelity.language", lambda: measures.check_language(persona, conv)),
+        ("fidelity.length", lambda: measures.check_length(persona, conv)),
         ("fidelity.invented", lambda: rules.check_invented(persona, conv, case.goal)),
-        ("fidelity.reveal", lambda: rules.check_reveal(persona, conv)),
-        ("fidelity.events", lambda: rules.check_events(persona, conv, state)),
-        ("fidelity.traits", lambda: rules.check_traits(persona, conv)),
-        ("fidelity.patience", lambda: rules.check_patience(persona, conv, state)),
+        ("fidelity.reveal", lambda: measures.check_reveal(persona, conv)),
+        ("fidelity.events", lambda: measures.check_events(persona, conv, state)),
+        ("fidelity.traits", lambda: measures.check_traits(persona, conv)),
+        ("fidelity.patience", lambda: measures.check_patience(persona, conv, state)),
     ]
 
 
