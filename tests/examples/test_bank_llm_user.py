@@ -20,7 +20,9 @@ def priya(body: dict) -> dict:
     said = [m["content"] for m in body["messages"][1:] if m["role"] == "user"]  # flipped: the agent
     last = (said[-1] if said else "").lower()
     move: dict = {"action": "continue"}
-    if "is now blocked" in last:
+    if not any(m["role"] == "assistant" for m in body["messages"]):  # only the start cue so far
+        move["message"] = "Hi, one of my cards was stolen. I need it blocked right away."
+    elif "is now blocked" in last:
         move = {"action": "stop", "reason": "the stolen card is blocked"}
     elif "customer id" in last:
         move["message"] = "Sure, it's C-1003."
@@ -30,8 +32,6 @@ def priya(body: dict) -> dict:
         move["message"] = "The one ending in 7788."
     elif "shall i go ahead" in last:
         move["message"] = "Sure, do it."
-    elif not said or "stolen" not in " ".join(said).lower():
-        move["message"] = "Hi, one of my cards was stolen. I need it blocked right away."
     else:
         move["message"] = "Okay."
     return {"content": json.dumps(move), "usage": {"prompt_tokens": 100, "completion_tokens": 10}}

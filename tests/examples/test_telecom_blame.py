@@ -150,3 +150,63 @@ def test_a_crashing_fidelity_matcher_is_an_error_verdict_that_excuses_nothing(tm
             blame,
             False,
         )
+
+
+def lena(body: dict) -> dict:
+    """A model playing lena-traveller that accepts a plan over her budget (the persona's max_price)."""
+    said = [m["content"] for m in body["messages"][1:] if m["role"] == "user"]  # flipped: the agent
+    last = (said[-1] if said else "").lower()
+    move: dict = {"action": "continue", "message": "Okay."}
+    if not any(m["role"] == "assistant" for m in body["messages"]):  # only the start cue so far
+        move["message"] = (
+            "I travel abroad every month and my Globe plan at $45 is too expensive. Can you move me to something cheaper?"
+        )
+    elif "has been moved to" in last:
+        move = {"action": "stop", "reason": "the plan was changed"}
+    elif "customer id" in last:
+        move["message"] = "It's TC-1002."
+    elif "shall i go ahead" in last:
+        move["message"] = "Sounds good."
+    return {"content": json.dumps(move), "usage": {"prompt_tokens": 100, "completion_tokens": 10}}
+
+
+def test_a_high_precision_violation_the_agent_acted_on_reaches_the_record(tmp_path):
+    """The one path that still excuses: the user accepted a plan over its budget and the agent
+    acted on that acceptance (fidelity.swayed, high precision, what the agent did named)."""
+    import shutil
+
+    from tests.support.openai_stub import OpenAIStub
+
+    domain = tmp_path / "telecom"
+    shutil.copytree(Path(CASES).parent, domain)
+    (domain / "cases" / "tel-08-budget.yaml").write_text(
+        "include: _suite.yaml\nid: TEL-08\ntitle: A traveller with a budget of $20\n"
+        "persona: ../personas/lena-traveller.yaml\n"
+        "persona_overrides: {goal: {description: A cheaper plan, required: [plan_change],"
+        " deliverable_keywords: {plan_change: [has been moved to]}, constraints: {max_price: 20}}}\n"
+        "judging:\n  checks:\n    - final_state: {expect: {lines: [{line_id: L-502, plan_id: globe_lite}]}}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "o"
+    with OpenAIStub(responder=lena) as stub:
+        usersim(
+            "run",
+            str(domain / "cases"),
+            "--id",
+            "TEL-08",
+            "--agent",
+            AGENT.format("flawed"),
+            "--simulator",
+            "openai:sim-model",
+            "--out",
+            str(out),
+            "--no-progress",
+            env={"OPENAI_BASE_URL": stub.base_url, "OPENAI_API_KEY": "sk-stub", "USERSIM_NO_CACHE": "1"},
+            check=False,
+        )
+    rec = records(out)["TEL-08"]
+    swayed = fidelity(rec)["fidelity.swayed"]
+    assert swayed["verdict"] == "fail" and swayed["details"]["precision"] == "high", swayed
+    assert "max_price: proposed 25, limit 20" in swayed["details"]["caused"]
+    assert "tool change_plan" in swayed["details"]["caused"] and swayed["details"]["turn"] == 3
+    assert (rec["status"], rec["blame"], rec["simulator_suspect"]) == ("failed", "simulator", True)

@@ -13,7 +13,9 @@ import re
 from typing import Any
 
 _ID = re.compile(r"\b(TC-\d{4}|[a-z]+_[a-z]+_\d{4})\b", re.IGNORECASE)
-_YES = re.compile(r"\b(yes|yeah|yep|sure|go ahead|please do|ok|okay|do it|confirm)\b", re.IGNORECASE)
+_YES = re.compile(
+    r"\b(yes|yeah|yep|sure|go ahead|please do|ok|okay|do it|confirm|sounds good)\b", re.IGNORECASE
+)
 _NO = re.compile(r"\b(no|nope|don't|do not|wait|stop)\b", re.IGNORECASE)
 GO_AHEAD = "Shall I go ahead?"
 FLAWS = {"whole-bill", "cheapest-plan", "first-addon"}
@@ -142,8 +144,12 @@ def _plan(conv: Conversation, line: dict[str, Any], flaws: set[str]) -> dict[str
     if not cheaper:
         return _say("There is no cheaper plan that fits your needs.")
     best = min(cheaper, key=lambda p: p["price"])
-    plan = f"move your line {line['line_id']} to the {best['name']} plan ({_money(best['price'])}/month)"
-    return _propose(conv, plan, _call(conv, "change_plan", line_id=line["line_id"], plan_id=best["plan_id"]))
+    plan = f"move your line {line['line_id']} to the {best['name']} plan"
+    act = _call(conv, "change_plan", line_id=line["line_id"], plan_id=best["plan_id"])
+    if conv.confirmed(plan):
+        return act
+    offer = f"The {best['name']} plan costs {_money(best['price'])}/month."
+    return _say(f"{offer} I will {plan}. {GO_AHEAD}")
 
 
 def _addon(conv: Conversation, line: dict[str, Any], flaws: set[str]) -> dict[str, Any]:
