@@ -110,6 +110,7 @@ def test_the_earliest_failing_evidence_counts():
         v("fidelity.events", "fail", counts=False),  # a record before fidelity declared precision
         leak(1, caused=""),  # no way it could have caused the failure
         v("fidelity.leak", "fail", counts=False, precision="high", kind="leak", caused="x"),  # no position
+        v("fidelity.reveal", "error", counts=False, precision="advisory"),  # a fidelity check that crashed
     ],
 )
 def test_advisory_or_unplaced_violations_never_excuse_a_failing_agent(fidelity):

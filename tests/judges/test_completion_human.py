@@ -46,13 +46,16 @@ async def test_task_completion_names_delivered_and_missing():
     assert v.verdict == "fail" and v.score == pytest.approx(0.6667)
     assert v.reason == (
         "stopped: goal_met; delivered 2/3: flights ('航班' in msg 1), itinerary ('Day 1' in msg 3); "
-        "missing: hotel (none of 酒店, 住宿)"
+        "missing: hotel (none of 酒店, 住宿); no deciding case checks"
     )
     full = T + [user("住哪"), bot("推荐新宿的酒店")]
     v = await completion(full)
     assert v.verdict == "pass" and v.score == 1.0
+    # the stop is evidence, not the verdict: a user that never stopped does not undo a delivered goal
+    # (this asserted a fail before issue #22)
     v = await completion(full, stop="max_turns")
-    assert v.verdict == "fail" and v.reason.startswith("stopped: max_turns; delivered 3/3")
+    assert v.verdict == "pass" and v.reason.startswith("stopped: max_turns; delivered 3/3")
+    assert "the user never said the goal was met, but every item in force is evidenced" in v.reason
 
 
 async def test_task_completion_accepts_persona_dict_and_no_persona():
@@ -61,6 +64,7 @@ async def test_task_completion_accepts_persona_dict_and_no_persona():
     )
     v = await completion(T, persona=None)
     assert v.verdict == "pass" and "no required deliverables" in v.reason
+    assert (await completion(T, stop="max_turns", persona=None)).verdict == "fail"  # no evidence at all
 
 
 async def test_human_judge_queues_criteria():

@@ -260,7 +260,7 @@ async def test_a_rule_heuristic_fail_defers_to_the_judge_model_that_passes_it():
     st = JudgeState(persona=persona(), stop=Stop(reason="max_turns"), turns=2)
     got = {v.judge: v for v in await judge_fidelity(transcript=t, case=CASE, state=st, complete=complete)}
     reveal = got["fidelity.reveal"]
-    assert reveal.verdict == "inconclusive" and reveal.details == {"superseded_by": "fidelity.llm.reveal"}
+    assert reveal.verdict == "inconclusive" and reveal.details["superseded_by"] == "fidelity.llm.reveal"
     assert "volunteers 3 facts nobody asked for" in reveal.reason  # the heuristic's finding stays visible
 
 

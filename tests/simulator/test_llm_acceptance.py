@@ -196,7 +196,9 @@ def test_a_simulator_endpoint_down_is_an_error_blamed_on_infrastructure(stub, tm
     assert kinds(record) == ["rejected"] and "model call failed" in record["sim_events"][0]["detail"]
 
 
-def test_a_paraphrased_leak_without_declared_precision_is_shown_but_never_excuses_the_agent(stub, tmp_path):
+def test_a_paraphrased_leak_is_an_advisory_fidelity_fail_that_never_excuses_the_agent(stub, tmp_path):
+    # issue #22: the judge model's reading is not checked against what the agent did with it, so it
+    # is shown (advisory) and the agent's own failure stands (this record was simulator-suspect before)
     judge = {
         "checks": [
             {
@@ -220,14 +222,14 @@ def test_a_paraphrased_leak_without_declared_precision_is_shown_but_never_excuse
     record, summary, html = run(tmp_path, "--judge-model", "openai:judge-model")
     verdicts = {v["judge"]: v for v in record["verdicts"]}
     assert verdicts["fidelity.leak"]["verdict"] == "pass"  # the rules cannot see the paraphrase
-    assert verdicts["fidelity.llm.knowledge"]["verdict"] == "fail"
-    # a fidelity verdict that declares no precision (details.precision "high") is advisory: it is shown,
-    # and the agent's failure stands (graphs.finalize)
+    knowledge = verdicts["fidelity.llm.knowledge"]
+    assert knowledge["verdict"] == "fail" and knowledge["details"]["precision"] == "advisory"
+    assert knowledge["details"]["turn"] == 2 and knowledge["details"]["kind"] == "llm.knowledge"
     assert (
         record["simulator_suspect"] is False and record["status"] == "failed" and record["blame"] == "agent"
     )
-    assert summary["simulator_suspects"] == []
-    assert "fidelity.llm.knowledge" in html and "paraphrases the hidden price" in html
+    assert summary["simulator_suspects"] == [] and summary["totals"]["suspect"] == 0
+    assert "fidelity.llm.knowledge" in html
 
 
 @pytest.mark.parametrize(
@@ -264,9 +266,10 @@ def test_an_unfaithful_turn_that_passes_the_guards_fails_rule_fidelity(stub, tmp
     )
     record, summary, html = run(tmp_path)
     verdicts = {v["judge"]: v for v in record["verdicts"]}
-    assert verdicts["fidelity.reveal"]["verdict"] == "fail"
-    # a pass stays a pass, and is not marked suspect: only an excused failure is
-    assert record["status"] == "passed" and not record["simulator_suspect"]
+    reveal = verdicts["fidelity.reveal"]
+    assert reveal["verdict"] == "fail" and reveal["details"]["precision"] == "advisory"
+    # a wording heuristic is shown, never a suspect (issue #22; this record was suspect before)
+    assert record["status"] == "passed" and record["simulator_suspect"] is False
     assert "fidelity.reveal" in html
 
 
@@ -309,10 +312,9 @@ def test_sim_events_are_on_every_organic_record(tmp_path):
     for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         assert record["mode"] == "organic" and record["sim_events"]
-        assert record["schema_version"] == 3 and record["blame"] in (
+        assert record["schema_version"] == 2 and record["blame"] in (
             "agent",
             "simulator",
             "infrastructure",
-            "case",
             "none",
         )

@@ -34,6 +34,11 @@ class JudgeState(BaseModel):
     turns: int = Field(default=0, description="User turns taken.")
     persona: Any = Field(default=None, description="The resolved Persona (organic) or None.")
     variant: dict[str, Any] = Field(default_factory=dict, description="length / position / group / repeat.")
+    verdicts: dict[str, list[Verdict]] = Field(
+        default_factory=dict,
+        description="Verdicts of the judges that ran before, by judge name: filled only for a judge "
+        "that declares `reads_verdicts` (it runs after every judge that does not; see apply_judges).",
+    )
 
 
 class Judge(Protocol):
@@ -72,23 +77,37 @@ async def apply_judges(
 ) -> tuple[list[Verdict], Usage]:
     """Run the judges of one conversation concurrently (LLM judges wait on the network, not on each
     other); verdicts keep the judges' order. A judge that raises yields an `error` verdict naming it,
-    never a crash. Returns the verdicts and the judges' summed token usage."""
+    never a crash. Returns the verdicts and the judges' summed token usage.
 
-    async def one(j: Judge) -> list[Verdict]:
+    Two rounds: a judge with a `reads_verdicts` attribute (the judge names it reads, e.g.
+    task_completion reads rules and milestones) runs after every judge without one, and finds their
+    verdicts in `state.verdicts` by judge name; such judges never read each other."""
+
+    async def one(j: Judge, st: JudgeState) -> list[Verdict]:
         name = getattr(j, "name", type(j).__name__)
         try:
             async with away_unless(j):
-                return list(await j(transcript=transcript, case=case, state=state))
+                return list(await j(transcript=transcript, case=case, state=st))
         except Exception as exc:
             log.exception("judge %s failed", name)
             return [
                 Verdict(judge=name, verdict="error", reason=f"judge crashed: {type(exc).__name__}: {exc}")
             ]
 
-    results = await asyncio.gather(*(one(j) for j in judges))
+    later = [i for i, j in enumerate(judges) if getattr(j, "reads_verdicts", None)]
+    first = [i for i in range(len(judges)) if i not in later]
+    results: dict[int, list[Verdict]] = dict(
+        zip(first, await asyncio.gather(*(one(judges[i], state) for i in first)), strict=True)
+    )
+    if later:
+        earlier: dict[str, list[Verdict]] = {}
+        for i in first:
+            earlier.setdefault(getattr(judges[i], "name", type(judges[i]).__name__), []).extend(results[i])
+        st = state.model_copy(update={"verdicts": earlier})
+        results |= dict(zip(later, await asyncio.gather(*(one(judges[i], st) for i in later)), strict=True))
     usage = Usage()
     for j in judges:
         spent = getattr(j, "usage", None)  # LLM judges count their tokens
         if isinstance(spent, Usage):
             usage = usage.add(spent)
-    return [v for vs in results for v in vs], usage
+    return [v for i in range(len(judges)) for v in results[i]], usage

@@ -7,7 +7,9 @@ invented quantities. Each returns what it found so reasons can quote it, or None
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from difflib import SequenceMatcher
+from typing import Literal
 
 from usersim.core.numerals import CN_DIGITS
 from usersim.personas.schema import Persona
@@ -64,14 +66,25 @@ def both_sides(text: str) -> str | None:
 
 
 def parroting(text: str, agent_text: str | None) -> float | None:
-    """Similarity (0..1) when the turn copies the agent's last reply, else None."""
+    """Similarity (0..1) when the turn copies the agent's last reply or plays the agent, else None.
+
+    A turn much like the agent's reply is still the user's own when it answers it: it confirms or
+    quotes the proposal (ids, values) in the user's voice ("Yes, I confirm cancelling reservation
+    3RK2T9." to "Do you confirm cancelling reservation 3RK2T9?"). It is a copy when it re-asks the
+    agent's question, keeps the agent's address to the user ("your booking ..."), or adds no word
+    of its own (guards_parroting.echo)."""
+    from usersim.simulator.guards_parroting import echo
+
     a, b = (text or "").strip(), (agent_text or "").strip()
     if len(a) < 20 or not b:
         return None
     if len(a) >= 30 and a in b:
-        return 1.0
-    ratio = SequenceMatcher(None, a, b, autojunk=False).ratio()
-    return round(ratio, 2) if ratio >= 0.7 else None
+        ratio = 1.0
+    else:
+        ratio = SequenceMatcher(None, a, b, autojunk=False).ratio()
+    if ratio < 0.7:
+        return None
+    return round(ratio, 2) if echo(a, b) else None
 
 
 def language_switch(text: str, language: str) -> str | None:
@@ -122,10 +135,26 @@ def numbers(text: str) -> set[float]:
     return out
 
 
-def leak(persona: Persona, text: str, context: list[str] | None = None) -> str | None:
-    """The unknown_info truth a turn states, exactly or in other words (its numbers, or most of its
-    wording), as a reason; None when nothing leaked. A truth the conversation already holds
-    (`context`: earlier messages, e.g. the agent told the user) is no leak."""
+@dataclass(frozen=True)
+class Leak:
+    """An unknown_info truth a user turn states, and how: exact (word for word), numbers, paraphrase."""
+
+    topic: str
+    truth: str
+    how: Literal["exact", "numbers", "paraphrase"]
+
+    def describe(self) -> str:
+        if self.how == "exact":
+            return f"states '{self.truth}' word for word"
+        if self.how == "numbers":
+            return f"states the number(s) of '{self.topic}: {self.truth}'"
+        return f"paraphrases '{self.topic}: {self.truth}'"
+
+
+def find_leak(persona: Persona, text: str, context: list[str] | None = None) -> Leak | None:
+    """The unknown_info truth a turn states, exactly, by its numbers or in most of its wording; None
+    when nothing leaked. A truth the conversation already holds (`context`: earlier messages, e.g.
+    the agent told the user) is no leak."""
     heard = "\n".join(context or [])
     heard_numbers = numbers(heard)
     said = numbers(text)
@@ -134,13 +163,19 @@ def leak(persona: Persona, text: str, context: list[str] | None = None) -> str |
         if truth.lower() in heard.lower():
             continue
         if truth.lower() in low:
-            return f"states '{truth}' word for word"
+            return Leak(topic, truth, "exact")
         nums = numbers(truth)
         if nums and nums <= said and not nums <= heard_numbers:
-            return f"states the number(s) of '{topic}: {truth}'"
+            return Leak(topic, truth, "numbers")
         if not nums and len(truth) >= 4 and overlap(truth, text) >= 0.6:
-            return f"paraphrases '{topic}: {truth}'"
+            return Leak(topic, truth, "paraphrase")
     return None
+
+
+def leak(persona: Persona, text: str, context: list[str] | None = None) -> str | None:
+    """`find_leak` as a reason (the simulator's output guard), or None."""
+    found = find_leak(persona, text, context)
+    return found.describe() if found else None
 
 
 def _quantities(text: str) -> list[tuple[str, float]]:
@@ -159,17 +194,19 @@ def _quantities(text: str) -> list[tuple[str, float]]:
 
 
 def persona_text(persona: Persona, goal: str | None = None) -> str:
-    """Everything the persona may say: identity, goal, facts, constraints, scripted events."""
-    parts = [persona.identity, persona.goal.description, goal or ""]
+    """Everything the persona may say: identity, opening, goal, facts, constraints, scripted events."""
+    parts = [persona.identity, persona.opening_message or "", persona.goal.description, goal or ""]
     parts += [f"{f.slot} {f.value} {' '.join(f.aliases)}" for f in persona.known_info]
     parts += [f"{k} {v}" for k, v in persona.goal.constraints.items()]
     parts += [f"{e.value or ''} {e.text or ''}" for e in persona.events]
     return "\n".join(parts)
 
 
-def invented(persona: Persona, text: str, context: list[str], goal: str | None = None) -> str | None:
-    """A quantity (4 个人, 1万, $300) the turn states that is in neither the persona nor the
-    conversation so far (`context`: earlier messages of both sides), or None."""
+def find_invented(
+    persona: Persona, text: str, context: list[str], goal: str | None = None
+) -> tuple[str, float] | None:
+    """(phrase, value) of a quantity (4 个人, 1万, $300) the turn states that is in neither the
+    persona nor the conversation so far (`context`: earlier messages of both sides), or None."""
     allowed = numbers(persona_text(persona, goal)) | {
         float(_CN_DIGITS[c]) for c in persona_text(persona, goal) if c in _CN_DIGITS
     }
@@ -178,5 +215,11 @@ def invented(persona: Persona, text: str, context: list[str], goal: str | None =
     for phrase, value in _quantities(text):
         trivial = value in (0.0, 1.0) and not _MONEY.search(phrase)  # "1 个人", "第1个" are not facts
         if value not in allowed and not trivial:
-            return f"'{phrase}' is in neither the persona nor the conversation"
+            return phrase, value
     return None
+
+
+def invented(persona: Persona, text: str, context: list[str], goal: str | None = None) -> str | None:
+    """`find_invented` as a reason, or None."""
+    found = find_invented(persona, text, context, goal)
+    return f"'{found[0]}' is in neither the persona nor the conversation" if found else None
