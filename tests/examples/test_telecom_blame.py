@@ -209,4 +209,6 @@ def test_a_high_precision_violation_the_agent_acted_on_reaches_the_record(tmp_pa
     assert swayed["verdict"] == "fail" and swayed["details"]["precision"] == "high", swayed
     assert "max_price: proposed 25, limit 20" in swayed["details"]["caused"]
     assert "tool change_plan" in swayed["details"]["caused"] and swayed["details"]["turn"] == 3
-    assert (rec["status"], rec["blame"], rec["simulator_suspect"]) == ("failed", "simulator", True)
+    # the stub user sways the same way on every derived seed: every attempt is suspect -> inconclusive
+    assert (rec["status"], rec["blame"], rec["simulator_suspect"]) == ("inconclusive", "simulator", True)
+    assert len(rec["attempts"]) == 3

@@ -1,6 +1,6 @@
 """What a fidelity verdict says about blame (details.precision): only a violation the agent then
 used is high precision; heuristics and unused violations are advisory; scripted text is the
-persona's own; a crashing check is an error on that check. decide_status reads exactly that."""
+persona's own; a crashing check is an error on that check. graphs.finalize.decide reads exactly that."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from tests.judges.helpers import bot, case, state, tool, user
 from usersim.core.events import Stop
-from usersim.graphs.runner import decide_status
+from usersim.graphs.finalize import decide
 from usersim.judges.fidelity import judge_fidelity
 from usersim.personas.schema import Persona
 
@@ -146,7 +146,8 @@ async def test_a_crashing_fact_matcher_is_an_error_verdict_not_nothing_asked(mon
     v = got["fidelity.reveal"]
     assert v.verdict == "error" and "RuntimeError: matcher exploded" in v.reason
     assert got["fidelity.leak"].verdict == "pass"  # the other checks still ran
-    assert decide_status(list(got.values()), Stop(reason="max_turns")) == ("unjudged", "none", False)
+    d = decide(list(got.values()), Stop(reason="max_turns"))
+    assert (d.status, d.blame, d.simulator_suspect) == ("unjudged", "none", False)
 
 
 async def test_any_check_that_raises_is_an_error_on_that_check(monkeypatch):
