@@ -2,8 +2,10 @@
 C1 0-5 skill rubric (informational) for skill-compliance cases.
 
 Every answer is a list of per-criterion objects in the order evidence (turn numbers and short
-quotes) -> reasoning -> verdict. Cited turns must exist; a missing, extra or duplicated criterion
-id is repaired once and then becomes an `error` verdict (never last-wins). Criteria carry their
+quotes) -> reasoning -> verdict. Cited turns must exist and every quote must occur in the
+transcript (whitespace normalised, an elided "A … B" found piece by piece); a false quote, or a
+missing, extra or duplicated criterion id, is repaired once and then becomes an `error` verdict
+(never last-wins). Criteria carry their
 polarity: a requirement passes when it holds, a failure event passes when it did NOT happen.
 
 `samples` (--judge-samples K) asks each judge model K times per criterion (each sample its own
