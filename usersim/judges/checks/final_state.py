@@ -62,7 +62,7 @@ def _short(v: Any) -> str:
 def _field_ok(expected: Any, actual: Any, present: bool, ctx: CheckContext) -> bool:
     if is_operator(expected):
         return match(expected, present, actual, ctx.today)
-    return present and values_equal(expected, actual)
+    return present and values_equal(expected, actual, ctx.today)
 
 
 def rebuild(ctx: CheckContext) -> tuple[EnvState, int, str | None]:
