@@ -112,11 +112,11 @@ def test_scoring_methods_and_notes():
 
 
 def test_auto_criteria_checks():
-    assert {"tool_called": {"tool": "search_flights", "args": {"origin": "上海"}}} in CASES[
+    assert {"tool_called": {"tool": "search_flights", "args": {"origin": {"place": "上海"}}}} in CASES[
         "C5-EI-03"
     ].judging.checks
     lt01 = CASES["C5-LT-01"].judging.checks[0]["tool_called"]
-    assert lt01["args"]["origin"] == "深圳"
+    assert lt01["args"]["origin"] == {"place": "深圳"}
     assert (lt01["args"]["departure_date"], lt01["args"]["return_date"]) == ("2026-06-15", "2026-06-20")
     lc01 = [c["constraint"] for c in CASES["C5-LC-01"].judging.checks]
     assert {(c["field"], c["op"]) for c in lc01} == {

@@ -69,14 +69,14 @@ C5 = ("--length", "4k")  # one length is enough to decide; the seed's 32k expans
 
 # case, correct agents, flawed agent, judge that fails it, reason fragment, extra args
 CASES = [
-    ("c5/C5-LT-01", ["lt01_round_trip", "lt01_two_one_ways"], "lt01_wrong_origin", "tool_called", "origin=广州 (expected 深圳)", C5),
+    ("c5/C5-LT-01", ["lt01_round_trip", "lt01_two_one_ways"], "lt01_wrong_origin", "tool_called", "origin=广州 (expected place 深圳)", C5),
     ("c1/C1-SF-03", ["sf03_total_price"], "sf03_face_value", "keywords", "missing 行李", ()),
     ("c1/C1-SF-01", ["sf01_short_question"], "sf01_assumes_route", "asked_clarification", "search_flights was called before asking", ()),
     ("c1/C1-SF-07", ["sf07_sourced_times"], "sf07_estimated_times", "count", "(大约 10 分钟, 预计 20 分钟); required at most 0", ()),
     ("c1/C1-SB-03", ["sb03_switches_to_drive"], "sb03_gives_up", "tool_called", "travel_mode=TRANSIT (expected DRIVE)", ()),
     ("c1/C1-SM-02", ["sm02_uses_flight_times"], "sm02_no_skill_switch", "skill_triggered", "itinerary-planning was never triggered", ()),
     ("c2/C2-SV-01", ["sv01_states_shortage", "sv01_five_cities"], "sv01_silent_four", "step_completion", "0/2 steps", ()),
-    ("c2/C2-TD-04", ["td04_stages_the_plan"], "td04_guesses_everything", "tool_called", "origin=北京 (expected 上海)", ()),
+    ("c2/C2-TD-04", ["td04_stages_the_plan"], "td04_guesses_everything", "tool_called", "origin=北京 (expected place 上海)", ()),
     ("c2/C2-E2E-04", ["e2e04_guides_and_recommends"], "e2e04_overspends", "constraint", "violating price <= 8000: Apple MacBook Pro 14 M4", ()),
     ("b1/B1-MR-02", ["mr02_kyoto_three_nights"], "mr02_kyoto_one_night", "tool_called", "check_out - check_in = 1 days (expected 3)", ()),
     ("b1/B1-MR-03", ["mr03_weather_only"], "mr03_links_trip", "count", "你端午去厦门的时候", ()),

@@ -8,8 +8,8 @@ EI01 = {
     "tool_called": {
         "tool": "search_flights",
         "args": {
-            "origin": "上海",
-            "destination": "大阪",
+            "origin": {"place": "上海"},  # a city matches its airports only through place:
+            "destination": {"place": "大阪"},
             "departure_date": "6 月中旬",
             "passengers": "两个人",
         },
@@ -48,7 +48,7 @@ async def test_tool_called_names_the_mismatched_argument():
     v = await run(EI01, t)
     assert v.verdict == "fail"
     assert "1/4 required arguments match" in v.reason
-    assert "destination=东京 (expected 大阪)" in v.reason
+    assert "destination=东京 (expected place 大阪)" in v.reason
     assert "departure_date=2026-07-01 (expected 6 月中旬)" in v.reason
     assert "passengers missing (expected 两个人)" in v.reason
 
@@ -103,7 +103,7 @@ async def test_operator_matchers_and_min_calls():
             "tool": ["search_hotels"],
             "min_calls": 2,
             "args": {
-                "location": {"any_of": ["京都", "大阪"]},
+                "location": {"any_of": [{"place": "京都"}, {"place": "大阪"}]},
                 "max_price": {"lte": "500元"},
                 "near": {"contains": "清水"},
                 "check_in": {"date_between": ["2026-05-01", "5 月 31 号"]},

@@ -47,7 +47,14 @@ def test_list_shows_judges_and_check_params():
         j["name"] for j in data["judges"]
     }
     tool_called = next(c for c in data["checks"] if c["name"] == "tool_called")
-    assert [p["name"] for p in tool_called["params"]] == ["tool", "args", "min_calls", "spans", "or_each_of"]
+    assert [p["name"] for p in tool_called["params"]] == [
+        "tool",
+        "args",
+        "min_calls",
+        "spans",
+        "or_each_of",
+        "allow_error",
+    ]
 
 
 def test_calibrate_flags_rule_llm_deviation(tmp_path):

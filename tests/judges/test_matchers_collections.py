@@ -51,7 +51,9 @@ def test_any_of_accepts_literal_objects_the_validator_suggests():
 
 def test_numbers_and_currency_normalise():
     assert m(1628, "$1,628.00") and m("1628", "USD 1628") and m("$1,628.00", 1628)
-    assert not m("4", "14 bags") and m("4", "4 bags")
+    # exact: a number never matches prose holding it ("4 bags" was a match while plain values matched
+    # numbers inside text; that is {contains: ...} now)
+    assert not m("4", "14 bags") and not m("4", "4 bags") and m({"contains": "4 bags"}, "4 bags")
     assert m("two", 2) and m("两个人", "2")
     assert numbers_in("refund $1,628.00 for 14 bags") == [1628.0, 14.0]
     assert find_number("1628", "The total is $1,628.00.") == "1,628.00"

@@ -41,7 +41,7 @@ def test_unknown_check_suggests_the_closest_name():
 def test_bad_params_name_check_and_field():
     assert (
         error_of({"tool_called": {"tool": "search_flights", "arg": {}}})
-        == "tool_called.arg: unknown field 'arg'. Did you mean 'args'? Fields: args, min_calls, or_each_of, spans, tool"
+        == "tool_called.arg: unknown field 'arg'. Did you mean 'args'? Fields: allow_error, args, min_calls, or_each_of, spans, tool"
     )
     assert error_of({"tool_called": {"tool": "search_flights", "min_calls": 0}}).startswith(
         "tool_called.min_calls: Input should be greater"

@@ -210,7 +210,10 @@ async def ask_structured(
             if not gap:
                 return parsed
             parsed_incomplete, last_problem = parsed, gap
-            missing = "Answer every id listed above exactly once, and cite only indexes that appear in the transcript."
+            missing = (
+                "Answer every id listed above exactly once, cite only indexes that appear in the "
+                "transcript, and quote the transcript word for word."
+            )
             check_failures += 1
             if check_failures > check_repairs:
                 return parsed

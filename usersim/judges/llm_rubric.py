@@ -2,8 +2,10 @@
 C1 0-5 skill rubric (informational) for skill-compliance cases.
 
 Every answer is a list of per-criterion objects in the order evidence (turn numbers and short
-quotes) -> reasoning -> verdict. Cited turns must exist; a missing, extra or duplicated criterion
-id is repaired once and then becomes an `error` verdict (never last-wins). Criteria carry their
+quotes) -> reasoning -> verdict. Cited turns must exist and every quote must occur in the
+transcript (whitespace normalised, an elided "A … B" found piece by piece); a false quote, or a
+missing, extra or duplicated criterion id, is repaired once and then becomes an `error` verdict
+(never last-wins). Criteria carry their
 polarity: a requirement passes when it holds, a failure event passes when it did NOT happen.
 
 `samples` (--judge-samples K) asks each judge model K times per criterion (each sample its own
@@ -20,7 +22,9 @@ passed by default.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable
 from typing import Any, Literal
@@ -181,6 +185,54 @@ def _evidence(items: list[Evidence], transcript: list[Message]) -> list[dict[str
     return out
 
 
+_QUOTE_MARKS = "\"'“”‘’「」『』`*"
+_ELLIPSIS = re.compile(r"\.{3,}|…+")
+
+
+def _squash(text: str) -> str:
+    """Text with whitespace normalised away (NFKC, no whitespace): how quotes are looked up."""
+    return "".join(unicodedata.normalize("NFKC", text).split())
+
+
+def transcript_corpus(transcript: list[Message]) -> str:
+    """Everything a judge can quote: message texts, tool call names and arguments, squashed."""
+    parts = []
+    for m in transcript:
+        parts.append(m.content)
+        parts += [f"{tc.name} {json.dumps(tc.arguments, ensure_ascii=False)}" for tc in m.tool_calls]
+        parts += [f"{k}: {v}" for tc in m.tool_calls for k, v in tc.arguments.items()]
+    return _squash("\n".join(parts))
+
+
+def quote_found(quote: str, corpus: str) -> bool:
+    """Whether a judge's quote occurs in the transcript corpus: whitespace-insensitive, outer
+    quotation marks dropped, and the pieces of an elided quote ("A … B") found in order."""
+    pieces = [_squash(p).strip(_QUOTE_MARKS) for p in _ELLIPSIS.split(quote.strip().strip(_QUOTE_MARKS))]
+    pos = 0
+    for piece in (p for p in pieces if p):
+        at = corpus.find(piece, pos)
+        if at < 0:
+            return False
+        pos = at + len(piece)
+    return True
+
+
+def _false_quotes(results: list[Any], corpus: str | None) -> dict[Any, list[str]]:
+    """criterion id -> its evidence quotes that do not occur in the transcript."""
+    if corpus is None:
+        return {}
+    bad: dict[Any, list[str]] = {}
+    for r in results:
+        wrong = [e.quote for e in r.evidence if e.quote.strip() and not quote_found(e.quote, corpus)]
+        if wrong:
+            bad[r.criterion_id] = wrong
+    return bad
+
+
+def _quotes_text(quotes: list[str]) -> str:
+    return ", ".join(repr(q[:120]) for q in quotes)
+
+
 def _id_problems(ids: list[Any], expected: list[Any]) -> tuple[list[Any], list[Any], list[Any]]:
     """(missing, duplicated, extra) criterion ids of an answer."""
     counts = Counter(ids)
@@ -199,10 +251,11 @@ def _bad_turns(results: list[Any], n_messages: int) -> dict[Any, list[int]]:
     return bad
 
 
-def _gaps(results: list[Any], expected: list[Any], n_messages: int) -> str | None:
+def _gaps(results: list[Any], expected: list[Any], n_messages: int, corpus: str | None = None) -> str | None:
     """The problems a repair is asked for (None when the answer is complete and consistent)."""
     missing, duplicated, extra = _id_problems([r.criterion_id for r in results], expected)
     bad = _bad_turns(results, n_messages)
+    false_quotes = _false_quotes(results, corpus)
     parts = []
     if missing:
         parts.append(f"results missing for criterion id(s) {missing}")
@@ -214,6 +267,11 @@ def _gaps(results: list[Any], expected: list[Any], n_messages: int) -> str | Non
         parts.append(
             "evidence cites turns that do not exist in the transcript (valid: 0.."
             f"{n_messages - 1}): " + "; ".join(f"criterion {k}: {v}" for k, v in bad.items())
+        )
+    if false_quotes:
+        parts.append(
+            "evidence quote not found in transcript (quote the messages word for word, or leave the "
+            "quote empty): " + "; ".join(f"criterion {k}: {_quotes_text(v)}" for k, v in false_quotes.items())
         )
     return "; ".join(parts) or None
 
@@ -373,6 +431,7 @@ class LLMRubricJudge:
 
         expected = list(range(1, len(criteria) + 1))
         n_msgs = len(transcript)
+        corpus = transcript_corpus(transcript)
 
         async def run_one(model: str, sample: int, text: str) -> list[Vote]:
             def err(reason: str) -> Vote:
@@ -384,7 +443,7 @@ class LLMRubricJudge:
                     [{"role": "user", "content": text}],
                     RubricOutput,  # type: ignore[arg-type]
                     judge_model=model,
-                    check=lambda o: _gaps(o.results, expected, n_msgs),
+                    check=lambda o: _gaps(o.results, expected, n_msgs, corpus),
                 )
             except JudgeModelError as exc:
                 return [err(str(exc)) for _ in criteria]
@@ -397,6 +456,7 @@ class LLMRubricJudge:
                     for _ in criteria
                 ]
             bad = _bad_turns(out.results, n_msgs)
+            false_quotes = _false_quotes(out.results, corpus)
             by_id = {r.criterion_id: r for r in out.results}
             votes = []
             for i in expected:
@@ -413,6 +473,13 @@ class LLMRubricJudge:
                     votes.append(
                         err(
                             f"judge model {model} cites turn(s) {bad[i]} that do not exist (transcript has {n_msgs} messages), after repair"
+                        )
+                    )
+                elif i in false_quotes:
+                    votes.append(
+                        err(
+                            f"evidence quote not found in transcript: {_quotes_text(false_quotes[i])} "
+                            f"(judge model {model}, after repair)"
                         )
                     )
                 else:
@@ -508,9 +575,10 @@ class LLMRubricJudge:
 
         dims = list(C1_DIMENSIONS)
         n_msgs = len(transcript)
+        corpus = transcript_corpus(transcript)
 
         def gaps(out: C1Output) -> str | None:
-            problem = _gaps(out.results, dims, n_msgs)
+            problem = _gaps(out.results, dims, n_msgs, corpus)
             wrong = [
                 f"{r.criterion_id}={r.score} (allowed {C1_DIMENSIONS[r.criterion_id][0]}..{C1_DIMENSIONS[r.criterion_id][1]})"
                 for r in out.results

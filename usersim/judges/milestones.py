@@ -91,22 +91,29 @@ class MilestonesJudge:
         ctx = CheckContext(transcript, case, state)
         mines = [(spec, evaluate(spec, ctx)) for spec in case.judging.minefields]
         hits = [(spec, o) for spec, o in mines if o.passed]
+        # a minefield that could not be decided is not a minefield avoided
+        undecided = [(spec, o) for spec, o in mines if o.passed is None]
         mine_note = ""
         if hits:
             mine_note = "minefield hit, score voided: " + "; ".join(
                 f"{compact(s, 80)} ({o.reason})" for s, o in hits
             )
+        elif undecided:
+            mine_note = f"{len(undecided)} of {len(mines)} minefield(s) could not be decided: " + "; ".join(
+                f"{compact(s, 80)} ({o.reason})" for s, o in undecided
+            )
         if not case.judging.milestones:
             if not case.judging.minefields:
                 return []
             reason = mine_note or f"no minefield hit ({len(mines)} checked)"
+            verdict = "fail" if hits else "inconclusive" if undecided else "pass"
             return [
                 Verdict(
                     judge="minefields",
-                    verdict="fail" if hits else "pass",
+                    verdict=verdict,
                     reason=reason,
                     criterion="minefields",
-                    score=0.0 if hits else 1.0,
+                    score=0.0 if hits else None if undecided else 1.0,
                 )
             ]
         try:
@@ -145,18 +152,20 @@ class MilestonesJudge:
         if mine_note:
             parts.append(mine_note)
         ok = not hits and len(in_order) == total
+        verdict = "pass" if ok and not undecided else "inconclusive" if ok else "fail"
         details = {
             "reached": {m: at for m, at, _ in in_order},
             "out_of_order": {m: at for m, at, _ in out_of_order},
             "missed": missed,
             "minefields_hit": [compact(s) for s, _ in hits],
+            "minefields_undecided": [compact(s) for s, _ in undecided],
             "edges": [list(e) for e in g.edges],
         }
         evidence = max((at for _, at, _ in in_order), default=None)
         return [
             Verdict(
                 judge=self.name,
-                verdict="pass" if ok else "fail",
+                verdict=verdict,
                 reason="; ".join(parts),
                 criterion="milestones",
                 score=score,

@@ -6,6 +6,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from usersim.core.saferegex import case_regex
 from usersim.judges.checks.context import CheckContext
 from usersim.judges.checks.registry import Outcome, check_registry
 
@@ -104,7 +105,7 @@ class AskedClarificationParams(BaseModel):
             for w in group:
                 if w.startswith("re:"):
                     try:
-                        re.compile(w[3:])
+                        case_regex(w[3:], True)  # UnsafePatternError (a ValueError) when pathological
                     except re.error as exc:
                         raise ValueError(f"about.{i}: '{w}' is not a valid regex: {exc}") from None
         return v
@@ -113,7 +114,7 @@ class AskedClarificationParams(BaseModel):
 def _asks(word: str, question: str) -> bool:
     """Whether a question mentions an `about` synonym (plain text case-insensitively, or 're:' regex)."""
     if word.startswith("re:"):
-        return re.search(word[3:], question, re.IGNORECASE) is not None
+        return case_regex(word[3:], True).search(question) is not None
     return word.casefold() in question.casefold()
 
 

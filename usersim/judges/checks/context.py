@@ -24,6 +24,7 @@ class Call:
     turn: int
     index: int  # transcript index of the call (or of its result), -1 when unknown
     is_error: bool = False
+    result: str = ""  # what the tool answered (its error text when is_error)
 
 
 @dataclass
@@ -79,13 +80,18 @@ class CheckContext:
         was recorded (a transcript re-scored from results.jsonl)."""
         if not self.calls_from_transcript:
             return [
-                Call(e.name, dict(e.arguments), e.turn, e.message_index, e.is_error)
+                Call(e.name, dict(e.arguments), e.turn, e.message_index, e.is_error, e.result)
                 for e in self.state.tool_trace
             ]
-        out = []
+        out: list[Call] = []
+        waiting: dict[str, Call] = {}  # call id -> the call its next tool message answers
         for i, m in self.live():
+            if m.role == "tool" and m.tool_call_id in waiting:
+                call = waiting.pop(m.tool_call_id)
+                call.is_error, call.result = m.is_error, m.content
             for tc in m.tool_calls:
                 out.append(Call(tc.name, dict(tc.arguments), self.turn_of(i), i))
+                waiting[tc.id] = out[-1]
         return out
 
     def skills_triggered(self) -> list[tuple[str, int]]:

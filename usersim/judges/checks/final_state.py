@@ -3,7 +3,7 @@
     - final_state:
         expect:                               # table -> records, each with its key field
           accounts:
-            - {account_id: A-100, balance: 105}   # field values are matchers (numbers normalised)
+            - {account_id: A-100, balance: 105}   # field values are matchers (exact; numbers by value)
           disputes:
             - {transaction_id: T-9, status: open} # a record that must have been created
         absent: {cards: [C-1]}                # records that must be gone
@@ -32,7 +32,8 @@ class FinalStateParams(BaseModel):
     expect: dict[str, list[dict[str, Any]]] = Field(
         default_factory=dict,
         description="table -> records that must be in the final state; each names its key field, other "
-        "fields are matchers (plain values, {gte: n}, {unordered: [...]} ...).",
+        "fields are matchers (a plain value is exact typed equality; {contains: s}, {place: X}, {gte: n}, "
+        "{unordered: [...]} ...).",
     )
     absent: dict[str, list[Any]] = Field(
         default_factory=dict, description="table -> key values of records that must not exist."
@@ -62,7 +63,7 @@ def _short(v: Any) -> str:
 def _field_ok(expected: Any, actual: Any, present: bool, ctx: CheckContext) -> bool:
     if is_operator(expected):
         return match(expected, present, actual, ctx.today)
-    return present and values_equal(expected, actual)
+    return present and values_equal(expected, actual, ctx.today)
 
 
 def rebuild(ctx: CheckContext) -> tuple[EnvState, int, str | None]:

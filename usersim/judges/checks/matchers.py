@@ -1,14 +1,18 @@
-"""Argument matchers of `tool_called.args`: a plain value (normalised match) or one operator.
+"""Argument matchers of `tool_called.args` and `final_state` fields: a plain value (exact typed
+equality) or one operator.
 
-origin: 上海                        # place: 上海 / Shanghai / PVG / 浦东 all match
-departure_date: 6 月中旬             # relative date resolved against context.current_date
-passengers: 两个人                   # party size / number with unit
-destination: {any_of: [大阪, 京都]}
-query: {contains: 签证}
+booking_id: 3RK2T9                  # exact: trimmed and case-folded text ("3rk2t9 " matches, "3RK2T9X" does not)
+cabin: economy                      # exact: "Economy " matches, "basic_economy" does not
+amount: 1628                        # numbers and money by value: "$1,628.00" and "¥1,628" match; "14 bags" never matches 4
+departure_date: 2026-06-15          # dates by value; relative ones (明天, 下周五, 6 月中旬) resolve against
+                                    # context.current_date and a range accepts any day inside it
+origin: {place: 上海}               # place: the city or any of its airports (上海 / Shanghai / PVG / SHA / 浦东);
+                                    # {place: PVG} accepts PVG or the city, not another airport (SHA)
+destination: {any_of: [大阪, 京都]}  # one of these (each plain = exact, or an operator)
+query: {contains: 签证}              # substring, only when asked for
 check_in: {date_between: [2026-07-05, 7 月 6 号]}
 return_date: {present: true}       # / {absent: true}
 max_price: {lte: 8000}             # / {gte: n}
-amount: 1628                       # numbers and currency normalise: "$1,628.00" matches; "14 bags" never matches 4
 item_ids: {equals: [A1, B2]}       # exactly this list (order matters) / this object (same keys)
 item_ids: {unordered: [B2, A1]}    # the same elements in any order
 item_ids: {subset: [A1]}           # every listed element (or key: value of an object) is there
@@ -22,17 +26,13 @@ from datetime import date
 from typing import Any
 
 from usersim.core.registry import did_you_mean
-from usersim.judges.checks.normalize import (
-    is_quantity,
-    normalize_place,
-    numbers_in,
-    parse_number,
-    resolve_date,
-)
+from usersim.judges.checks.equality import known_place, same_place, text_key, values_equal
+from usersim.judges.checks.normalize import parse_number, resolve_date
 
 OPERATORS = (
     "any_of",
     "contains",
+    "place",
     "date_between",
     "present",
     "absent",
@@ -76,6 +76,11 @@ def validate_matcher(matcher: Any, where: str) -> None:
             validate_matcher(arg, f"{where}.each")
         if op == "contains" and not isinstance(arg, str):
             raise ValueError(f"{where}: contains needs a string")
+        if op == "place" and not (isinstance(arg, str) and known_place(arg)):
+            raise ValueError(
+                f"{where}: place needs a city, airport or sight the place data knows (上海, PVG, 浦东机场, "
+                f"故宫), got {arg!r}; for any other value write it plain (exact) or {{contains: ...}}"
+            )
         if op == "date_between":
             if not (isinstance(arg, list) and len(arg) == 2):
                 raise ValueError(f"{where}: date_between needs [from, to]")
@@ -96,38 +101,6 @@ def validate_matcher(matcher: Any, where: str) -> None:
         )
 
 
-def _text(v: Any) -> str:
-    return "".join(str(v).split()).casefold()
-
-
-def _plain_match(expected: Any, actual: Any, today: date | None) -> bool:
-    """Normalised equality: places, then dates, then numbers, then text (containment)."""
-    if isinstance(actual, list):
-        return any(_plain_match(expected, a, today) for a in actual)
-    if actual is None:
-        return False
-    if isinstance(expected, bool) or isinstance(actual, bool):
-        return expected == actual
-    exp_place = normalize_place(expected) if isinstance(expected, str) else None
-    if exp_place is not None:
-        act_place = normalize_place(str(actual))
-        if act_place is not None:
-            return exp_place == act_place
-    if isinstance(expected, str):
-        exp_dates = resolve_date(expected, today)
-        if exp_dates is not None:
-            act_dates = resolve_date(str(actual), today)
-            if act_dates is not None:
-                return exp_dates[0] <= act_dates[0] and act_dates[1] <= exp_dates[1]
-    if is_quantity(expected):
-        exp_n = parse_number(expected)
-        numbers = numbers_in(actual)
-        if exp_n is not None and numbers:  # "4" never matches "14 bags"; "1628" matches "$1,628.00"
-            return any(abs(exp_n - n) < 1e-9 for n in numbers)
-    exp_t, act_t = _text(expected), _text(actual)
-    return bool(exp_t) and (exp_t == act_t or exp_t in act_t)
-
-
 def match(matcher: Any, present: bool, actual: Any, today: date | None) -> bool:
     """Whether an argument value (`present` = the key was in the call) satisfies the matcher."""
     if isinstance(matcher, dict):
@@ -140,24 +113,26 @@ def match(matcher: Any, present: bool, actual: Any, today: date | None) -> bool:
             return False
         if op == "any_of":
             return any(
-                values_equal(m, actual)
+                values_equal(m, actual, today)
                 if isinstance(m, (dict, list)) and not is_operator(m)
                 else match(m, present, actual, today)
                 for m in arg
             )
         if op == "contains":
             return _contains(arg, actual)
+        if op == "place":
+            return same_place(arg, actual)
         if op == "equals":
-            return values_equal(arg, actual)
+            return values_equal(arg, actual, today)
         if op == "unordered":
-            return isinstance(actual, list) and _same_multiset(arg, actual)
+            return isinstance(actual, list) and _same_multiset(arg, actual, today)
         if op == "subset":
             if isinstance(arg, dict):
                 return isinstance(actual, dict) and all(
-                    k in actual and values_equal(v, actual[k]) for k, v in arg.items()
+                    k in actual and values_equal(v, actual[k], today) for k, v in arg.items()
                 )
             pool = list(actual) if isinstance(actual, list) else [actual]
-            return _same_multiset(arg, pool, partial=True)
+            return _same_multiset(arg, pool, today, partial=True)
         if op == "each":
             return (
                 isinstance(actual, list) and bool(actual) and all(match(arg, True, a, today) for a in actual)
@@ -171,7 +146,7 @@ def match(matcher: Any, present: bool, actual: Any, today: date | None) -> bool:
             return False
         bound = parse_number(arg)
         return number >= bound if op == "gte" else number <= bound  # type: ignore[operator]
-    return present and _plain_match(matcher, actual, today)
+    return present and values_equal(matcher, actual, today)
 
 
 def describe(matcher: Any) -> str:
@@ -181,6 +156,7 @@ def describe(matcher: Any) -> str:
         return {
             "any_of": lambda: "any_of(" + "|".join(describe(a) for a in arg) + ")",
             "contains": lambda: f"contains '{arg}'",
+            "place": lambda: f"place {arg}",
             "date_between": lambda: f"between {arg[0]} and {arg[1]}",
             "present": lambda: "present",
             "absent": lambda: "absent",
@@ -198,40 +174,16 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def values_equal(expected: Any, actual: Any) -> bool:
-    """Exact equality after normalisation: lists element by element in order, objects key by key
-    (same keys), numbers numerically ("$1,628.00" == 1628), text trimmed and case-insensitive."""
-    if isinstance(expected, dict):
-        return (
-            isinstance(actual, dict)
-            and set(map(str, expected)) == set(map(str, actual))
-            and all(values_equal(v, actual.get(k, actual.get(str(k)))) for k, v in expected.items())
-        )
-    if isinstance(expected, list):
-        return (
-            isinstance(actual, list)
-            and len(expected) == len(actual)
-            and all(values_equal(e, a) for e, a in zip(expected, actual, strict=True))
-        )
-    if isinstance(actual, (dict, list)):
-        return False
-    if isinstance(expected, bool) or isinstance(actual, bool) or expected is None or actual is None:
-        return expected == actual
-    if is_quantity(expected) and is_quantity(actual):
-        e, a = parse_number(expected), parse_number(actual)
-        if e is not None and a is not None:
-            return abs(e - a) < 1e-9
-    return str(expected).strip().casefold() == str(actual).strip().casefold()
-
-
-def _same_multiset(expected: list[Any], actual: list[Any], *, partial: bool = False) -> bool:
+def _same_multiset(
+    expected: list[Any], actual: list[Any], today: date | None, *, partial: bool = False
+) -> bool:
     """Every expected element pairs with a distinct equal actual element (and, unless partial,
     nothing is left over)."""
     if not partial and len(expected) != len(actual):
         return False
     left = list(actual)
     for e in expected:
-        hit = next((i for i, a in enumerate(left) if values_equal(e, a)), None)
+        hit = next((i for i, a in enumerate(left) if values_equal(e, a, today)), None)
         if hit is None:
             return False
         left.pop(hit)
@@ -245,4 +197,4 @@ def _contains(text: str, actual: Any) -> bool:
         return any(_contains(text, a) for a in actual)
     if isinstance(actual, dict):
         return any(_contains(text, v) for v in actual.values())
-    return actual is not None and _text(text) in _text(actual)
+    return actual is not None and "".join(text_key(text).split()) in "".join(text_key(actual).split())

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from usersim.core.saferegex import case_regex
 from usersim.judges.checks.context import CheckContext
 from usersim.judges.checks.mentions import EXCLUSION, Negations, has_keyword
 from usersim.judges.checks.normalize import is_quantity
@@ -163,7 +164,7 @@ class CountParams(_Params):
     def _regex(cls, v: str | None) -> str | None:
         if v is not None:
             try:
-                re.compile(v)
+                case_regex(v)  # re.error when malformed; UnsafePatternError (a ValueError) when pathological
             except re.error as exc:
                 raise ValueError(f"pattern is not a valid regex: {exc}") from None
         return v
@@ -196,7 +197,7 @@ def count(params: CountParams, ctx: CheckContext) -> Outcome:
         what = "table rows" if rows else "list items"
     else:
         items = []
-        for m in re.finditer(params.pattern, text):
+        for m in case_regex(params.pattern).finditer(text):
             got = m.group(0)
             n = sum(1 for s in line_of if s <= m.start()) - 1
             single = "\n" not in got.strip()

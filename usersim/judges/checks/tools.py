@@ -51,6 +51,11 @@ def _fmt_args(args: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in args.items()) or "no arguments"
 
 
+def _short_result(result: str, limit: int = 200) -> str:
+    text = " ".join(result.split()) or "(no result text)"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _called_summary(calls: list[Call]) -> str:
     if not calls:
         return "no tools were called"
@@ -74,7 +79,13 @@ class Span(BaseModel):
 
 class ToolCalledParams(_Params):
     tool: str | list[str] = Field(description="Tool name, or a list of acceptable tool names.")
-    args: dict[str, Any] = Field(default_factory=dict, description="param -> matcher the call must satisfy.")
+    args: dict[str, Any] = Field(
+        default_factory=dict,
+        description="param -> matcher the call must satisfy. A plain value is exact typed equality "
+        "(text trimmed and case-folded, numbers and money by value, dates by value with relative ones "
+        "resolved against context.current_date); {contains: s} is a substring, {place: 上海} a city "
+        "or any of its airports; see usersim/judges/checks/matchers.py for every operator.",
+    )
     min_calls: int = Field(default=1, ge=1, description="Matching calls needed.")
     spans: list[Span] = Field(
         default_factory=list,
@@ -85,6 +96,11 @@ class ToolCalledParams(_Params):
         default_factory=list,
         description="Alternative to `args`: argument sets (param -> matcher) that calls of the tool match "
         "between them, each by some call, e.g. two one-way searches instead of one round-trip search.",
+    )
+    allow_error: bool = Field(
+        default=False,
+        description="Count calls the tool answered with an error too (default: an errored call never "
+        "satisfies the check: a write the environment refused did not happen).",
     )
 
     @field_validator("tool")
@@ -135,10 +151,13 @@ def tool_called(params: ToolCalledParams, ctx: CheckContext) -> Outcome:
     """The agent called the tool (with arguments matching) at least min_calls times."""
     wanted = _names(params.tool)
     calls = ctx.calls()
-    candidates = [c for c in calls if c.name in wanted]
+    named = [c for c in calls if c.name in wanted]
     label = " or ".join(wanted)
-    if not candidates:
+    if not named:
         return Outcome(False, f"{label} was never called ({_called_summary(calls)})")
+    # an errored call did not do what it asked (a refused write, a failed search): not evidence
+    candidates = named if params.allow_error else [c for c in named if not c.is_error]
+    refused = [c for c in named if c.is_error and not params.allow_error and not _mismatches(params, c, ctx)]
     matching = [c for c in candidates if not _mismatches(params, c, ctx)]
     n_args = len(params.args) + len(params.spans)
     if len(matching) >= params.min_calls:
@@ -171,8 +190,24 @@ def tool_called(params: ToolCalledParams, ctx: CheckContext) -> Outcome:
             f"; nor do the calls cover the alternative argument sets (no call matches set "
             f"{unmet[0] + 1}: {_fmt_args({k: describe(m) for k, m in params.or_each_of[unmet[0]].items()})})"
         )
+    if refused:
+        first = refused[0]
+        return Outcome(
+            False,
+            f"{first.name} was called with {_fmt_args(first.arguments)} but the call errored: "
+            f"{_short_result(first.result)}"
+            + (
+                f" ({len(matching)} matching call(s) succeeded, {params.min_calls} required)"
+                if matching
+                else ""
+            )
+            + alt,
+            evidence_turn=first.index if first.index >= 0 else None,
+        )
     if matching:
         return Outcome(False, f"{label}: {len(matching)} matching call(s), {params.min_calls} required")
+    if not candidates:  # every call errored and none had the required arguments
+        candidates = named
     best = min(candidates, key=lambda c: len(_mismatches(params, c, ctx)))
     bad = _mismatches(params, best, ctx)
     return Outcome(
