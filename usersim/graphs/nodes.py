@@ -8,6 +8,7 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 
 from usersim.adapters.base import AgentEndpointError, AgentError, AgentInput
+from usersim.core.errors import CaseError
 from usersim.core.events import SimEvent, Stop, Usage
 from usersim.core.messages import Message, ToolCall
 from usersim.core.turns import away_unless
@@ -165,8 +166,14 @@ async def agent_turn(state: ConversationState, runtime: Runtime[RunContext]) -> 
     system = Message(role="system", content=ctx.sandbox.system_prompt())
     seen_tokens = 0
 
+    raised: list[CaseError] = []  # a user tool's bug met in the agent's own tool loop
+
     async def run_tool(name: str, arguments: dict[str, Any]) -> Message:
-        event = await ctx.sandbox.call(name, arguments, turn=turn)
+        try:
+            event = await ctx.sandbox.call(name, arguments, turn=turn)
+        except CaseError as exc:
+            raised.append(exc)
+            raise
         event.message_index = len(base) + len(new)  # where the agent's own loop appends it
         trace.append(event)
         return Message(role="tool", content=event.result, name=name, is_error=event.is_error)
@@ -185,7 +192,9 @@ async def agent_turn(state: ConversationState, runtime: Runtime[RunContext]) -> 
         )
         try:
             async with away_unless(ctx.agent):
-                reply = await ctx.agent.respond(inp)
+                reply = await _unless_case_error(ctx.agent.respond(inp), raised)
+        except CaseError as exc:  # case-errors branch, minimal: the finalize branch owns the stop's record
+            return _case_stop(new, trace, usage, seen_tokens, ctx, exc)
         except AgentEndpointError as exc:  # outage after retries: infrastructure, not the agent
             return _agent_stop(new, trace, usage, seen_tokens, ctx, str(exc), infrastructure=True)
         except AgentError as exc:
@@ -212,7 +221,10 @@ async def agent_turn(state: ConversationState, runtime: Runtime[RunContext]) -> 
                 f"agent kept calling tools after {ctx.max_tool_rounds} rounds in one turn",
             )
         for call in calls:
-            event = await ctx.sandbox.call(call.name, call.arguments, turn=turn)
+            try:
+                event = await ctx.sandbox.call(call.name, call.arguments, turn=turn)
+            except CaseError as exc:
+                return _case_stop(new, trace, usage, seen_tokens, ctx, exc)
             event.message_index = len(base) + len(new)
             trace.append(event)
             new.append(
@@ -225,6 +237,24 @@ async def agent_turn(state: ConversationState, runtime: Runtime[RunContext]) -> 
                 )
             )
     return _agent_update(new, trace, usage, seen_tokens, ctx)
+
+
+async def _unless_case_error(reply: Any, raised: list[CaseError]) -> Any:
+    """The agent's reply; a CaseError from a user tool is re-raised however the agent wrapped it."""
+    try:
+        out = await reply
+    except Exception:
+        if raised:
+            raise raised[0] from None
+        raise
+    if raised:
+        raise raised[0]
+    return out
+
+
+def _case_stop(new, trace, usage, seen_tokens, ctx: RunContext, exc: CaseError) -> dict[str, Any]:
+    stop = Stop(reason="case_error", detail=f"{exc}\n{exc.traceback}".strip(), blame="case")
+    return _agent_update(new, trace, usage, seen_tokens, ctx) | {"stop": stop}
 
 
 def _agent_stop(
