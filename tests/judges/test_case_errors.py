@@ -72,6 +72,9 @@ def test_validate_names_each_wrong_table_key_field_and_parameter_at_its_line():
         (line_of(case, "tool_called"), "judging.checks.2.tool_called.args.line"): (
             "tool 'change_plan' has no parameter 'line'. Did you mean 'line_id'? Parameters: line_id, plan_id"
         ),
+        (line_of(case, "citty"), "mock_tools.0.responses.0.when.citty"): (
+            "tool 'check_coverage' has no parameter 'citty'. Did you mean 'city'?"
+        ),
     }
     assert set(found) == set(expected), res.stdout
     for where, start in expected.items():

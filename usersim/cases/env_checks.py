@@ -2,8 +2,8 @@
 
 * a check whose params define `case_problems(case)` (final_state, step_completion, plugins) reports
   each table, key field or field its environment cannot have;
-* a tool check's `args` (and `or_each_of`) and a tool intercept's `intercept_condition.param` must
-  name parameters of the tool's schema (environment and mock tools), with did-you-mean.
+* a tool check's `args` (and `or_each_of`), a tool intercept's `intercept_condition.param` and a
+  mock tool answer's `when` must name parameters of the tool's schema, with did-you-mean.
 
 Each problem is a `file:line: field: message` Problem, so a test author's typo is found before any
 conversation runs instead of failing the agent at run time.
@@ -44,6 +44,12 @@ def environment_problems(case: Case, path: Path, lines: LineIndex) -> list[Probl
                 add((*loc, name, *sub), message)
         for sub, message in _arg_problems(raw, schemas):
             add((*loc, name, *sub), message)
+    for i, mock in enumerate(case.mock_tools):  # an answer keyed on a parameter the tool lacks never fires
+        known = schemas.get(mock.name)
+        for j, resp in enumerate(mock.responses):
+            for param in resp.when:
+                if known and param not in known:
+                    add(("mock_tools", i, "responses", j, "when", param), _unknown(mock.name, param, known))
     for i, ic in enumerate(case.tool_intercepts):
         known = schemas.get(ic.intercept_tool)
         cond = ic.intercept_condition
