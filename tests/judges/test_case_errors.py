@@ -83,21 +83,19 @@ def test_validate_names_each_wrong_table_key_field_and_parameter_at_its_line():
     assert usersim("validate", str(TELCO / "cases")).returncode == 0
 
 
-def test_validate_reports_a_tools_file_that_does_not_import_or_lacks_the_function():
+def test_validate_reports_a_tools_file_that_does_not_import_lacks_the_function_or_a_wrong_key():
     broken = TELCO / "broken"
-    res = usersim(
-        "validate",
-        str(broken / "tel-91-no-import.yaml"),
-        str(broken / "tel-92-no-function.yaml"),
-        check=False,
-    )
+    files = ["tel-91-no-import.yaml", "tel-92-no-function.yaml", "tel-93-bad-key.yaml"]
+    res = usersim("validate", *(str(broken / f) for f in files), check=False)
     assert res.returncode == 2
-    (f1, _, field1, msg1), (f2, _, field2, msg2) = problems(res.stdout)
+    (f1, _, field1, msg1), (f2, _, field2, msg2), (f3, line3, field3, msg3) = problems(res.stdout)
     assert f1.endswith("tel-91-no-import.yaml") and field1 == "environment.tools"
     assert "ModuleNotFoundError: No module named 'telco_helpers_that_do_not_exist'" in msg1
     assert f"({broken / 'broken_tools.py'}:{line_of(broken / 'broken_tools.py', 'import lookup')})" in msg1
     assert f2.endswith("tel-92-no-function.yaml") and field2 == "environment.tools"
     assert "no function 'change_plna'. Did you mean 'change_plan'?" in msg2
+    assert (line3, field3) == (line_of(broken / files[2], "keys:"), "environment.keys")
+    assert msg3.startswith("lines: no record of 'lines' has the field 'lineid'. Did you mean 'line_id'?")
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +131,7 @@ def test_a_bug_in_a_user_tool_ends_the_conversation_and_its_refusals_reach_the_a
     assert "Error: no plan P-GOLD; plans: P-BASIC, P-TRAVEL" in seen_by_agent(recs["TEL-02"])
     refusals = seen_by_agent(recs["TEL-03"])
     assert "Error: Refused: credits are at most $20, asked 50.0" in refusals and "Error: 'U-9'" in refusals
-    for case_id in ("TEL-02", "TEL-03", "TEL-04"):
+    for case_id in ("TEL-02", "TEL-03", "TEL-04", "TEL-05"):
         assert recs[case_id]["stop_reason"] == "replay_complete"
         assert recs[case_id]["status"] == "passed", recs[case_id]["verdicts"]
 

@@ -147,6 +147,22 @@ class Environment(_Strict):
         except ValueError as exc:
             raise PydanticCustomError("environment", str(exc)) from None
 
+    @field_validator("keys", mode="after")
+    @classmethod
+    def _keys_exist(cls, v: dict[str, str], info: ValidationInfo) -> dict[str, str]:
+        state = info.data.get("state") if isinstance(info.data.get("state"), dict) else {}
+        updates = info.data.get("state_updates") or {}
+        for table, key in v.items():  # a key no record has finds nothing: a typo
+            rows = [*(state.get(table) or []), *(updates.get(table) or [])]
+            if rows and not any(key in r for r in rows):
+                have = sorted({f for r in rows for f in r})
+                raise PydanticCustomError(
+                    "environment",
+                    f"{table}: no record of '{table}' has the field '{key}'.{did_you_mean(key, have)} "
+                    f"Fields: {', '.join(have)}",
+                )
+        return v
+
     @field_validator("tools", mode="after")
     @classmethod
     def _python(cls, v: list[EnvTool], info: ValidationInfo) -> list[EnvTool]:
@@ -164,14 +180,6 @@ class Environment(_Strict):
     def _load(self) -> Environment:
         self.state = _apply_updates(self.state, self.state_updates, self.keys)  # type: ignore[arg-type]
         self.state_updates = {}
-        for table, key in self.keys.items():  # a key no record has finds nothing: a typo
-            rows = self.state.get(table) or []
-            if rows and not any(key in r for r in rows):
-                have = sorted({f for r in rows for f in r})
-                raise ValueError(
-                    f"keys.{table}: no record of '{table}' has the field '{key}'.{did_you_mean(key, have)} "
-                    f"Fields: {', '.join(have)}"
-                )
         build_tools(self)  # duplicate names, bad declarative tools: errors at load time, with file:line
         return self
 

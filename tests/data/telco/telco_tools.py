@@ -46,3 +46,10 @@ def add_credit(db, customer_id: str, amount: float) -> dict:
     credit = {"credit_id": f"CR-{len(db['credits']) + 1}", "customer_id": customer_id, "amount": amount}
     db["credits"].append(credit)
     return credit
+
+
+def set_flag(db, line_id: str, flag: str) -> dict:
+    """Turn a flag of a line on (the field is named by the argument: validation cannot see it)."""
+    line = _line(db, line_id)
+    line[flag] = True
+    return dict(line)
