@@ -178,7 +178,10 @@ def crash_plugin(monkeypatch):
     sys.modules.pop("crash_plugin", None)
 
 
-def test_a_crashing_plugin_check_or_judge_is_an_error_with_fault_case_and_traceback(crash_plugin, tmp_path):
+def test_a_crashing_plugin_check_or_judge_is_an_error_with_fault_case_and_traceback(
+    crash_plugin, tmp_path, monkeypatch
+):
+    monkeypatch.setenv("CRASH_PLUGIN_API_KEY", "sk-crash-plugin-0123456789")
     case = DATA / "crash_plugin" / "plugin-case.yaml"
     assert usersim("validate", str(case)).returncode == 0
     res = usersim("run", str(case), "--agent", AGENT, "--judge", "tone", "--out", str(tmp_path), check=False)
@@ -203,6 +206,12 @@ def test_a_crashing_plugin_check_or_judge_is_an_error_with_fault_case_and_traceb
         first = tb.splitlines()[1]
         assert first.startswith(f'  File "{plugin}", line {line_of(plugin, raised_at)}'), tb
     assert verdicts["turns"]["verdict"] == "pass"  # the other checks still decide
+    leak = verdicts["remote_grader"]
+    assert (
+        leak["details"]["fault"] == "case"
+        and "ConnectionError: grader refused key ***" in leak["details"]["traceback"]
+    )
+    assert "0123456789" not in json.dumps(records(tmp_path))  # no secret in the record
 
 
 async def test_a_crashing_builtin_check_stays_infrastructure():

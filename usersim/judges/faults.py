@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from usersim.core.errors import CaseError
+from usersim.core.secrets import redact
 from usersim.core.verdict import Verdict
 
 Fault = Literal["case", "infrastructure"]
@@ -65,7 +66,7 @@ def crash_verdict(
         where = f"{_module_of(owner) or '?'}:{getattr(owner, '__qualname__', type(owner).__name__)}"
     details: dict[str, Any] = {"fault": fault, "where": where}
     if text:
-        details["traceback"] = text[-MAX_TRACEBACK:]
+        details["traceback"] = redact(text[-MAX_TRACEBACK:])  # records never carry secrets
     return Verdict(judge=name, verdict="error", reason=reason, criterion=criterion, details=details)
 
 

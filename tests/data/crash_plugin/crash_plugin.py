@@ -4,6 +4,7 @@ does not have (KeyError 'plan'), its judge divides by zero."""
 from __future__ import annotations
 
 import json
+import os
 
 from pydantic import BaseModel, ConfigDict
 
@@ -33,6 +34,16 @@ def reply_json(params: ParsedParams, ctx) -> Outcome:
     """The final reply is JSON with the field (the bug: it never checks that it is JSON)."""
     final = [m for m in ctx.transcript if m.role == "assistant"][-1].content
     return Outcome(params.key in json.loads(final), "parsed")
+
+
+class NoParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+@check_registry.register("remote_grader", NoParams)
+def remote_grader(params: NoParams, ctx) -> Outcome:
+    """Asks a grading service (the bug: it puts its key in the error)."""
+    raise ConnectionError(f"grader refused key {os.environ.get('CRASH_PLUGIN_API_KEY')}")
 
 
 class ToneJudge:
