@@ -227,3 +227,27 @@ async def test_a_crashing_builtin_check_stays_infrastructure():
         v.details["fault"] == "infrastructure" and v.details["where"] == "usersim.judges.checks.state:turns"
     )
     assert 'usersim/judges/checks/registry.py", line' in v.details["traceback"]  # the whole usersim trace
+
+
+def test_a_tool_that_breaks_after_the_run_makes_rescore_a_case_error_not_a_doubt(tmp_path):
+    """final_state replays the stored tool calls on the tools file as it is now: its bug is the
+    case's error (with the tool's traceback), not an inconclusive "tools must be deterministic"."""
+    import shutil
+
+    domain = tmp_path / "telco"
+    shutil.copytree(TELCO, domain, ignore=shutil.ignore_patterns("__pycache__", "broken"))
+    run = tmp_path / "run"
+    usersim("run", str(domain / "cases" / "tel-04-credit.yaml"), "--agent", AGENT, "--out", str(run))
+    tools = domain / "telco_tools.py"
+    tools.write_text(tools.read_text().replace("db['credits']", "db['credit']"))  # a typo lands later
+    usersim("rescore", str(run), "--out", str(tmp_path / "again"), check=False)
+    (verdict,) = records(tmp_path / "again")["TEL-04"]["verdicts"]
+    assert verdict["verdict"] == "error", verdict
+    assert (
+        verdict["reason"].startswith("case error: ")
+        and ":add_credit: KeyError: 'credit'" in verdict["reason"]
+    )
+    assert verdict["details"]["fault"] == "case" and verdict["details"]["where"].endswith(
+        "telco_tools.py:add_credit"
+    )
+    assert "in add_credit" in verdict["details"]["traceback"]
