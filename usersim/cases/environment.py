@@ -12,9 +12,12 @@
 A python tool is a plain function with a typed signature; its first parameter `db` (or `state`)
 receives the conversation's state, a dict of table name -> list of record dicts, to read and
 modify in place. The other parameters become the tool's JSON schema (descriptions from
-`Annotated[..., Field(description=...)]` or a Google-style `Args:` docstring section). Raise an
-exception to return an error: the state is rolled back. Tools must be deterministic (no clock, no
-randomness) so the final state can be rebuilt from the tool trace when judging.
+`Annotated[..., Field(description=...)]` or a Google-style `Args:` docstring section). To refuse a
+call, raise `ToolError`, `ValueError`, `PermissionError` or an exception class of the tools file: the
+agent gets `Error: <message>` and the state is rolled back. Any other exception (a `KeyError` on a
+column name, a `TypeError` ...) is a bug in the tool: the conversation ends as `error` blamed on the
+case (usersim.cases.toolcode). Tools must be deterministic (no clock, no randomness) so the final
+state can be rebuilt from the tool trace when judging.
 
 This module lives in the data layer so the sandbox (which runs the tools) and the judges (which
 replay them for `final_state`) share one engine.
@@ -48,6 +51,9 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from usersim.cases.toolcode import display_path, import_failure, is_refusal, user_traceback, where_of
+from usersim.core.errors import CaseError
+from usersim.core.registry import did_you_mean
 from usersim.core.yamlfile import FileProblems, read_text_file, read_yaml
 
 Tables = dict[str, list[dict[str, Any]]]
@@ -123,6 +129,12 @@ class Environment(_Strict):
         default_factory=dict,
         description="Key field per table (default: `id`, else the first record's first field).",
     )
+    fields: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Fields per table that tools may add although no starting record has them. Only "
+        "for validation (a final_state field must exist); fields a python tool writes literally "
+        "(`row['x'] = ...`, `{'x': ...}`) are found in its code.",
+    )
     tools: list[EnvTool] = Field(default_factory=list, description="Tools over the state.")
 
     @field_validator("state", mode="after")
@@ -134,6 +146,22 @@ class Environment(_Strict):
             return _read_state(_resolve(v, _base_dir(info)))
         except ValueError as exc:
             raise PydanticCustomError("environment", str(exc)) from None
+
+    @field_validator("keys", mode="after")
+    @classmethod
+    def _keys_exist(cls, v: dict[str, str], info: ValidationInfo) -> dict[str, str]:
+        state = info.data.get("state") if isinstance(info.data.get("state"), dict) else {}
+        updates = info.data.get("state_updates") or {}
+        for table, key in v.items():  # a key no record has finds nothing: a typo
+            rows = [*(state.get(table) or []), *(updates.get(table) or [])]
+            if rows and not any(key in r for r in rows):
+                have = sorted({f for r in rows for f in r})
+                raise PydanticCustomError(
+                    "environment",
+                    f"{table}: no record of '{table}' has the field '{key}'.{did_you_mean(key, have)} "
+                    f"Fields: {', '.join(have)}",
+                )
+        return v
 
     @field_validator("tools", mode="after")
     @classmethod
@@ -256,7 +284,7 @@ def _import(module: str) -> Any:
             spec.loader.exec_module(mod)
         except Exception as exc:  # noqa: BLE001  user code: any import failure is a load problem
             sys.modules.pop(name, None)
-            raise ValueError(f"cannot import {module}: {type(exc).__name__}: {exc}") from None
+            raise ValueError(f"cannot import {display_path(module)}: {import_failure(exc, path)}") from None
     else:
         try:
             mod = importlib.import_module(module)
@@ -278,7 +306,10 @@ def _functions(spec: str) -> list[Callable[..., Any]]:
         target = getattr(mod, fn, None)
         if not callable(target):
             names = [n for n, v in vars(mod).items() if inspect.isfunction(v) and not n.startswith("_")]
-            raise ValueError(f"python tool '{spec}': no function '{fn}' (functions: {', '.join(names)})")
+            raise ValueError(
+                f"python tool '{display_path(module)}:{fn}': no function '{fn}'.{did_you_mean(fn, names)} "
+                f"Functions: {', '.join(names)}"
+            )
         return [target]
     found = [
         v
@@ -317,6 +348,7 @@ class Tool:
     parameters: dict[str, Any]
     run: Callable[[Tables, dict[str, Any]], Any]
     writes: bool = True
+    fn: Callable[..., Any] | None = None  # a python tool's function (user code); None: declarative
 
     def schema(self) -> dict[str, Any]:
         return {
@@ -325,8 +357,11 @@ class Tool:
         }
 
 
-class ToolFailure(Exception):
-    """An environment tool refused the call; the message goes to the agent."""
+class ToolError(Exception):
+    """Raise it in a tool to refuse the call: the message goes to the agent, the state is rolled back."""
+
+
+ToolFailure = ToolError  # the name the declarative tools use
 
 
 def _python_tool(fn: Callable[..., Any]) -> Tool:
@@ -363,7 +398,7 @@ def _python_tool(fn: Callable[..., Any]) -> Tool:
             raise ToolFailure(f"invalid arguments for {fn.__name__}: {problems}") from None
         return fn(state, **{k: getattr(args, k) for k in fields})
 
-    return Tool(fn.__name__, description, schema, run)
+    return Tool(fn.__name__, description, schema, run, fn=fn)
 
 
 def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
@@ -468,7 +503,8 @@ def _result_text(value: Any) -> str:
 
 
 class EnvState:
-    """One conversation's copy of the state, and its tools. `call` never raises for agent mistakes."""
+    """One conversation's copy of the state, and its tools. `call` never raises for agent mistakes;
+    it raises CaseError when a python tool has a bug."""
 
     def __init__(self, env: Environment) -> None:
         self.env = env
@@ -486,6 +522,11 @@ class EnvState:
             return f"Error: {exc}", True
         except Exception as exc:  # noqa: BLE001  the domain refused (ValueError ...) or a tool bug
             self.tables = before
+            if tool.fn is not None and not is_refusal(exc, tool.fn, arguments):
+                # a bug in the test author's tool: never the agent's business (toolcode)
+                raise CaseError.from_exception(
+                    user_traceback(exc, __name__), where=where_of(tool.fn)
+                ) from exc
             msg = str(exc) or type(exc).__name__
             if not isinstance(exc, (ValueError, KeyError, LookupError, PermissionError)):
                 msg = f"{type(exc).__name__}: {msg}"

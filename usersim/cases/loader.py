@@ -9,6 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from usersim.cases.env_checks import environment_problems
 from usersim.cases.schema import Case
 from usersim.core import registry as registries
 from usersim.core.registry import UnknownNameError, did_you_mean
@@ -112,6 +113,7 @@ def _semantic_problems(case: Case, path: Path, lines: LineIndex) -> list[Problem
                     str(path), lines.line(loc), field, f"unknown tool '{name}'.{did_you_mean(name, known)}"
                 )
             )
+    problems += environment_problems(case, path, lines)  # tables, keys, fields, tool parameters
     ids = [m.id for m in case.judging.milestones]
     for i, m in enumerate(case.judging.milestones):
         for req in m.requires:

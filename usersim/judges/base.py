@@ -10,11 +10,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from usersim.cases.schema import Case
 from usersim.core import registry as registries
+from usersim.core.errors import CaseError
 from usersim.core.events import SkillEvent, Stop, ToolEvent, Usage
 from usersim.core.messages import Message
 from usersim.core.registry import Registry
 from usersim.core.turns import away_unless
 from usersim.core.verdict import Verdict
+from usersim.judges.faults import crash_verdict
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +79,9 @@ async def apply_judges(
 ) -> tuple[list[Verdict], Usage]:
     """Run the judges of one conversation concurrently (LLM judges wait on the network, not on each
     other); verdicts keep the judges' order. A judge that raises yields an `error` verdict naming it,
-    never a crash. Returns the verdicts and the judges' summed token usage.
+    never a crash, with details {fault, where, traceback}: fault `case` when the judge is a plugin's
+    (its code is not usersim's) or a CaseError, `infrastructure` for a built-in judge's bug.
+    Returns the verdicts and the judges' summed token usage.
 
     Two rounds: a judge with a `reads_verdicts` attribute (the judge names it reads, e.g.
     task_completion reads rules and milestones) runs after every judge without one, and finds their
@@ -88,11 +92,11 @@ async def apply_judges(
         try:
             async with away_unless(j):
                 return list(await j(transcript=transcript, case=case, state=st))
+        except CaseError as exc:  # the test author's files (e.g. a user tool replayed by a judge)
+            return [crash_verdict(name, exc, j, reason=f"case error: {exc}")]
         except Exception as exc:
             log.exception("judge %s failed", name)
-            return [
-                Verdict(judge=name, verdict="error", reason=f"judge crashed: {type(exc).__name__}: {exc}")
-            ]
+            return [crash_verdict(name, exc, j, reason=f"judge crashed: {type(exc).__name__}: {exc}")]
 
     later = [i for i, j in enumerate(judges) if getattr(j, "reads_verdicts", None)]
     first = [i for i in range(len(judges)) if i not in later]

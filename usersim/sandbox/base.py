@@ -145,7 +145,9 @@ class Sandbox:
         self, name: str, arguments: dict[str, Any] | str, *, turn: int, call_number: int | None = None
     ) -> ToolEvent:
         """Run one tool call. Never raises for agent mistakes: unknown tools, bad arguments and tool
-        errors come back as error results. `call_number` forces the count (the CLI's --call-number)."""
+        errors (refusals) come back as error results. A bug in a user's python tool raises CaseError
+        (the test author's fault, never shown to the agent; usersim.cases.toolcode). `call_number`
+        forces the count (the CLI's --call-number)."""
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments or "{}")

@@ -12,6 +12,10 @@
 The state is rebuilt by re-running the conversation's tool calls (those not replaced by an
 intercept) on a fresh copy of the case's environment, so re-scoring a stored run sees the same
 state as the live run did.
+
+Tables, key fields and fields named here must exist in the environment (cases.state_shape):
+`usersim validate` reports a typo at its file:line; met at run time (the state changed shape) it is
+an `error` verdict blamed on the case, never a fail charged to the agent.
 """
 
 from __future__ import annotations
@@ -21,6 +25,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from usersim.cases.environment import EnvState, Tables, table_key
+from usersim.cases.schema import Case
+from usersim.cases.state_shape import StateShape
+from usersim.core.errors import CaseError
 from usersim.judges.checks.context import CheckContext
 from usersim.judges.checks.matchers import describe, is_operator, match, validate_matcher, values_equal
 from usersim.judges.checks.registry import Outcome, check_registry
@@ -53,6 +60,40 @@ class FinalStateParams(BaseModel):
                     if is_operator(m):
                         validate_matcher(m, f"expect.{table}[{i}].{field}")
         return v
+
+    def case_problems(self, case: Case) -> list[tuple[tuple[str | int, ...], str]]:
+        """(location within these params, message) for every table, key or field the case's
+        environment cannot have; `usersim validate` prints them at their file:line."""
+        if case.environment is None:
+            return [((), "the case declares no `environment`, so there is no state to check")]
+        return shape_problems(self, StateShape.of(case.environment))
+
+
+def shape_problems(
+    params: FinalStateParams, shape: StateShape, final: Tables | None = None
+) -> list[tuple[tuple[str | int, ...], str]]:
+    """Tables, key fields and fields of `params` that cannot exist (also checked against the
+    `final` state at run time, whose tables and fields can exist by definition)."""
+    out: list[tuple[tuple[str | int, ...], str]] = []
+    for table, records in params.expect.items():
+        bad = shape.table_problem(table, final)
+        if bad:
+            out.append((("expect", table), bad))
+            continue
+        for i, rec in enumerate(records):
+            missing = shape.key_problem(table, rec, final)
+            if missing:
+                out.append((("expect", table, i), missing))
+            for name in rec:
+                key = shape.key_of(table, final)
+                bad = None if name == key else shape.field_problem(table, str(name), final)
+                if bad:
+                    out.append((("expect", table, i, name), bad))
+    for table in params.absent:
+        bad = shape.table_problem(table, final)
+        if bad:
+            out.append((("absent", table), bad))
+    return out
 
 
 def _short(v: Any) -> str:
@@ -103,18 +144,20 @@ def final_state(params: FinalStateParams, ctx: CheckContext) -> Outcome:
     env = ctx.case.environment
     if env is None:
         return Outcome(False, "the case declares no `environment`, so there is no state to check")
-    st, replayed, diverged = rebuild(ctx)
+    st, replayed, diverged = rebuild(ctx)  # a python tool's bug: CaseError
     initial: Tables = EnvState(env).tables
     final = st.tables
+    wrong = shape_problems(params, StateShape.of(env), final)
+    if wrong:  # the test author's names, not the agent's work: an error blamed on the case
+        where = str(ctx.case.file or ctx.case.id)
+        text = "; ".join(f"{'.'.join(map(str, loc))}: {msg}" for loc, msg in wrong)
+        raise CaseError(f"final_state names what the environment does not have: {text}", where=where)
     problems: list[str] = []
     matched: list[str] = []
     for table, records in params.expect.items():
         key = table_key(initial if table in initial else final, env.keys, table)
         rows = _index(final.get(table, []), key)
         for rec in records:
-            if key not in rec:
-                problems.append(f"expect.{table}: a record without its key field '{key}'")
-                continue
             got = rows.get(_k(rec[key]))
             label = f"{table} {rec[key]}"
             if got is None:

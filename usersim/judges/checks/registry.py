@@ -13,11 +13,13 @@ from pydantic import BaseModel, ValidationError
 
 from usersim.cases.schema import Case
 from usersim.core import registry as registries
+from usersim.core.errors import CaseError
 from usersim.core.messages import Message
 from usersim.core.registry import UnknownNameError, did_you_mean
 from usersim.core.verdict import Verdict
 from usersim.judges.base import JudgeState
 from usersim.judges.checks.context import CheckContext
+from usersim.judges.faults import crash_verdict
 
 log = logging.getLogger(__name__)
 
@@ -180,18 +182,21 @@ def to_verdict(spec: dict[str, Any], outcome: Outcome) -> Verdict:
 async def run_check(
     spec: dict[str, Any], *, transcript: list[Message], case: Case, state: JudgeState
 ) -> Verdict:
-    """Run one case check on a finished conversation. A malformed spec yields an `error` verdict."""
+    """Run one case check on a finished conversation. A malformed spec yields an `error` verdict;
+    so does a check that raises, with details {fault, where, traceback}: fault `case` for a plugin's
+    code, a user tool's bug or a case naming what its environment lacks (CaseError), fault
+    `infrastructure` for a built-in check's bug (judges.faults)."""
     name = str(next(iter(spec))) if isinstance(spec, dict) and spec else "check"
     try:
-        outcome = evaluate(spec, CheckContext(transcript, case, state))
+        ctype, params = check_registry.parse(spec, case.own_tool_names)
     except ValueError as exc:
         return Verdict(judge=name, verdict="error", reason=f"invalid check: {exc}", criterion=str(spec)[:240])
+    try:
+        outcome = ctype.fn(params, CheckContext(transcript, case, state))
+    except CaseError as exc:  # the test author's files: not a crash, not the agent's failure
+        return crash_verdict(name, exc, ctype.fn, reason=f"case error: {exc}", criterion=compact(spec))
     except Exception as exc:  # one broken check must not take the other checks' verdicts with it
         log.exception("check %s crashed", name)
-        return Verdict(
-            judge=name,
-            verdict="error",
-            reason=f"check crashed: {type(exc).__name__}: {exc}",
-            criterion=str(spec)[:240],
-        )
+        reason = f"check crashed: {type(exc).__name__}: {exc}"
+        return crash_verdict(name, exc, ctype.fn, reason=reason, criterion=str(spec)[:240])
     return to_verdict(spec, outcome)

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from usersim.cases.schema import Case
 from usersim.core.events import StopReason
 from usersim.judges.checks.context import CheckContext
 from usersim.judges.checks.registry import Outcome, check_registry, evaluate, validate_check
@@ -32,6 +33,17 @@ class Step(_Params):
 class StepCompletionParams(_Params):
     steps: list[Step] = Field(min_length=1, description="The task's steps.")
     threshold: float = Field(default=0.5, ge=0, le=1, description="Pass when this share of steps is done.")
+
+    def case_problems(self, case: Case) -> list[tuple[tuple[str | int, ...], str]]:
+        """The steps' own checks against the case's environment (e.g. a final_state step naming a
+        table that does not exist), located under steps.<i>.check.<type>."""
+        out: list[tuple[tuple[str | int, ...], str]] = []
+        for i, step in enumerate(self.steps):
+            ctype, params = check_registry.parse(step.check, case.own_tool_names)
+            hook = getattr(params, "case_problems", None)
+            if callable(hook):
+                out += [(("steps", i, "check", ctype.name, *loc), msg) for loc, msg in hook(case)]
+        return out
 
 
 @check_registry.register("step_completion", StepCompletionParams)
