@@ -123,9 +123,9 @@ def test_a_bug_in_a_user_tool_ends_the_conversation_and_its_refusals_reach_the_a
     assert bug["stop_detail"].startswith(f"{tools}:get_line: KeyError: 'plan'")
     # the traceback starts in the user's tool and points at the line of the bug
     bug_line = line_of(tools, 'line["plan"]')
-    assert f'File "{(REPO / tools).resolve()}", line {bug_line}, in get_line' in bug["stop_detail"]
+    assert f'File "{(REPO / tools).resolve()}", line {bug_line}, in get_line' in bug["traceback"]
     assert "Error: 'plan'" not in seen_by_agent(bug) and not bug["tool_trace"]
-    assert "stop: case_error" in console
+    assert "error     score=1.00  turns=1   case_error: tests/data/telco/telco_tools.py:" in console
     # deliberate refusals are the agent's business: ValueError, the tools file's own exception
     # class, and a lookup of an ID the agent gave; nothing was written
     assert "Error: no plan P-GOLD; plans: P-BASIC, P-TRAVEL" in seen_by_agent(recs["TEL-02"])
@@ -136,7 +136,6 @@ def test_a_bug_in_a_user_tool_ends_the_conversation_and_its_refusals_reach_the_a
         assert recs[case_id]["status"] == "passed", recs[case_id]["verdicts"]
 
 
-@pytest.mark.xfail(strict=True, reason="the finalize branch turns a case_error stop into error / blame case")
 def test_a_bug_in_a_user_tool_is_an_error_blamed_on_the_case(telco_run):
     code, _, recs = telco_run
     assert (recs["TEL-01"]["status"], recs["TEL-01"]["blame"]) == ("error", "case")

@@ -53,9 +53,10 @@ class _CaseGuard:
     judge error: the conversation then ends as `case_error`, blame case."""
 
     def __init__(self, judge: Any, caught: list[CaseError]) -> None:
-        self.judge = judge
+        self.judge = self.__wrapped__ = judge  # __wrapped__: a crash verdict names the judge's own code
         self.name = getattr(judge, "name", type(judge).__name__)
         self.cooperative = getattr(judge, "cooperative", False)
+        self.reads_verdicts = getattr(judge, "reads_verdicts", None)  # apply_judges' second round
         self.caught = caught
 
     @property

@@ -93,10 +93,11 @@ async def apply_judges(
             async with away_unless(j):
                 return list(await j(transcript=transcript, case=case, state=st))
         except CaseError as exc:  # the test author's files (e.g. a user tool replayed by a judge)
-            return [crash_verdict(name, exc, j, reason=f"case error: {exc}")]
+            return [crash_verdict(name, exc, getattr(j, "__wrapped__", j), reason=f"case error: {exc}")]
         except Exception as exc:
             log.exception("judge %s failed", name)
-            return [crash_verdict(name, exc, j, reason=f"judge crashed: {type(exc).__name__}: {exc}")]
+            owner = getattr(j, "__wrapped__", j)  # a wrapper (graphs.judge_step) names the judge's own code
+            return [crash_verdict(name, exc, owner, reason=f"judge crashed: {type(exc).__name__}: {exc}")]
 
     later = [i for i, j in enumerate(judges) if getattr(j, "reads_verdicts", None)]
     first = [i for i in range(len(judges)) if i not in later]
