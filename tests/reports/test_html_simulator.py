@@ -67,8 +67,9 @@ def test_blame_counts_from_summary_beside_pass_rate():
     assert summary["blame"] == {"agent": 1, "simulator": 1, "infrastructure": 1}
     blame = re.search(r'<table class="blame">(.*?)</table>', _section(render_report(records, summary)), re.S)
     rows = dict(re.findall(r"<tr><td>([^<]*)</td><td[^>]*>([^<]*)</td></tr>", blame.group(1)))
-    # pass rate counts the agent only: 1 passed / (1 passed + 1 agent failure); suspect and error left out
-    assert rows["pass rate"] == "50.0% (1/2 decided)"
+    # the gate's rule: the status decides (simulator_suspect is a display field), an error is judged
+    # and not a pass: 1 passed / (1 passed + 2 failed + 1 error)
+    assert rows["pass rate"] == "1/4 = 25.0%"
     assert (
         rows["blame agent"] == "1" and rows["blame simulator"] == "1" and rows["blame infrastructure"] == "1"
     )

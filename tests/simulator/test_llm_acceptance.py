@@ -172,7 +172,8 @@ def test_a_simulator_failing_three_times_is_an_error_blamed_on_the_simulator(stu
         and "unknown action 'dance'" in record["sim_events"][4]["detail"]
     )
     assert users(record) == ["帮我订去大阪的机票和酒店"]
-    assert summary["blame"] == {"simulator": 1} and summary["totals"]["pass_rate"] is None
+    # an error is judged and not a pass (the gate's rule): in the pass rate's denominator
+    assert summary["blame"] == {"simulator": 1} and summary["totals"]["pass_rate_text"] == "0/1 = 0.0%"
     assert "blame simulator" in html and "Simulator events (5)" in html
 
 
@@ -227,9 +228,8 @@ def test_a_paraphrased_leak_is_a_fidelity_fail_and_the_record_is_simulator_suspe
         and record["blame"] == "simulator"
     )
     assert summary["simulator_suspects"] == ["ACC-1|r0"] or summary["simulator_suspects"] == [record["id"]]
-    assert (
-        summary["totals"]["suspect"] == 1 and summary["totals"]["pass_rate"] is None
-    )  # not against the agent
+    # simulator_suspect is a display field: the status (failed) decides the pass rate
+    assert summary["totals"]["pass_rate_text"] == "0/1 = 0.0%"
     assert "simulator-suspect" in html and "fidelity.llm.knowledge" in html
 
 
