@@ -226,7 +226,7 @@ def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
     "fail_under",
     default=None,
     type=click.FloatRange(0, 100),
-    help="Exit 0 (or 3, see below) when the pass rate passed / (passed + failed + error) is at least this "
+    help="Exit 0 (or 3: see the exit codes above) when the pass rate passed / (passed + failed + error) is at least this "
     "(0.9 or 90), instead of exit 1 when any conversation failed or errored.",
 )
 @click.option(

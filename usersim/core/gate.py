@@ -147,7 +147,10 @@ def decide(records: Iterable[RunRecord], *, strict: bool = False, fail_under: fl
         reason = f"pass rate {rate.text} {'>=' if met else '<'} --fail-under {need:.1%}"
         code = EXIT_FAILED if not met else (EXIT_INCONCLUSIVE if inconclusive else EXIT_GREEN)
     elif red:
-        code, reason = EXIT_FAILED, f"{len(red)} of {len(records)} conversation(s) {what}"
+        code, reason = (
+            EXIT_FAILED,
+            f"{len(red)} of {len(records)} conversation(s) {what}; pass rate {rate.text}",
+        )
     else:
         code = EXIT_INCONCLUSIVE if inconclusive else EXIT_GREEN
         reason = f"pass rate {rate.text}"
