@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 from pathlib import Path
+from typing import Any, cast
 
 import click
 
@@ -121,7 +122,7 @@ async def check_models(cases, cfg: RunConfig) -> None:
     from usersim.simulator.base import load_simulator
 
     check_specs(cases, cfg)  # names and syntax first (SpecError)
-    roles = [("agent", load_agent(cfg.agent))]
+    roles: list[tuple[str, object]] = [("agent", load_agent(cfg.agent))]
     if any(c.mode == "organic" for c in cases):
         roles.append(("simulator", load_simulator(cfg.simulator)))
     targets = []
@@ -129,7 +130,7 @@ async def check_models(cases, cfg: RunConfig) -> None:
         if type(obj).__module__ in ("usersim.adapters.openai_agent", "usersim.simulator.llm"):
             env = getattr(obj, "api_key_env", None)
             key = getattr(obj, "api_key", None) or (os.environ.get(env) if env else None)
-            targets.append((role, obj.model, getattr(obj, "base_url", None), key))
+            targets.append((role, cast(Any, obj).model, getattr(obj, "base_url", None), key))
     targets += [("judge", parse_judge_spec(spec).model, None, None) for spec in judge_specs(cfg.judge_model)]
     try:
         for role, model, base_url, key in dict.fromkeys(targets):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,10 +31,10 @@ from usersim.core.record import RunRecord
 from usersim.core.verdict import Status
 
 STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "unjudged", "inconclusive")
-EXIT_GREEN = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_INCONCLUSIVE = 3
+EXIT_GREEN: Final = 0
+EXIT_FAILED: Final = 1
+EXIT_USAGE: Final = 2  # raised by the CLI (click usage errors) before any conversation runs
+EXIT_INCONCLUSIVE: Final = 3
 ExitCode = Literal[0, 1, 3]
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from math import comb
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,7 @@ def rate(records: list[RunRecord]) -> Rate:
     )
 
 
-def _rates_by(records: list[RunRecord], key) -> dict[str, Rate]:
+def _rates_by(records: list[RunRecord], key: Callable[[RunRecord], str]) -> dict[str, Rate]:
     groups: dict[str, list[RunRecord]] = defaultdict(list)
     for r in records:
         groups[key(r)].append(r)
@@ -195,7 +196,8 @@ def _c1_total(details: dict[str, Any]) -> int | None:
     total = details.get("total")
     if isinstance(total, (int, float)) and not isinstance(total, bool):
         return int(total)
-    dims = details.get("dimensions") if isinstance(details.get("dimensions"), dict) else details
+    found = details.get("dimensions")
+    dims: dict[str, Any] = found if isinstance(found, dict) else details
     scores = [dims.get(d) for d in C1_DIMENSIONS]
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in scores):
         return max(0, int(sum(scores)))  # type: ignore[arg-type]
@@ -218,7 +220,8 @@ def c1_scores(records: list[RunRecord]) -> C1Scores | None:
                 unscored += 1
                 continue
             totals[r.case_id].append(total)
-            d = details.get("dimensions") if isinstance(details.get("dimensions"), dict) else details
+            found = details.get("dimensions")
+            d: dict[str, Any] = found if isinstance(found, dict) else details
             for name in C1_DIMENSIONS:
                 if isinstance(d.get(name), (int, float)) and not isinstance(d.get(name), bool):
                     dims[name].append(float(d[name]))
@@ -249,7 +252,7 @@ def persona_traits(records: list[RunRecord]) -> dict[str, dict[str, Any]]:
     passed: Counter[str] = Counter()
     for r in records:
         v = next((v for v in r.verdicts if v.judge == "fidelity.traits" and v.details), None)
-        if v is None or not r.persona or not v.details.get("user_turns"):
+        if v is None or v.details is None or not r.persona or not v.details.get("user_turns"):
             continue
         groups[r.persona].append(v.details)
         passed[r.persona] += v.verdict == "pass"
@@ -287,7 +290,8 @@ def load_decay(run_dir: Path | None) -> dict[str, Any] | None:
 def summarize(records: list[RunRecord], meta: dict[str, Any], *, run_dir: Path | None = None) -> Summary:
     """The typed summary. `run_dir` (else meta['run_dir'] / meta['args']['out']) is searched for decay.json."""
     if run_dir is None:
-        args = meta.get("args") if isinstance(meta.get("args"), dict) else {}
+        given = meta.get("args")
+        args: dict[str, Any] = given if isinstance(given, dict) else {}
         found = meta.get("run_dir") or meta.get("out") or args.get("out")
         run_dir = Path(found) if found else None
     return Summary(
