@@ -33,11 +33,13 @@ bench: install
 	-$(PY) -m pip install -q -e '.[dev,bench]'
 	$(PY) bench/run.py
 
-# ruff (pinned in pyproject) and the import-layer contract (pyproject [tool.importlinter])
+# ruff (pinned in pyproject), the import-layer contract (pyproject [tool.importlinter]) and mypy
+# (pinned; strict for core, the gate and the record path: pyproject [tool.mypy])
 lint: install
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
 
 # the wheel in a fresh venv outside the checkout, beside the index's `judges` and `adapters`
 smoke:

@@ -3,7 +3,9 @@ plugin go through the same entry (graphs.runner.run_suite).
 
     import usersim
     result = usersim.run("cases/refund.yaml", agent=my_agent)   # a SPEC string or a callable
-    assert result.passed, result.explain()
+    assert result.passed, result.explain()       # the gate `usersim run` exits 0 on
+    assert result.passed(strict=True)            # unjudged fails too, as `usersim run --strict`
+    result.gate().exit_code                      # 0, 1 or 3, as `usersim run` would exit
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 from usersim.adapters.base import AgentError
 from usersim.cases.loader import find_case, load_cases
 from usersim.cases.schema import Case
+from usersim.core.gate import Gate, Tally, decide
 from usersim.core.record import RunRecord
 from usersim.graphs.runner import make_config, run_suite
 from usersim.reports.outcome import outcome_line
@@ -26,33 +29,73 @@ from usersim.reports.outcome import outcome_line
 CaseLike = str | Path | Case
 
 
+class Passed:
+    """`result.passed`: truthy when the gate is green under the result's default rule, and callable
+    for another: `result.passed(strict=True)` (unjudged fails too), `result.passed(fail_under=0.9)`.
+
+    The gate is usersim.core.gate.decide, the same one that sets `usersim run`'s exit code.
+    """
+
+    __slots__ = ("_result",)
+
+    def __init__(self, result: RunResult) -> None:
+        self._result = result
+
+    def __call__(self, *, strict: bool | None = None, fail_under: float | None = None) -> bool:
+        return self._result.gate(strict=strict, fail_under=fail_under).passed
+
+    def __bool__(self) -> bool:
+        return self()
+
+    def __eq__(self, other: object) -> bool:
+        return bool(self) == other if isinstance(other, bool) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(bool(self))
+
+    def __repr__(self) -> str:
+        return repr(bool(self))
+
+
 @dataclass
 class RunResult:
-    """What a run produced: its records, the summary, where the report is, and the counts."""
+    """What a run produced: its records, the summary, where the report is, and the counts.
+
+    `strict` is the default rule of `passed`, `gate()` and `failed` (set by `usersim.run(...,
+    strict=True)` or the pytest plugin's `--usersim-strict`): unjudged conversations fail the gate.
+    """
 
     records: list[RunRecord]
     summary: dict[str, Any]
     out_dir: Path
     counts: dict[str, int] = field(default_factory=dict)
+    strict: bool = False
 
     @property
     def report_path(self) -> Path:
         return self.out_dir / "report.html"
 
+    def gate(self, *, strict: bool | None = None, fail_under: float | None = None) -> Gate:
+        """The gate's decision (exit code, pass rate with what was left out, why), as `usersim run`
+        with the same `--strict` / `--fail-under` decides it."""
+        return decide(self.records, strict=self.strict if strict is None else strict, fail_under=fail_under)
+
     @property
-    def passed(self) -> bool:
-        """True when at least one conversation ran and every one of them passed (an `unjudged`
-        conversation is not a pass: some criterion had no judge)."""
-        return bool(self.records) and all(r.status == "passed" for r in self.records)
+    def passed(self) -> Passed:
+        """Green: at least one conversation ran and none failed, errored or is inconclusive (and,
+        strict, none is unjudged). `bool(result.passed)`, or call it: `result.passed(strict=True)`."""
+        return Passed(self)
 
     @property
     def failed(self) -> list[RunRecord]:
-        """The conversations that did not pass (failed, error or unjudged)."""
+        """The conversations that did not pass (failed, error, inconclusive or unjudged)."""
         return [r for r in self.records if r.status != "passed"]
 
     def explain(self, transcript: bool = True) -> str:
         """Each non-passing conversation with its verdict reasons (and transcript), for a test failure."""
-        lines = [f"{len(self.records)} conversation(s): {self.counts}; report: {self.report_path}"]
+        lines = [
+            f"{len(self.records)} conversation(s): {self.counts}; {self.gate().reason}; report: {self.report_path}"
+        ]
         for r in self.failed:
             lines.append(outcome_line(r))
             for v in r.verdicts:
@@ -88,6 +131,7 @@ async def arun(
     simulator: str = "rule",
     judge_model: str | None = None,
     out: str | Path | None = None,
+    strict: bool = False,
     **options: Any,
 ) -> RunResult:
     """`run` for code that already has an event loop (async tests, notebooks)."""
@@ -108,10 +152,8 @@ async def arun(
     records = await run_suite(resolve_cases(cases), cfg, out_dir)
     summary_file = out_dir / "summary.json"
     summary = json.loads(summary_file.read_text(encoding="utf-8")) if summary_file.is_file() else {}
-    counts: dict[str, int] = {}
-    for r in records:
-        counts[r.status] = counts.get(r.status, 0) + 1
-    return RunResult(records=records, summary=summary, out_dir=out_dir, counts=counts)
+    counts = Tally.of(r.status for r in records).counts()
+    return RunResult(records=records, summary=summary, out_dir=out_dir, counts=counts, strict=strict)
 
 
 def run(
@@ -121,6 +163,7 @@ def run(
     simulator: str = "rule",
     judge_model: str | None = None,
     out: str | Path | None = None,
+    strict: bool = False,
     **options: Any,
 ) -> RunResult:
     """Run cases against an agent and judge them.
@@ -130,6 +173,8 @@ def run(
         `(messages, tools) -> assistant message dict` (sync or async).
     simulator: "rule" (offline) or "openai:MODEL"; judge_model: "openai:MODEL" or None.
     out: the run folder (default: a new temporary folder).
+    strict: the default rule of `result.passed`: unjudged conversations fail the gate too (as
+        `usersim run --strict`); `result.passed(strict=...)` asks the other rule.
     options: any RunConfig field — repeats, lengths, positions, concurrency, seed, resume,
         extra_judges, max_tool_rounds, ...
     """
@@ -137,6 +182,14 @@ def run(
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(
-            arun(cases, agent=agent, simulator=simulator, judge_model=judge_model, out=out, **options)
+            arun(
+                cases,
+                agent=agent,
+                simulator=simulator,
+                judge_model=judge_model,
+                out=out,
+                strict=strict,
+                **options,
+            )
         )
     raise RuntimeError("usersim.run() was called inside a running event loop; use `await usersim.arun(...)`")

@@ -92,7 +92,7 @@ def test_fail_under_relaxes_the_exit_code(tmp_path):
             check=False,
         )
         assert res.returncode == code, res.stderr
-        assert "pass rate 1/2 = 50%" in res.stderr
+        assert "pass rate 1/2 = 50.0%" in res.stderr
 
 
 def test_bad_agent_spec_is_a_usage_error(tmp_path):

@@ -107,7 +107,10 @@ def test_weak_agent_fails_with_reasons(tmp_path):
         "--no-progress",
         check=False,
     )
-    assert res.returncode == 1 and "failed or errored: exit 1" in res.stderr
+    assert (
+        res.returncode == 1
+        and "2 of 2 conversation(s) failed or errored; pass rate 0/2 = 0.0%: exit 1" in res.stderr
+    )
     for r in records(out):
         assert r["status"] == "failed"
         fail = [v for v in r["verdicts"] if v["verdict"] == "fail"]

@@ -108,17 +108,19 @@ def test_report_shows_c5_accuracy_lost_in_the_middle_per_case_and_c1_scores(tmp_
     assert result.exit_code == 0, result.output
     s = json.loads((run / "summary.json").read_text(encoding="utf-8"))
     lc = s["long_context"]
-    # 32k: MI-01 2 passed of 3 decided (the unjudged middle and LT-01's error are left out, and counted)
+    # 32k: 2 passed of 4 decided (the gate's rule: LT-01's error is decided and not a pass; the
+    # unjudged middle is left out, and shown)
     k32 = lc["length_counts"]["32k"]
     assert (k32["passed"], k32["decided"], k32["unjudged"], k32["error"], k32["accuracy"]) == (
         2,
-        3,
+        4,
         1,
         1,
-        0.6667,
+        0.5,
     )
-    assert lc["by_length"] == {"4k": 1.0, "32k": 0.6667}
-    assert lc["degradation_rate"] == 0.3333
+    assert k32["accuracy_text"] == "2/4 = 50.0% (left out: 1 unjudged)"
+    assert lc["by_length"] == {"4k": 1.0, "32k": 0.5}
+    assert lc["degradation_rate"] == 0.5
     mi = next(c for c in lc["cases"] if c["case_id"] == "C5-MI-01")
     assert mi["by_position"] == {"beginning": 1.0, "middle": 0.5, "end": 1.0}
     assert mi["lost_in_the_middle"] is True
@@ -128,7 +130,7 @@ def test_report_shows_c5_accuracy_lost_in_the_middle_per_case_and_c1_scores(tmp_
     assert s["c1_rubric"]["distribution"] == {"0": 0, "1": 1, "2": 0, "3": 0, "4": 2, "5": 0}
     assert s["c1_rubric"]["mean_total"] == 3.0
     html = (run / "report.html").read_text(encoding="utf-8")
-    assert "32k 2/3 (+1 unjudged, 1 error not counted)" in html
+    assert "32k 2/4 = 50.0% (left out: 1 unjudged)" in html
     assert "<b>C5-MI-01</b> of 1 case(s) with all three positions" in html
     assert "No verdict for 1 case(s) lacking a position: C5-LT-01." in html
     assert "3 run(s) scored, mean <b>3.00</b> / 5" in html

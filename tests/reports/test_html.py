@@ -111,10 +111,10 @@ def test_sections_for_skill_impact_long_context_tokens_and_decay(tmp_path):
     assert "No verdict for 1 case(s) lacking a position: C5-MI-02." in html
     assert "no verdict: no run at beginning, end; nothing decided at middle" in html
     # accuracy is passed / decided with the undecided runs shown beside it
-    assert "Accuracy is passed / decided" in html and "32k 2/3 (+1 unjudged, 0 error not counted)" in html
-    assert '<td class="num">100.0% (3/3)</td>' in html  # C5-MI-01 at 4k
-    assert '<td class="num">66.7% (2/3)</td>' in html  # C5-MI-01 at 32k
-    assert '<td class="num">— (0/0) <span class="muted">+1 unjudged</span></td>' in html  # C5-MI-02
+    assert "Accuracy is passed / decided" in html and "32k 2/3 = 66.7% (left out: 1 unjudged)" in html
+    assert '<td class="num">3/3 = 100.0%</td>' in html  # C5-MI-01 at 4k
+    assert '<td class="num">2/3 = 66.7%</td>' in html  # C5-MI-01 at 32k
+    assert '<td class="num">0/0 = — (left out: 1 unjudged)</td>' in html  # C5-MI-02
     assert "Agent context tokens per user turn" in html
     assert "Decay: points" in html and "memory_half_life" in html
     assert "no judge model configured" in html  # unjudged reasons table

@@ -67,8 +67,9 @@ def test_blame_counts_from_summary_beside_pass_rate():
     assert summary["blame"] == {"agent": 1, "simulator": 1, "infrastructure": 1}
     blame = re.search(r'<table class="blame">(.*?)</table>', _section(render_report(records, summary)), re.S)
     rows = dict(re.findall(r"<tr><td>([^<]*)</td><td[^>]*>([^<]*)</td></tr>", blame.group(1)))
-    # pass rate counts the agent only: 1 passed / (1 passed + 1 agent failure); suspect and error left out
-    assert rows["pass rate"] == "50.0% (1/2 decided)"
+    # the gate's rule: the status decides (simulator_suspect is a display field), an error is judged
+    # and not a pass: 1 passed / (1 passed + 2 failed + 1 error)
+    assert rows["pass rate"] == "1/4 = 25.0%"
     assert (
         rows["blame agent"] == "1" and rows["blame simulator"] == "1" and rows["blame infrastructure"] == "1"
     )
@@ -82,3 +83,22 @@ def test_no_section_when_nothing_charged_or_suspect():
     records = [record("B1-EI-01")]
     page = render_report(records, build_summary(records, {"run_id": "r"}))
     assert 'id="simulator-suspects"' not in page
+
+
+def test_every_inconclusive_conversation_is_listed_and_left_out_of_the_pass_rate():
+    inconclusive = [
+        record(
+            f"C2-PR-{i:02d}",
+            status="inconclusive",
+            blame="simulator",
+            verdicts=[_fidelity("fidelity.leak", False, f"attempt {i}: states the hidden budget")],
+        )
+        for i in range(7)
+    ]
+    records = [record("B1-EI-01", blame="none"), *inconclusive]
+    sec = _section(render_report(records, build_summary(records, {"run_id": "r"})))
+    assert "Inconclusive conversations (7, all listed)" in sec
+    listed = re.search(r'<table class="inconclusive">(.*?)</table>', sec, re.S).group(1)
+    assert all(f">{r.id}</a>" in listed for r in inconclusive)
+    assert "attempt 6: states the hidden budget" in listed
+    assert "1/1 = 100.0% (left out: 7 inconclusive)" in sec

@@ -15,27 +15,28 @@ from usersim.reports.summary_models import Summary
 from .factory import record
 
 
-def test_rates_count_error_and_unjudged_beside_the_pass_rate():
+def test_rates_count_error_as_judged_and_show_unjudged_and_inconclusive_left_out():
     recs = [
         record("B1-EI-01", status="passed", score=1.0),
         record("B1-EI-02", status="passed", score=1.0, difficulty="medium"),
         record("B1-CL-01", status="failed", score=0.0),
         record("B1-CL-02", status="unjudged"),
         record("C2-TD-04", status="error", difficulty="hard"),
+        record("C2-TD-05", status="inconclusive", difficulty="hard", blame="simulator"),
     ]
     s = summarize(recs, {"run_id": "r"})
-    assert (s.totals.records, s.totals.passed, s.totals.failed, s.totals.error, s.totals.unjudged) == (
-        5,
-        2,
-        1,
-        1,
-        1,
-    )
-    # 2 of 3 decided; the unjudged and error conversations decide nothing
-    assert s.totals.pass_rate == pytest.approx(0.6667)
-    assert s.totals.mean_score == pytest.approx(0.6667)
+    t = s.totals
+    assert (t.records, t.passed, t.failed, t.error, t.unjudged, t.inconclusive) == (6, 2, 1, 1, 1, 1)
+    # the gate's rule: passed / (passed + failed + error); unjudged and inconclusive left out, and shown
+    assert (t.judged, t.pass_rate) == (4, 0.5)
+    assert t.left_out == {"unjudged": 1, "inconclusive": 1}
+    assert t.pass_rate_text == "2/4 = 50.0% (left out: 1 unjudged, 1 inconclusive)"
+    assert t.mean_score == pytest.approx(0.6667)
     assert s.by_dimension["B1"].pass_rate == pytest.approx(0.6667)
-    assert s.by_dimension["C2"].pass_rate is None
+    assert s.by_dimension["B1"].pass_rate_text == "2/3 = 66.7% (left out: 1 unjudged)"
+    assert s.by_dimension["C2"].pass_rate == 0.0  # the error is judged, and not a pass
+    assert s.by_dimension["C2"].pass_rate_text == "0/1 = 0.0% (left out: 1 inconclusive)"
+    assert s.inconclusive == ["C2-TD-05|r0"]
     assert s.by_dimension_difficulty["B1"]["easy"].passed == 1
     assert s.by_dimension_difficulty["B1"]["easy"].failed == 1
     assert s.by_dimension_difficulty["B1"]["medium"].pass_rate == 1.0
@@ -152,25 +153,31 @@ def test_accuracy_is_passed_over_decided_not_the_mean_partial_score():
         record("C5-LT-01", length="4k", status="failed", repeat=1),
         record("C5-LT-01", length="32k", status="failed"),
         record("C5-LT-01", length="32k", status="failed", repeat=1, simulator_suspect=True),
+        record("C5-LT-01", length="32k", status="inconclusive", repeat=2, blame="simulator"),
     ]
     lc = summarize(recs, {}).long_context
     cases = {c.case_id: c for c in lc.cases}
     ei = cases["C5-EI-01"]
-    assert ei.by_length == {"4k": 1.0, "32k": 0.5}  # the mean partial score would say 0.95
+    # 32k: 1 passed of 3 decided (passed, failed, error; the gate's rule), the unjudged left out;
+    # the mean partial score would say 0.95
+    assert ei.by_length == {"4k": 1.0, "32k": pytest.approx(0.3333)}
     long = ei.length_counts["32k"]
-    assert (long.passed, long.failed, long.decided, long.unjudged, long.error) == (1, 1, 2, 1, 1)
-    assert long.accuracy == 0.5 and long.mean_score == pytest.approx(0.95)
-    assert ei.degradation_rate == 0.5
+    assert (long.passed, long.failed, long.decided, long.unjudged, long.error) == (1, 1, 3, 1, 1)
+    assert long.accuracy == pytest.approx(0.3333) and long.mean_score == pytest.approx(0.95)
+    assert long.accuracy_text == "1/3 = 33.3% (left out: 1 unjudged)"
+    assert ei.degradation_rate == pytest.approx(0.6667)
     lt = cases["C5-LT-01"]
-    assert lt.by_length == {"4k": 0.5, "32k": 0.0}  # the simulator-suspect failure is not decided
-    assert (lt.length_counts["32k"].decided, lt.length_counts["32k"].suspect) == (1, 1)
+    # the status decides: the simulator-suspect failure is a failure; the inconclusive run is left out
+    assert lt.by_length == {"4k": 0.5, "32k": 0.0}
+    assert (lt.length_counts["32k"].decided, lt.length_counts["32k"].inconclusive) == (2, 1)
+    assert lt.length_counts["32k"].accuracy_text == "0/2 = 0.0% (left out: 1 inconclusive)"
     assert lt.degradation_rate == 1.0
-    # all cases: 4k 3 passed / 4 decided, 32k 1 / 3
-    assert lc.by_length == {"4k": 0.75, "32k": pytest.approx(0.3333)}
+    # all cases: 4k 3 passed / 4 decided, 32k 1 / 5
+    assert lc.by_length == {"4k": 0.75, "32k": 0.2}
     assert (lc.length_counts["4k"].passed, lc.length_counts["4k"].decided) == (3, 4)
-    assert (lc.length_counts["32k"].passed, lc.length_counts["32k"].decided) == (1, 3)
+    assert (lc.length_counts["32k"].passed, lc.length_counts["32k"].decided) == (1, 5)
     assert (lc.length_counts["32k"].unjudged, lc.length_counts["32k"].error) == (1, 1)
-    assert lc.degradation_rate == pytest.approx((0.75 - 0.3333) / 0.75, abs=1e-3)
+    assert lc.degradation_rate == pytest.approx((0.75 - 0.2) / 0.75, abs=1e-3)
 
 
 def test_nothing_decided_at_a_length_gives_no_accuracy_and_no_rate():
@@ -240,11 +247,12 @@ def test_lost_in_the_middle_is_decided_per_case_never_pooled():
         "records": 2,
         "passed": 1,
         "failed": 1,
-        "suspect": 0,
         "unjudged": 0,
         "error": 0,
+        "inconclusive": 0,
         "decided": 2,
         "accuracy": 0.5,
+        "accuracy_text": "1/2 = 50.0%",
         "mean_score": None,
     }
 
@@ -404,6 +412,16 @@ def test_variants_with_an_unjudged_repeat_are_left_out_of_pass_hat_k():
         record("B1-EI-03", repeat=1, status="unjudged"),
         record("B1-EI-03", repeat=2),
     ]
+    recs += [record("B1-EI-04", repeat=0), record("B1-EI-04", repeat=1, status="inconclusive")]
+    recs += [record("B1-EI-05", repeat=0), record("B1-EI-05", repeat=1, status="error")]
     rep = summarize(recs, {}).repeats
-    assert (rep.groups, rep.undecided, rep.pass_hat_k, rep.flip_rate) == (1, 2, 1.0, 0.0)
-    assert [g.case_id for g in rep.flips] == ["B1-EI-03"]  # a flip is a flip even beside an unjudged repeat
+    # an error repeat is judged and not a pass (EI-05 counts, and flips); unjudged and inconclusive
+    # repeats leave their variant out, and the text says so
+    assert (rep.groups, rep.undecided, rep.pass_hat_k, rep.flip_rate) == (2, 3, 0.5, 0.5)
+    assert rep.left_out == {"variants with an unjudged repeat": 2, "variants with an inconclusive repeat": 1}
+    assert rep.pass_hat_k_text == (
+        "1/2 = 50.0% (left out: 2 variants with an unjudged repeat, 1 variants with an inconclusive repeat)"
+    )
+    assert rep.flip_rate_text.startswith("1/2 = 50.0% (left out: 2 variants")
+    # a flip is a flip even beside an unjudged repeat
+    assert [g.case_id for g in rep.flips] == ["B1-EI-03", "B1-EI-05"]

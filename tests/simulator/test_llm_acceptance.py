@@ -172,7 +172,8 @@ def test_a_simulator_failing_three_times_is_an_error_blamed_on_the_simulator(stu
         and "unknown action 'dance'" in record["sim_events"][4]["detail"]
     )
     assert users(record) == ["帮我订去大阪的机票和酒店"]
-    assert summary["blame"] == {"simulator": 1} and summary["totals"]["pass_rate"] is None
+    # an error is judged and not a pass (the gate's rule): in the pass rate's denominator
+    assert summary["blame"] == {"simulator": 1} and summary["totals"]["pass_rate_text"] == "0/1 = 0.0%"
     assert "blame simulator" in html and "Simulator events (5)" in html
 
 
@@ -228,7 +229,8 @@ def test_a_paraphrased_leak_is_an_advisory_fidelity_fail_that_never_excuses_the_
     assert (
         record["simulator_suspect"] is False and record["status"] == "failed" and record["blame"] == "agent"
     )
-    assert summary["simulator_suspects"] == [] and summary["totals"]["suspect"] == 0
+    assert summary["simulator_suspects"] == []
+    assert summary["totals"]["pass_rate_text"] == "0/1 = 0.0%"
     assert "fidelity.llm.knowledge" in html
 
 

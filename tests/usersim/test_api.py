@@ -75,3 +75,18 @@ def test_an_agent_that_waits_on_its_own_io_does_not_hold_up_the_others(tmp_path)
     usersim.run("B1-EI-01", agent=slow_agent, concurrency=2, out=tmp_path / "run")
     assert len(spans) >= 2
     assert max(s for s, _ in spans[:2]) < min(e for _, e in spans[:2])  # the first two calls overlap
+
+
+def test_passed_is_the_cli_gate_with_one_strict_switch(tmp_path):
+    # B1-EI-04 needs an LLM judge: without one it is unjudged, which keeps the default gate green
+    r = usersim.run(["B1-EI-04", "B1-EI-01"], out=tmp_path / "run")
+    assert r.counts == {"passed": 2, "unjudged": 2}
+    assert r.passed and r.passed() and r.passed == True  # noqa: E712 (a property that also compares)
+    assert not r.passed(strict=True)
+    gate = r.gate(strict=True)
+    assert (gate.exit_code, gate.pass_rate.text) == (1, "2/4 = 50.0%")
+    assert r.gate().pass_rate.text == "2/2 = 100.0% (left out: 2 unjudged)"
+    assert "pass rate 2/2 = 100.0% (left out: 2 unjudged): exit 0" in r.explain(transcript=False)
+    # strict as the run's default rule (what the pytest plugin's --usersim-strict sets)
+    s = usersim.run(["B1-EI-04"], out=tmp_path / "strict", strict=True)
+    assert not s.passed and s.passed(strict=False)

@@ -50,3 +50,23 @@ def test_plugin_is_registered_by_entry_point():
     assert [e.value for e in entry_points(group="pytest11") if e.name == "usersim"] == [
         "usersim.pytest_plugin"
     ]
+
+
+UNJUDGED = """
+def test_unjudged(usersim):
+    r = usersim.run("B1-EI-04")   # needs an LLM judge: unjudged without one
+    assert r.counts == {"unjudged": 2}
+    assert r.passed
+"""
+
+
+def test_strict_option_makes_unjudged_fail_as_the_cli_does(pytester):
+    pytester.makepyfile(test_unjudged=UNJUDGED)
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    pytester.runpytest_inprocess("-q").assert_outcomes(passed=1)
+    strict = pytester.runpytest_inprocess("-q", "--usersim-strict")
+    strict.assert_outcomes(failed=1)
+    assert "2 of 2 conversation(s) failed, errored or were unjudged (--strict)" in strict.stdout.str()
+    # the same switch in the ini file
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\nusersim_strict = true\n")
+    pytester.runpytest_inprocess("-q").assert_outcomes(failed=1)

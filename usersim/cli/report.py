@@ -18,6 +18,7 @@ def report(run_dir: Path) -> None:
     t = summary["totals"]
     click.echo(
         f"{t['records']} conversations: {t['passed']} passed, {t['failed']} failed, "
-        f"{t['error']} error, {t['unjudged']} unjudged"
+        f"{t['error']} error, {t['unjudged']} unjudged, {t['inconclusive']} inconclusive; "
+        f"pass rate {t['pass_rate_text']}"
     )
     click.echo(f"wrote {run_dir / 'summary.json'} and {html}")

@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import shutil
 from pathlib import Path
+from typing import Any, cast
 
 import click
 
 from usersim.cases.loader import load_cases_or_exit
+from usersim.core.gate import Tally, decide, pass_rate
 from usersim.core.record import RunRecord
 from usersim.graphs.runner import RunConfig, check_specs, run_suite
 from usersim.reports.outcome import outcome_line
@@ -97,8 +99,9 @@ TRACEBACK_LINES = 12  # the end of a crash's traceback on the console; the whole
 
 
 def print_outcome(records: list[RunRecord], out_dir: Path) -> None:
-    """A short table: one line per conversation, with the deciding reason; a crash (the agent's, or
-    the case's tool, check or judge code) is followed by the end of its traceback."""
+    """One line per conversation with the deciding reason (a crash — the agent's, or the case's tool,
+    check or judge code — followed by the end of its traceback), then the status counts and the pass
+    rate (the gate's rule, with what was left out), then every inconclusive conversation by id."""
     for r in records:
         click.echo(outcome_line(r))
         if r.status == "error" and r.traceback:
@@ -107,10 +110,15 @@ def print_outcome(records: list[RunRecord], out_dir: Path) -> None:
             if len(cut) < len(lines):
                 cut = [f"... ({len(lines) - len(cut)} more lines in results.jsonl)", *cut]
             click.echo("\n".join("    " + line for line in cut))
-    counts: dict[str, int] = {}
-    for r in records:
-        counts[r.status] = counts.get(r.status, 0) + 1
-    click.echo(", ".join(f"{k}: {v}" for k, v in sorted(counts.items())) + f"  ->  {out_dir}/report.html")
+    tally = Tally.of(r.status for r in records)
+    counts = ", ".join(f"{k}: {v}" for k, v in tally.counts().items()) or "no conversations"
+    click.echo(f"{counts}; pass rate {pass_rate(tally).text}  ->  {out_dir}/report.html")
+    inconclusive = [r.id for r in records if r.status == "inconclusive"]
+    if inconclusive:
+        click.echo(
+            f"{len(inconclusive)} inconclusive conversation(s) (the simulator could not give a clean "
+            "conversation even when simulated again; left out of the pass rate): " + ", ".join(inconclusive)
+        )
 
 
 async def check_models(cases, cfg: RunConfig) -> None:
@@ -124,7 +132,7 @@ async def check_models(cases, cfg: RunConfig) -> None:
     from usersim.simulator.base import load_simulator
 
     check_specs(cases, cfg)  # names and syntax first (SpecError)
-    roles = [("agent", load_agent(cfg.agent))]
+    roles: list[tuple[str, object]] = [("agent", load_agent(cfg.agent))]
     if any(c.mode == "organic" for c in cases):
         roles.append(("simulator", load_simulator(cfg.simulator)))
     targets = []
@@ -132,7 +140,7 @@ async def check_models(cases, cfg: RunConfig) -> None:
         if type(obj).__module__ in ("usersim.adapters.openai_agent", "usersim.simulator.llm"):
             env = getattr(obj, "api_key_env", None)
             key = getattr(obj, "api_key", None) or (os.environ.get(env) if env else None)
-            targets.append((role, obj.model, getattr(obj, "base_url", None), key))
+            targets.append((role, cast(Any, obj).model, getattr(obj, "base_url", None), key))
     targets += [("judge", parse_judge_spec(spec).model, None, None) for spec in judge_specs(cfg.judge_model)]
     try:
         for role, model, base_url, key in dict.fromkeys(targets):
@@ -237,8 +245,14 @@ def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
     "fail_under",
     default=None,
     type=click.FloatRange(0, 100),
-    help="Exit 0 when at least this share of judged conversations passed (0.9 or 90). "
-    "Default: exit 1 when any conversation failed or errored.",
+    help="Exit 0 (or 3: see the exit codes above) when the pass rate passed / (passed + failed + error) is at least this "
+    "(0.9 or 90), instead of exit 1 when any conversation failed or errored.",
+)
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Unjudged conversations (a criterion no judge could decide) fail the gate like failures: exit 1, "
+    "and they count in the pass rate's denominator.",
 )
 @personas_option
 def run(
@@ -260,9 +274,24 @@ def run(
     extra_judges,
     resimulate,
     fail_under,
+    strict,
 ):
     """Run cases against an agent; writes OUT/results.jsonl, summary.json, report.html.
-    Exit code: 0 all judged conversations passed (or --fail-under met), 1 otherwise, 2 usage error."""
+
+    \b
+    Exit code:
+      0  no conversation failed, errored or is inconclusive (unjudged ones do not count
+         unless --strict)
+      1  some conversation failed or errored (with --strict also: unjudged); with
+         --fail-under RATE instead: the pass rate is below RATE
+      3  the only non-passes are inconclusive (the simulator could not give a clean
+         conversation even when simulated again)
+      2  usage error (bad option, spec, case or persona file; nothing was run)
+
+    Pass rate = passed / (passed + failed + error); unjudged (unless --strict) and inconclusive
+    conversations are left out of it and shown beside it. `usersim.run(...).passed` and the
+    pytest plugin use the same gate.
+    """
     for name, values, allowed in (
         ("--length", _csv(length), {"4k", "16k", "32k"}),
         ("--position", _csv(position), {"beginning", "middle", "end"}),
@@ -289,36 +318,17 @@ def run(
     )
     records = _run(cases, cfg, out)
     print_outcome(records, out)
-    exit_for(records, fail_under)
+    exit_for(records, fail_under, strict)
 
 
-def exit_for(records: list[RunRecord], fail_under: float | None) -> None:
-    """Exit 1 when any conversation failed or errored, or (with --fail-under) when the pass rate over
-    judged conversations (passed, failed, error) is below the threshold. Unjudged ones are left out,
-    and so is a failure whose simulated user broke its persona (simulator-suspect): it is not the
-    agent's, and it is reported apart."""
-    suspect = [r for r in records if r.status == "failed" and r.simulator_suspect]
-    if suspect:
-        click.echo(
-            f"{len(suspect)} failed conversation(s) left out as simulator-suspect (the simulated user "
-            "broke its persona; see sim_events): " + ", ".join(r.id for r in suspect[:5]),
-            err=True,
-        )
-    left_out = {r.id for r in suspect}
-    judged = [r for r in records if r.status in ("passed", "failed", "error") and r.id not in left_out]
-    passed = sum(r.status == "passed" for r in judged)
-    bad = len(judged) - passed
-    if fail_under is None:
-        if bad:
-            click.echo(f"{bad} of {len(records)} conversation(s) failed or errored: exit 1", err=True)
-            raise SystemExit(1)
-        return
-    need = fail_under / 100 if fail_under > 1 else fail_under
-    rate = passed / len(judged) if judged else 1.0
-    verdict = ">=" if rate >= need else "<"
-    click.echo(f"pass rate {passed}/{len(judged)} = {rate:.0%} {verdict} --fail-under {need:.0%}", err=True)
-    if rate < need:
-        raise SystemExit(1)
+def exit_for(records: list[RunRecord], fail_under: float | None, strict: bool = False) -> None:
+    """Exit with the gate's code (usersim.core.gate.decide): 0 green, 1 any failed or errored (with
+    --strict also unjudged; with --fail-under: the pass rate is below it), 3 the only non-passes are
+    inconclusive. The gate's reason goes to stderr."""
+    gate = decide(records, strict=strict, fail_under=fail_under)
+    click.echo(gate.reason, err=True)
+    if gate.exit_code:
+        raise SystemExit(gate.exit_code)
 
 
 DEMO_MARKER = ".usersim-demo"

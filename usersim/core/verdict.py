@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,7 +29,7 @@ class Verdict(BaseModel):
         default=True,
         description="False for informational verdicts (drift curve, fidelity) that never decide status.",
     )
-    details: dict | None = Field(
+    details: dict[str, Any] | None = Field(
         default=None, description="Judge-specific data (drift curve, milestone map ...)."
     )
 

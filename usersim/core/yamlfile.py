@@ -165,7 +165,8 @@ class _Loader(yaml.SafeLoader):
         self._depth += 1
         try:
             if self._depth > MAX_DEPTH:
-                raise _Bad(self.peek_event().start_mark, f"nested deeper than {MAX_DEPTH} levels")
+                event = self.peek_event()  # type: ignore[no-untyped-call]  # untyped in the PyYAML stubs
+                raise _Bad(event.start_mark, f"nested deeper than {MAX_DEPTH} levels")
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1

@@ -57,19 +57,17 @@ def _header(s: Summary) -> str:
     return (
         f"<h1>usersim report — {escape(str(run_id))}</h1>"
         f'<div class="cards">{card_html}</div>{banner}'
-        '<p class="muted">pass rate = passed / (passed + failed); error and unjudged conversations are '
-        "counted apart, never as passes.</p>"
+        f'<p class="muted">pass rate {escape(t.pass_rate_text)}: passed / (passed + failed + error); '
+        "unjudged and inconclusive conversations are left out and counted, never as passes.</p>"
         f"<details><summary>Run meta</summary>{table(['', 'value'], rows, 'meta')}</details>"
     )
 
 
 def _rate_brief(r: Rate | None) -> str:
-    """'66.7% (2/3)' plus how many were undecided (error / unjudged)."""
+    """'2/3 = 66.7% (left out: 1 unjudged)': the gate's rule, with what was left out."""
     if r is None:
         return "—"
-    decided = r.passed + r.failed
-    undecided = f", {r.records - decided} undecided" if r.records > decided else ""
-    return f'{pct(r.pass_rate)} <span class="muted">({r.passed}/{decided}{undecided})</span>'
+    return escape(r.pass_rate_text)
 
 
 def _pass_rates(s: Summary) -> str:
@@ -118,10 +116,11 @@ def _repeats(s: Summary) -> str:
         f"<li>{escape(g.key)}: {g.passed} passed / {g.failed} failed of {g.k}</li>" for g in rep.flips
     )
     body = (
-        f"<p>{rep.groups} case variants ran more than once with every repeat decided"
-        f"{f' ({rep.undecided} more left out: a repeat was unjudged or error)' if rep.undecided else ''}. "
-        f"pass^k (all repeats passed): <b>{pct(rep.pass_hat_k)}</b>; "
-        f"pass@k: {pct(rep.pass_at_k)}; flip rate (repeats disagree): <b>{pct(rep.flip_rate)}</b></p>{curve}"
+        f"<p>{rep.groups} case variants ran more than once with every repeat judged (passed, failed or "
+        "error). "
+        f"pass^k (all repeats passed): <b>{escape(rep.pass_hat_k_text)}</b>; "
+        f"pass@k: {escape(rep.pass_at_k_text)}; flip rate (repeats disagree): "
+        f"<b>{escape(rep.flip_rate_text)}</b></p>{curve}"
         + (f"<h3>Flipped variants</h3><ul>{flips}</ul>" if flips else "")
     )
     return section("Consistency across repeats", body, "repeats")

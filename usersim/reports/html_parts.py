@@ -52,18 +52,19 @@ def table(headers: list[str], rows: list[list[str]], cls: str = "") -> str:
     return f"<table{attr}><tr>{head}</tr>{body}</table>"
 
 
-RATE_HEADERS = ["records", "passed", "failed", "error", "unjudged", "pass rate", "mean score"]
+RATE_HEADERS = ["records", "passed", "failed", "error", "unjudged", "inconclusive", "pass rate", "mean score"]
 
 
 def rate_cells(rate: Rate) -> list[str]:
-    """The cells of one Rate row (pass rate is passed / decided)."""
+    """The cells of one Rate row (pass rate is passed / (passed + failed + error), what was left out shown)."""
     return [
         cell(rate.records),
         cell(rate.passed, "passed"),
         cell(rate.failed, "failed"),
         cell(rate.error, "error"),
         cell(rate.unjudged, "unjudged"),
-        raw_cell(pct(rate.pass_rate), "num"),
+        cell(rate.inconclusive, "inconclusive"),
+        cell(rate.pass_rate_text, "num"),
         raw_cell(num(rate.mean_score), "num"),
     ]
 

@@ -91,14 +91,10 @@ def skill_section(s: Summary) -> str:
 
 
 def _acc_cell(a: Accuracy | None) -> str:
-    """'75.0% (3/4)' plus what was not decided; '—' when the cell was not run."""
+    """'1/3 = 33.3% (left out: 1 unjudged)' (the gate's rule); '—' when the cell was not run."""
     if a is None:
         return raw_cell("—", "num")
-    left = [
-        f"{n} {k}" for k, n in (("unjudged", a.unjudged), ("error", a.error), ("suspect", a.suspect)) if n
-    ]
-    extra = f' <span class="muted">+{escape(", ".join(left))}</span>' if left else ""
-    return raw_cell(f"{pct(a.accuracy)} ({a.passed}/{a.decided}){extra}", "num")
+    return raw_cell(escape(a.accuracy_text), "num")
 
 
 def long_context_section(s: Summary) -> str:
@@ -125,13 +121,10 @@ def long_context_section(s: Summary) -> str:
                 )
             )
         body.append(f'<div class="charts">{"".join(charts)}</div>')
-        counts = "; ".join(
-            f"{escape(k)} {a.passed}/{a.decided}"
-            + (f" (+{a.unjudged} unjudged, {a.error} error not counted)" if a.unjudged or a.error else "")
-            for k, a in lc.length_counts.items()
-        )
+        counts = "; ".join(f"{escape(k)} {escape(a.accuracy_text)}" for k, a in lc.length_counts.items())
         body.append(
-            f"<p>Accuracy is passed / decided (unjudged and error runs are left out and counted): {counts}. "
+            "<p>Accuracy is passed / decided, decided = passed + failed + error (unjudged and inconclusive "
+            f"runs are left out and counted): {counts}. "
             f"degradation_rate (short - long) / short over all cases: <b>{num(lc.degradation_rate, 3)}</b> "
             '<span class="muted">(lower is better)</span></p>'
         )

@@ -11,20 +11,24 @@ from __future__ import annotations
 from html import escape
 
 from usersim.core.record import RunRecord
-from usersim.reports.html_parts import cell, pct, raw_cell, section, table
+from usersim.reports.html_parts import cell, raw_cell, section, table
 from usersim.reports.summary_models import Summary
 
-BLAME_ORDER = ("agent", "simulator", "infrastructure", "none")
+BLAME_ORDER = ("agent", "simulator", "infrastructure", "case", "none")
 
 
 def _blame_table(s: Summary) -> str:
     t = s.totals
-    decided = t.passed + t.failed - t.suspect
     keys = [k for k in BLAME_ORDER if k in s.blame] + [k for k in s.blame if k not in BLAME_ORDER]
-    rows = [[cell("pass rate"), raw_cell(f"{pct(t.pass_rate)} ({t.passed}/{decided} decided)", "num")]]
+    rows = [[cell("pass rate"), cell(t.pass_rate_text, "num")]]
     rows += [[cell(f"blame {k}"), cell(s.blame[k], f"blame-{k}")] for k in keys]
-    if t.suspect:
-        rows.append([cell("suspect failures (left out of the pass rate)"), cell(t.suspect)])
+    if s.simulator_suspects:
+        rows.append(
+            [
+                cell("flagged simulator-suspect (display only; status decides)"),
+                cell(len(s.simulator_suspects)),
+            ]
+        )
     return table(["", "conversations"], rows, "blame")
 
 
@@ -54,17 +58,25 @@ def _suspect_rows(records: list[RunRecord], ids: list[str]) -> list[list[str]]:
 
 def simulator_section(records: list[RunRecord], s: Summary) -> str:
     """'Blame and simulator-suspects'; empty when nothing was charged and nothing is suspect."""
-    if not s.blame and not s.simulator_suspects:
+    if not s.blame and not s.simulator_suspects and not s.inconclusive:
         return ""
     body = (
-        '<p class="muted">Non-passing conversations by who they are charged to. The pass rate counts the '
-        "agent's behaviour only: simulator and infrastructure faults and simulator-suspect failures are "
-        "never in it.</p>" + _blame_table(s)
+        '<p class="muted">Non-passing conversations by who they are charged to. The pass rate is passed / '
+        "(passed + failed + error); inconclusive conversations (the simulator could not give a clean "
+        "conversation even when simulated again) and unjudged ones are left out of it and counted.</p>"
+        + _blame_table(s)
     )
+    if s.inconclusive:
+        body += f"<h3>Inconclusive conversations ({len(s.inconclusive)}, all listed)</h3>" + table(
+            ["conversation", "status", "blame", "fidelity check failed", "why"],
+            _suspect_rows(records, s.inconclusive),
+            "inconclusive",
+        )
     if s.simulator_suspects:
         body += (
-            f"<h3>Simulator-suspect conversations ({len(s.simulator_suspects)})</h3>"
-            '<p class="muted">The simulated user failed a fidelity check: not charged to the agent.</p>'
+            f"<h3>Simulator-suspect conversations ({len(s.simulator_suspects)}, all listed)</h3>"
+            '<p class="muted">The simulated user failed a fidelity check. Shown for review: the record\'s '
+            "status decides how it counts.</p>"
             + table(
                 ["conversation", "status", "blame", "fidelity check failed", "why"],
                 _suspect_rows(records, s.simulator_suspects),

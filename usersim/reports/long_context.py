@@ -10,6 +10,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from usersim.cases.expand import degradation_rate as shared_degradation_rate
+from usersim.core.gate import Tally, pass_rate
 from usersim.core.record import RunRecord
 from usersim.reports.summary_models import Accuracy, CaseGradient, LongContext
 
@@ -36,25 +37,22 @@ def degradation_rate(scores_by_length: dict[str, float | None]) -> float | None:
 
 
 def accuracy(records: list[RunRecord]) -> Accuracy:
-    """Seed 000's accuracy: passed / decided. Unjudged, error and simulator-suspect conversations
-    are not decided: counted beside the rate, never as failures (a missing judge is not decay)."""
-    passed = sum(r.status == "passed" for r in records)
-    failed = sum(r.status == "failed" for r in records)
-    suspect = sum(r.status == "failed" and r.simulator_suspect for r in records)
-    decided = passed + failed - suspect
-    decided_scores = [
-        r.score for r in records if r.status == "passed" or (r.status == "failed" and not r.simulator_suspect)
-    ]
+    """Seed 000's accuracy: passed / decided, the gate's rule (decided = passed + failed + error).
+    Unjudged and inconclusive conversations are left out and counted beside the rate, never as
+    failures (a missing judge is not decay)."""
+    tally = Tally.of(r.status for r in records)
+    figure = pass_rate(tally)
     return Accuracy(
         records=len(records),
-        passed=passed,
-        failed=failed,
-        suspect=suspect,
-        unjudged=sum(r.status == "unjudged" for r in records),
-        error=sum(r.status == "error" for r in records),
-        decided=decided,
-        accuracy=round(passed / decided, 4) if decided else None,
-        mean_score=mean(decided_scores),
+        passed=tally.passed,
+        failed=tally.failed,
+        unjudged=tally.unjudged,
+        error=tally.error,
+        inconclusive=tally.inconclusive,
+        decided=figure.denominator,
+        accuracy=figure.value,
+        accuracy_text=figure.text,
+        mean_score=mean(r.score for r in records if r.status in ("passed", "failed", "error")),
     )
 
 

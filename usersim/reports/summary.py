@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from math import comb
 from pathlib import Path
 from typing import Any
 
+from usersim.core.gate import Tally, decide, fraction, pass_rate
 from usersim.core.record import RunRecord
 from usersim.core.secrets import redact_value
 from usersim.judges.llm_rubric import C1_CRITERION, C1_DIMENSIONS
@@ -36,23 +38,26 @@ DECAY_FILE = "decay.json"
 
 
 def rate(records: list[RunRecord]) -> Rate:
-    """Status counts, pass rate over decided conversations, and mean score."""
-    counts = Counter(r.status for r in records)
-    suspect = sum(1 for r in records if r.status == "failed" and r.simulator_suspect)
-    decided = counts["passed"] + counts["failed"] - suspect  # a suspect failure is not the agent's
+    """Status counts, pass rate (the gate's rule: passed / (passed + failed + error), unjudged and
+    inconclusive left out and counted) and mean score."""
+    tally = Tally.of(r.status for r in records)
+    figure = pass_rate(tally)
     return Rate(
         records=len(records),
-        passed=counts["passed"],
-        failed=counts["failed"],
-        error=counts["error"],
-        unjudged=counts["unjudged"],
-        suspect=suspect,
-        pass_rate=round(counts["passed"] / decided, 4) if decided else None,
+        passed=tally.passed,
+        failed=tally.failed,
+        error=tally.error,
+        unjudged=tally.unjudged,
+        inconclusive=tally.inconclusive,
+        judged=figure.denominator,
+        left_out=figure.left_out,
+        pass_rate=figure.value,
+        pass_rate_text=figure.text,
         mean_score=mean(r.score for r in records),
     )
 
 
-def _rates_by(records: list[RunRecord], key) -> dict[str, Rate]:
+def _rates_by(records: list[RunRecord], key: Callable[[RunRecord], str]) -> dict[str, Rate]:
     groups: dict[str, list[RunRecord]] = defaultdict(list)
     for r in records:
         groups[key(r)].append(r)
@@ -62,8 +67,9 @@ def _rates_by(records: list[RunRecord], key) -> dict[str, Rate]:
 def repeat_stats(records: list[RunRecord]) -> RepeatStats:
     """pass^k (all k repeats passed), pass@k and flip rate over case variants run more than once.
 
-    Only variants whose every repeat was decided (passed or failed) are aggregated: an unjudged
-    repeat is not a failure, and counting it as one would hide a perfectly stable agent.
+    The gate's rule: a variant is aggregated only when every repeat was judged (passed, failed or
+    error; an error is not a pass). A variant with an unjudged or inconclusive repeat is left out and
+    counted, since calling that repeat a pass or a failure would misstate the agent's consistency.
     """
     groups: dict[str, list[RunRecord]] = defaultdict(list)
     for r in records:
@@ -72,39 +78,52 @@ def repeat_stats(records: list[RunRecord]) -> RepeatStats:
         )
         groups[f"{r.case_id}|{variant}"].append(r)
     details = []
+    left_out: Counter[str] = Counter()
     for key, rs in sorted(groups.items()):
         if len(rs) < 2:
             continue
-        passed = sum(r.status == "passed" for r in rs)
-        failed = sum(r.status == "failed" for r in rs)
+        tally = Tally.of(r.status for r in rs)
+        judged = tally.judged() == len(rs)
+        if not judged:  # named after the first left-out status found: inconclusive before unjudged
+            left_out[
+                "variants with an inconclusive repeat"
+                if tally.inconclusive
+                else "variants with an unjudged repeat"
+            ] += 1
         details.append(
             RepeatGroup(
                 key=key,
                 case_id=rs[0].case_id,
                 k=len(rs),
-                passed=passed,
-                failed=failed,
-                decided=passed + failed == len(rs),
-                pass_all=passed == len(rs),
-                pass_any=passed > 0,
-                flip=passed > 0 and failed > 0,
+                passed=tally.passed,
+                failed=tally.failed,
+                error=tally.error,
+                decided=judged,
+                pass_all=tally.passed == len(rs),
+                pass_any=tally.passed > 0,
+                flip=tally.passed > 0 and tally.failed + tally.error > 0,
             )
         )
     decided = [g for g in details if g.decided]
-    if not decided:
-        return RepeatStats(undecided=len(details), details=details)
     n = len(decided)
+    hat_k = fraction(sum(g.pass_all for g in decided), n, left_out)
+    at_k = fraction(sum(g.pass_any for g in decided), n, left_out)
+    flip = fraction(sum(g.flip for g in decided), n, left_out)
     curve = {}
-    for k in range(1, max(g.k for g in decided) + 1):
+    for k in range(1, max((g.k for g in decided), default=0) + 1):
         # tau-bench's unbiased estimator: chance that k repeats drawn from the n run all pass
         vals = [comb(g.passed, k) / comb(g.k, k) for g in decided if g.k >= k]
         curve[k] = round(sum(vals) / len(vals), 4)
     return RepeatStats(
         groups=n,
         undecided=len(details) - n,
-        pass_hat_k=round(sum(g.pass_all for g in decided) / n, 4),
-        pass_at_k=round(sum(g.pass_any for g in decided) / n, 4),
-        flip_rate=round(sum(g.flip for g in decided) / n, 4),
+        left_out=dict(left_out),
+        pass_hat_k=hat_k.value,
+        pass_hat_k_text=hat_k.text,
+        pass_at_k=at_k.value,
+        pass_at_k_text=at_k.text,
+        flip_rate=flip.value,
+        flip_rate_text=flip.text,
         pass_hat_k_curve=curve,
         flips=[g for g in details if g.flip],
         details=details,
@@ -177,7 +196,8 @@ def _c1_total(details: dict[str, Any]) -> int | None:
     total = details.get("total")
     if isinstance(total, (int, float)) and not isinstance(total, bool):
         return int(total)
-    dims = details.get("dimensions") if isinstance(details.get("dimensions"), dict) else details
+    found = details.get("dimensions")
+    dims: dict[str, Any] = found if isinstance(found, dict) else details
     scores = [dims.get(d) for d in C1_DIMENSIONS]
     if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in scores):
         return max(0, int(sum(scores)))  # type: ignore[arg-type]
@@ -200,7 +220,8 @@ def c1_scores(records: list[RunRecord]) -> C1Scores | None:
                 unscored += 1
                 continue
             totals[r.case_id].append(total)
-            d = details.get("dimensions") if isinstance(details.get("dimensions"), dict) else details
+            found = details.get("dimensions")
+            d: dict[str, Any] = found if isinstance(found, dict) else details
             for name in C1_DIMENSIONS:
                 if isinstance(d.get(name), (int, float)) and not isinstance(d.get(name), bool):
                     dims[name].append(float(d[name]))
@@ -231,7 +252,7 @@ def persona_traits(records: list[RunRecord]) -> dict[str, dict[str, Any]]:
     passed: Counter[str] = Counter()
     for r in records:
         v = next((v for v in r.verdicts if v.judge == "fidelity.traits" and v.details), None)
-        if v is None or not r.persona or not v.details.get("user_turns"):
+        if v is None or v.details is None or not r.persona or not v.details.get("user_turns"):
             continue
         groups[r.persona].append(v.details)
         passed[r.persona] += v.verdict == "pass"
@@ -269,7 +290,8 @@ def load_decay(run_dir: Path | None) -> dict[str, Any] | None:
 def summarize(records: list[RunRecord], meta: dict[str, Any], *, run_dir: Path | None = None) -> Summary:
     """The typed summary. `run_dir` (else meta['run_dir'] / meta['args']['out']) is searched for decay.json."""
     if run_dir is None:
-        args = meta.get("args") if isinstance(meta.get("args"), dict) else {}
+        given = meta.get("args")
+        args: dict[str, Any] = given if isinstance(given, dict) else {}
         found = meta.get("run_dir") or meta.get("out") or args.get("out")
         run_dir = Path(found) if found else None
     return Summary(
@@ -301,6 +323,8 @@ def summarize(records: list[RunRecord], meta: dict[str, Any], *, run_dir: Path |
         judging=judge_stats(records),
         blame=dict(Counter(r.blame for r in records if r.status != "passed" and r.blame).most_common()),
         simulator_suspects=[r.id for r in records if r.simulator_suspect],
+        inconclusive=[r.id for r in records if r.status == "inconclusive"],
+        gate={"default": decide(records), "strict": decide(records, strict=True)},
         persona_traits=persona_traits(records),
     )
 

@@ -10,11 +10,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from usersim.core.gate import Gate
 from usersim.reports.judging import JudgeStats
 
-SUMMARY_SCHEMA_VERSION = (
-    2  # 2: long-context accuracy = passed / decided, lost in the middle per case, c1_rubric
-)
+# 2: long-context accuracy = passed / decided, lost in the middle per case, c1_rubric
+# 3: one denominator rule (usersim.core.gate): error counts as judged, inconclusive and unjudged are
+#    left out and shown; `*_text`, `left_out`, `gate`, `inconclusive`; `suspect` counts removed
+SUMMARY_SCHEMA_VERSION = 3
 
 
 class Strict(BaseModel):
@@ -22,26 +24,28 @@ class Strict(BaseModel):
 
 
 class Rate(Strict):
-    """Status counts and pass rate of a set of conversations.
+    """Status counts and pass rate of a set of conversations (the gate's rule, usersim.core.gate).
 
-    `pass_rate` is passed / (passed + failed): `error` and `unjudged` conversations decided
-    nothing, so they are counted beside the rate instead of silently passing or failing.
+    `pass_rate` is passed / (passed + failed + error); unjudged and inconclusive conversations are
+    left out of it and counted beside it (`left_out`), never counted as passes.
     """
 
     records: int = Field(default=0, description="Conversations in the set.")
     passed: int = Field(default=0, description="Status passed.")
     failed: int = Field(default=0, description="Status failed.")
-    error: int = Field(default=0, description="Status error (harness or judge error).")
+    error: int = Field(default=0, description="Status error (agent crash, harness, judge or case error).")
     unjudged: int = Field(default=0, description="Status unjudged (e.g. needs an LLM judge).")
-    suspect: int = Field(
-        default=0,
-        description="Failed conversations whose simulated user failed fidelity (simulator-suspect): "
-        "counted in `failed` but left out of the pass rate.",
+    inconclusive: int = Field(
+        default=0, description="Status inconclusive: no clean simulated conversation, even re-simulated."
     )
-    pass_rate: float | None = Field(
-        default=None,
-        description="passed / (passed + failed - suspect): errors, unjudged and simulator-suspect "
-        "failures are never in it; null if none decided.",
+    judged: int = Field(default=0, description="The pass rate's denominator: passed + failed + error.")
+    left_out: dict[str, int] = Field(
+        default_factory=dict,
+        description="Left out of the denominator: unjudged, inconclusive (non-zero only).",
+    )
+    pass_rate: float | None = Field(default=None, description="passed / judged; null if nothing was judged.")
+    pass_rate_text: str = Field(
+        default="0/0 = —", description="The pass rate as shown: '6/28 = 21.4% (left out: 2 unjudged)'."
     )
     mean_score: float | None = Field(default=None, description="Mean of the non-null record scores.")
 
@@ -54,36 +58,48 @@ class RepeatGroup(Strict):
     k: int = Field(description="Number of repeats run.")
     passed: int = Field(description="Repeats that passed.")
     failed: int = Field(description="Repeats that failed.")
-    decided: bool = Field(description="Every repeat passed or failed (none unjudged / error).")
+    error: int = Field(default=0, description="Repeats that errored (not passes).")
+    decided: bool = Field(
+        description="Every repeat was judged (passed, failed or error; none unjudged or inconclusive)."
+    )
     pass_all: bool = Field(description="pass^k: every one of the k repeats passed.")
     pass_any: bool = Field(description="pass@k: at least one repeat passed.")
-    flip: bool = Field(description="The repeats disagree: some passed and some failed.")
+    flip: bool = Field(description="The repeats disagree: some passed and some failed or errored.")
 
 
 class RepeatStats(Strict):
-    """Consistency across repeats (tau-bench pass^k) and flip rate."""
+    """Consistency across repeats (tau-bench pass^k) and flip rate, over the repeated variants whose
+    every repeat was judged (the gate's rule: unjudged and inconclusive repeats are never passes
+    and never failures, so their variants are left out and counted)."""
 
     groups: int = Field(
-        default=0, description="Repeated case variants with every repeat decided (aggregated)."
+        default=0, description="Repeated case variants with every repeat judged: the denominator."
     )
     undecided: int = Field(
-        default=0, description="Repeated variants left out: some repeat unjudged or error."
+        default=0, description="Repeated variants left out: some repeat unjudged or inconclusive."
+    )
+    left_out: dict[str, int] = Field(
+        default_factory=dict,
+        description="Why variants were left out -> how many ('variants with an unjudged repeat', ...).",
     )
     pass_hat_k: float | None = Field(
         default=None, description="Share of repeated variants whose repeats all passed."
     )
+    pass_hat_k_text: str = Field(default="0/0 = —", description="pass^k as shown, with what was left out.")
     pass_at_k: float | None = Field(
         default=None, description="Share of repeated variants with at least one pass."
     )
+    pass_at_k_text: str = Field(default="0/0 = —", description="pass@k as shown, with what was left out.")
     flip_rate: float | None = Field(
         default=None, description="Share of repeated variants whose repeats disagree."
     )
+    flip_rate_text: str = Field(default="0/0 = —", description="Flip rate as shown, with what was left out.")
     pass_hat_k_curve: dict[int, float] = Field(
         default_factory=dict,
         description="k -> mean over variants with n >= k repeats of C(c,k)/C(n,k) (c passes of n).",
     )
     flips: list[RepeatGroup] = Field(
-        default_factory=list, description="Variants whose repeats both passed and failed."
+        default_factory=list, description="Variants whose repeats both passed and failed or errored."
     )
     details: list[RepeatGroup] = Field(default_factory=list, description="Every repeated variant.")
 
@@ -159,20 +175,21 @@ class SkillImpact(Strict):
 
 
 class Accuracy(Strict):
-    """Seed 000's accuracy of a set of long-context conversations: passed / decided.
-
-    Unjudged, error and simulator-suspect conversations decided nothing about the agent: they are
-    left out of `accuracy` and counted beside it, so a missing judge never looks like decay.
-    """
+    """Seed 000's accuracy of a set of long-context conversations: passed / decided, the gate's
+    rule (decided = passed + failed + error). Unjudged and inconclusive conversations decided
+    nothing about the agent: left out of `accuracy` and counted beside it."""
 
     records: int = Field(default=0, description="Conversations in the set.")
     passed: int = Field(default=0, description="Status passed.")
-    failed: int = Field(default=0, description="Status failed (simulator-suspect failures included).")
-    suspect: int = Field(default=0, description="Failed with a simulator-suspect user: not decided.")
-    unjudged: int = Field(default=0, description="Status unjudged: not decided.")
-    error: int = Field(default=0, description="Status error: not decided.")
-    decided: int = Field(default=0, description="passed + failed - suspect.")
+    failed: int = Field(default=0, description="Status failed.")
+    unjudged: int = Field(default=0, description="Status unjudged: left out.")
+    error: int = Field(default=0, description="Status error: decided, not a pass.")
+    inconclusive: int = Field(default=0, description="Status inconclusive: left out.")
+    decided: int = Field(default=0, description="passed + failed + error: the denominator.")
     accuracy: float | None = Field(default=None, description="passed / decided; null if none decided.")
+    accuracy_text: str = Field(
+        default="0/0 = —", description="The accuracy as shown: '1/3 = 33.3% (left out: 1 unjudged)'."
+    )
     mean_score: float | None = Field(
         default=None, description="Mean partial score of the decided records (informational)."
     )
@@ -346,10 +363,19 @@ class Summary(Strict):
     errors: list[ReasonCount] = Field(default_factory=list, description="Error verdicts and harness errors.")
     blame: dict[str, int] = Field(
         default_factory=dict,
-        description="Non-passing conversations by who they are charged to: agent, simulator, infrastructure, none.",
+        description="Non-passing conversations by who they are charged to: agent, simulator, infrastructure, case, none.",
     )
     simulator_suspects: list[str] = Field(
-        default_factory=list, description="Record ids whose simulated user failed a fidelity check."
+        default_factory=list,
+        description="Record ids flagged simulator_suspect (display only: the status decides every rate).",
+    )
+    inconclusive: list[str] = Field(
+        default_factory=list, description="Every record id with status inconclusive (the full list)."
+    )
+    gate: dict[str, Gate] = Field(
+        default_factory=dict,
+        description="The gate's decision (usersim.core.gate): 'default' and 'strict' (unjudged turns it red); "
+        "the CLI's exit code and RunResult.passed are the same decision.",
     )
     persona_traits: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
