@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from difflib import SequenceMatcher
 
-from usersim.core.numerals import CN_DIGITS
+from usersim.lang.quantity import chinese_digits
 from usersim.personas.schema import Persona
 from usersim.simulator.signals import hidden_truths, role_flip
 
@@ -35,7 +35,7 @@ LENGTH_CAP = {"low": 200, "medium": 500, "high": 1200}
 EN_FACTOR = 3
 
 # one digit or 十 (the quantities a persona states)
-_CN_DIGITS = {**CN_DIGITS, "十": 10}
+_CN_DIGITS = chinese_digits()
 _UNITS = (
     r"个人|人|位|名|元|块|万|千|天|晚|夜|岁|公斤|千克|kg|平米|平|室|间|"
     r"people|persons|adults|kids|nights|days|dollars|yuan|rmb|k\b"
