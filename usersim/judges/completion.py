@@ -10,6 +10,7 @@ from usersim.judges.base import JudgeConfig, JudgeState, judge_registry
 from usersim.judges.checks.mentions import has_keyword
 from usersim.judges.checks.normalize import statements
 from usersim.personas.schema import Persona
+from usersim.simulator.signals import quantity_evidence
 
 
 def _persona(state: JudgeState) -> Persona | None:
@@ -58,6 +59,8 @@ class TaskCompletionJudge:
         for item in goal.required:
             words = goal.deliverable_keywords.get(item) or [item]
             hit = next(((i, w) for i, text in replies for w in words if has_keyword(w, text)), None)
+            if hit is None:  # a hotel shown by its nightly price written another way ("¥680 一晚")
+                hit = next(((i, q) for i, text in replies if (q := quantity_evidence(item, [text]))), None)
             if hit is None:
                 missing.append(f"{item} (none of {', '.join(words[:4])})")
             else:

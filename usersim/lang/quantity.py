@@ -36,6 +36,7 @@ class Quantity:
     text: str
     amount: float = 0.0
     high: float | None = None
+    scale: float = 1.0  # the scale written after the number (1.5万 -> 10000, 8k -> 1000)
     unit: str | None = None  # canonical unit id (kg, minute, night ...) or currency code (CNY ...)
     dimension: str | None = None  # money | weight | length | data | duration | count | area ...
     currency: str | None = None
@@ -210,6 +211,8 @@ def _read(text: str, m: re.Match[str], lex: Lexicon) -> Quantity | None:
         cues.append(_cue(hit[1].entry, j, end, text))
         unit_hit = _unit_at(text, _skip(text, end), lex)
     amount = (value + extra) * scale
+    if m.group("c") and lex.cn_units.get(m.group(0)[-1], 0) >= 10000:  # 三万: written in 万 too
+        scale = float(lex.cn_units[m.group(0)[-1]])
     high = high * scale if high is not None else None
     currency, unit_id, dimension, factor = None, None, None, 1.0
     # currency after the number (680 元, 120 USD, 1万日元) or before it (¥680, USD 120, 人民币 500)
@@ -265,6 +268,7 @@ def _read(text: str, m: re.Match[str], lex: Lexicon) -> Quantity | None:
         end=end,
         text=text[start:end],
         amount=round(amount, 6),
+        scale=scale,
         unit=currency or unit_id,
         dimension=dimension,
         currency=currency,
