@@ -52,7 +52,8 @@ def _latin(words: Any) -> str:
     parts = []
     for w in sorted({str(w) for w in words}, key=len, reverse=True):
         e = re.escape(w)
-        parts.append(rf"\b{e}\b" if w[:1].isascii() and w[:1].isalpha() else e)
+        # not \b: a CJK character is a word character too ("我想Spring Festival出去玩")
+        parts.append(rf"(?<![A-Za-z]){e}(?![A-Za-z])" if w[:1].isascii() and w[:1].isalpha() else e)
     return "|".join(parts)
 
 

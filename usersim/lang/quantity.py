@@ -111,8 +111,8 @@ def _number_re(lex_id: int) -> re.Pattern[str]:
         r"(?P<d>(?<![\d.,])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?)(?![\d]))"
         rf"|(?P<c>[{lead}][{cn}]*)"
         + (rf"|(?P<h>{half})" if half else "")
-        + (rf"|(?P<e>\b(?:{en})(?:-(?:{en}))?\b)" if en else "")
-        + (rf"|(?P<a>\b(?:{arts})\b)" if arts else ""),
+        + (rf"|(?P<e>(?<![A-Za-z])(?:{en})(?:-(?:{en}))?(?![A-Za-z]))" if en else "")
+        + (rf"|(?P<a>(?<![A-Za-z])(?:{arts})(?![A-Za-z]))" if arts else ""),
         re.IGNORECASE,
     )
 
@@ -141,7 +141,10 @@ def numerals_in(text: str) -> list[tuple[float, int, int]]:
 
 
 # --- scanning -----------------------------------------------------------------------------
-_SPACE = re.compile(r"[ \t\u3000]*")
+_SPACE = re.compile(r"[ \t\u3000*_]*")  # spaces and Markdown emphasis ("**¥680** 一晚")
+
+
+_GAP = " \t\u3000*_"
 
 
 def _skip(text: str, pos: int) -> int:
@@ -303,7 +306,7 @@ def _minutes_after_hour(text: str, end: int, minutes: float, lex: Lexicon) -> tu
 
 def _currency_before(text: str, start: int, lex: Lexicon) -> tuple[str, object, int] | None:
     j = start
-    while j > 0 and text[j - 1] in " \t":
+    while j > 0 and text[j - 1] in _GAP:
         j -= 1
     for table in ("symbols", "codes"):
         hit = lex.ending(table, text, j)
@@ -333,13 +336,13 @@ def _per_before(text: str, start: int, lex: Lexicon) -> tuple[str, Cue] | None:
     """每晚680元, 每晚约 700 元, 一晚 680 元, 人均 300 元: the per-unit said before the price."""
     j = start
     for _ in range(3):  # skip spaces and fillers (约, 仅需, ：) between the unit and the price
-        while j > 0 and text[j - 1] in " \t":
+        while j > 0 and text[j - 1] in _GAP:
             j -= 1
         filler = lex.ending("per_fillers", text, j)
         if filler is None:
             break
         j -= len(filler[0])
-    while j > 0 and text[j - 1] in " \t":
+    while j > 0 and text[j - 1] in _GAP:
         j -= 1
     if hit := lex.ending("per_prefix", text, j):
         return str(hit[1].value), _cue(hit[1].entry, j - len(hit[0]), j, text)
@@ -347,7 +350,7 @@ def _per_before(text: str, start: int, lex: Lexicon) -> tuple[str, Cue] | None:
     if unit is None:
         return None
     k = j - len(unit[0])
-    while k > 0 and text[k - 1] in " \t":
+    while k > 0 and text[k - 1] in _GAP:
         k -= 1
     marker = lex.ending("per_before", text, k)
     if marker is None:
