@@ -37,6 +37,8 @@ EN_FACTOR = 3
 
 # one digit or 十 (the quantities a persona states)
 _CN_DIGITS = chinese_digits()
+
+
 def assistant_voice(text: str) -> str | None:
     """The AI-assistant phrase a user turn contains, or None."""
     found = role_flip(text)

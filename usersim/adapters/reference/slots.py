@@ -26,6 +26,7 @@ from usersim.adapters.reference.lexicon import (
     find_cities,
     find_city_spans,
 )
+from usersim.lang import quantity
 
 # Facts kept in a profile (profile injection) and in summaries: stable user facts and constraints.
 PROFILE_FIELDS = (
@@ -108,11 +109,10 @@ _DEST_AFTER = r"^\s*(?:的?(?:机票|航班|酒店|住宿|旅行|旅游|行程|�
 _AMOUNT = rf"({NUM})\s*(万|千|k|K|w|W)?\s*(?:元|块|人民币)?"
 
 
-def _amount(num: str, unit: str | None) -> float | None:
-    value = cn_number(num)
-    if value is None:
-        return None
-    return value * {"万": 10000, "w": 10000, "W": 10000, "千": 1000, "k": 1000, "K": 1000}.get(unit or "", 1)
+def _amount(written: str) -> float | None:
+    """The amount of "1.5万", "8千块", "5000 元", "两千" (read by usersim.lang.quantity)."""
+    q = quantity.parse(written.strip())
+    return q.value if q is not None and q.kind in ("money", "number") else None
 
 
 def extract(text: str, slots: Slots, today: date, *, asked: set[str] = frozenset()) -> Slots:  # type: ignore[assignment]
@@ -245,8 +245,9 @@ def _party(text: str, slots: Slots) -> None:
 
 
 def _budget(text: str, slots: Slots, asked: set[str]) -> None:
-    scope = "per_person" if re.search(r"人均|每人|单人|/人|一个人", text) else "total"
-    if re.search(r"每晚|一晚|/晚", text):
+    per = {q.per for q in quantity.money(text)}
+    scope = "per_person" if "person" in per or re.search(r"人均|每人|单人|/人|一个人", text) else "total"
+    if "night" in per or re.search(r"每晚|一晚|/晚", text):
         scope = "per_night"
     m = (
         re.search(rf"预算[^\d一二两三四五六七八九十，。,]{{0,8}}{_AMOUNT}", text)
@@ -256,7 +257,7 @@ def _budget(text: str, slots: Slots, asked: set[str]) -> None:
     if m is None and "budget" in asked:
         m = re.search(rf"{_AMOUNT}", text)
     if m:
-        value = _amount(m.group(1), m.group(2))
+        value = _amount(m.group(1) + (m.group(2) or ""))
         if (
             value
             and value >= 50
@@ -275,9 +276,9 @@ def _shopping(text: str, slots: Slots, asked: set[str]) -> None:
     )
     if model:
         slots.product = model.group(1).strip()
-    w = re.search(r"(\d+(?:\.\d+)?)\s*(?:kg|KG|公斤|千克)", text)
-    if w:
-        slots.max_weight = float(w.group(1))
+    weights = quantity.measures(text, "weight")
+    if weights:
+        slots.max_weight = weights[0].value
     brands = find_brands(text)
     for pos, brand in brands:
         clause = re.split(r"[，,。；;！!]", text[pos:])[0]
