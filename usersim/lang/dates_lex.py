@@ -58,7 +58,7 @@ def _latin(words: Any) -> str:
 
 
 @functools.lru_cache(maxsize=8)
-def _build(key: tuple[int, ...]) -> DateLex:
+def _build(key: tuple) -> DateLex:
     lex = DateLex()
     zh_words: dict[str, list[str]] = {"weekday": [], "month": [], "day": [], "year": []}
     for code in language_codes():
@@ -132,4 +132,9 @@ def _build(key: tuple[int, ...]) -> DateLex:
 
 def date_lexicon() -> DateLex:
     """The merged date words for the resources in force."""
-    return _build(tuple(id(resources(code)) for code in language_codes()))
+    return _build(_key())
+
+
+def _key() -> tuple:
+    # the resource files in force (an added user folder changes it; ids of freed objects may repeat)
+    return tuple((code, tuple(map(tuple, resources(code).files.values()))) for code in language_codes())

@@ -23,7 +23,7 @@ class Word:
     entry: str
 
 
-@dataclass
+@dataclass(eq=False)  # hashed by identity: compiled patterns are cached per lexicon
 class Lexicon:
     """Every language's quantity words, by role."""
 
@@ -50,6 +50,7 @@ class Lexicon:
     half_infix: dict[str, Word] = field(default_factory=dict)
     duration_cues: dict[str, Word] = field(default_factory=dict)  # word -> "commute" | "visit"
     commute_patterns: list[tuple[re.Pattern[str], str]] = field(default_factory=list)
+    sorted_words: dict[str, tuple[str, ...]] = field(default_factory=dict)  # table -> longest first
 
     def longest(
         self, table: str, text: str, pos: int, *, ascii_boundary: bool = True
@@ -91,13 +92,10 @@ def _fold(word: str) -> bool:
     return word.isascii() and len(word) > 1
 
 
-@functools.lru_cache(maxsize=64)
-def _by_length_cached(lex_id: int, table: str, keys: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(sorted(keys, key=len, reverse=True))
-
-
 def _by_length(lex: Lexicon, table: str) -> tuple[str, ...]:
-    return _by_length_cached(id(lex), table, tuple(getattr(lex, table)))
+    if table not in lex.sorted_words:
+        lex.sorted_words[table] = tuple(sorted(getattr(lex, table), key=len, reverse=True))
+    return lex.sorted_words[table]
 
 
 def _add(into: dict[str, Word], data: Any, entry: str) -> None:
@@ -110,7 +108,7 @@ def _add(into: dict[str, Word], data: Any, entry: str) -> None:
 
 
 @functools.lru_cache(maxsize=8)
-def _build(key: tuple[int, ...]) -> Lexicon:
+def _build(key: tuple) -> Lexicon:
     lex = Lexicon()
     for code in language_codes():
         res = resources(code)
@@ -145,4 +143,9 @@ def _build(key: tuple[int, ...]) -> Lexicon:
 
 def lexicon() -> Lexicon:
     """The merged lexicon for the resources in force (rebuilt when a resource folder is added)."""
-    return _build(tuple(id(resources(code)) for code in language_codes()))
+    return _build(_key())
+
+
+def _key() -> tuple:
+    # the resource files in force (an added user folder changes it; ids of freed objects may repeat)
+    return tuple((code, tuple(map(tuple, resources(code).files.values()))) for code in language_codes())

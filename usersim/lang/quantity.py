@@ -100,8 +100,7 @@ def number(text: str) -> float | None:
 
 
 @functools.lru_cache(maxsize=8)
-def _number_re(lex_id: int) -> re.Pattern[str]:
-    lex = lexicon()
+def _number_re(lex: Lexicon) -> re.Pattern[str]:
     cn = "".join(sorted(set(lex.digits) | set(lex.cn_units) - {""}))
     lead = "".join(sorted(set(lex.digits) | {"十"}))
     en = "|".join(sorted((re.escape(w) for w in lex.words), key=len, reverse=True))
@@ -161,7 +160,7 @@ def quantities(text: str) -> list[Quantity]:
     lex = lexicon()
     out: list[Quantity] = []
     pos = 0
-    pattern = _number_re(id(lex))
+    pattern = _number_re(lex)
     while True:
         m = pattern.search(text, pos)
         if m is None:
@@ -189,7 +188,7 @@ def _read(text: str, m: re.Match[str], lex: Lexicon) -> Quantity | None:
         if text[k : k + 1] in lex.symbols or (text[k : k + 3] in lex.symbols):
             sym = lex.longest("symbols", text, k)
             k = _skip(text, k + len(sym[0])) if sym else k
-        m2 = _number_re(id(lex)).match(text, k)
+        m2 = _number_re(lex).match(text, k)
         if m2 and (m2.group("d") or m2.group("c")) and (v2 := _token_value(m2)) is not None and v2 > value:
             high, end = v2, m2.end()
     # 一个半小时 / 1 个半小时, "an hour and a half", "2 and a half hours"
