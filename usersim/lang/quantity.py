@@ -161,8 +161,9 @@ def _read(text: str, m: re.Match[str], lex: Lexicon) -> Quantity | None:
     if m.lastgroup in ("a", "h") and currency is None and unit_id is None:
         return None  # "a" / "半" alone is no quantity
     if m.group("c") and currency is None and unit_id is None and m.lastgroup == "c":
-        if not _per_follows(text, end, lex):
-            return None  # 三亚, 一起: a numeral inside a word is no quantity
+        spelled = len(m.group(0)) >= 2 and any(ch in lex.cn_units for ch in m.group(0))
+        if not spelled and not _per_follows(text, end, lex):
+            return None  # 三亚, 一起, 五一: a numeral inside a word is no quantity (两千, 一万五 are)
     if m.lastgroup == "e" and currency is None and unit_id is None:
         return None
     per = None
