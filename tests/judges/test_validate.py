@@ -21,6 +21,7 @@ def test_every_vocabulary_check_is_registered():
             "keywords",
             "count",
             "constraint",
+            "estimates",
             "memory_recall",
             "step_completion",
             "skill_triggered",

@@ -36,7 +36,7 @@ from usersim.judges.checks.normalize import statements
 from usersim.personas.schema import Goal, Persona
 from usersim.simulator.llm_prompt import current_constraints, current_required
 from usersim.simulator.scripted import event_progress, said_turns
-from usersim.simulator.signals import constraint_violations
+from usersim.simulator.signals import constraint_violations, quantity_evidence
 
 CHECK_JUDGES = ("rules", "milestones")
 CHANGES = ("change_fact", "change_mind", "add_constraint")  # events after which proposals are redone
@@ -212,6 +212,11 @@ class TaskCompletionJudge:
                 ((i, w, where) for i, text, where in replies for w in words if has_keyword(w, text)),
                 None,
             )
+            if hit is None:  # a hotel shown by its nightly price written another way ("¥680 一晚")
+                hit = next(
+                    ((i, q, where) for i, text, where in replies if (q := quantity_evidence(item, [text]))),
+                    None,
+                )
             if hit is None:
                 after = f" since the user's change in turn {since}" if since else ""
                 missing.append(f"{item} (none of {', '.join(words[:4])}{after})")

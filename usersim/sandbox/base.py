@@ -15,6 +15,7 @@ from usersim.cases.environment import EnvState
 from usersim.cases.schema import Case
 from usersim.core.events import SkillEvent, ToolEvent
 from usersim.core.registry import UnknownNameError, did_you_mean
+from usersim.lang.resources import resources
 from usersim.sandbox.clock import today_of
 from usersim.sandbox.intercepts import apply_intercept, find_intercept
 from usersim.sandbox.mock import answer_mock, mock_schema
@@ -23,10 +24,6 @@ from usersim.sandbox.tools import DEFAULT_TOOLS, ToolContext, ToolError, tool_re
 
 PROMPT_FILE = Path(__file__).parent / "system_prompt.md"
 PROMPT_FILES = {"zh": PROMPT_FILE, "en": Path(__file__).parent / "system_prompt.en.md"}
-_WEEKDAYS = {
-    "zh": ["星期一", "星期二", "星期三", "星期四", "星期五", "星期六", "星期日"],
-    "en": ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"],
-}
 # Section headers of the agent's system prompt, in the case's language.
 _HEADERS = {
     "zh": {
@@ -129,7 +126,7 @@ class Sandbox:
         policy = (self.case.policy or "").strip()
         parts = {
             "current_date": self.today.isoformat(),
-            "weekday": _WEEKDAYS[lang][self.today.weekday()],
+            "weekday": resources(lang).words("dates", "weekday_names")[self.today.weekday()],
             "policy": f"\n{h['policy']}\n{policy}\n" if policy else "",
             "memory": f"\n{h['memory']}\n{memory}" if memory else "",
             "images": f"\n{h['images']}\n{images}" if images else "",

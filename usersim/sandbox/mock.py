@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from usersim.cases.schema import MockTool
+from usersim.lang import quantity
 
 
 def mock_schema(tool: MockTool) -> dict[str, Any]:
@@ -22,12 +23,9 @@ def _number(value: Any) -> float | None:
         return None
     if isinstance(value, (int, float)):
         return float(value)
-    if isinstance(value, str):
-        text = value.strip().casefold().removesuffix("usd").strip().lstrip("$¥￥€£").replace(",", "").strip()
-        try:
-            return float(text)
-        except ValueError:
-            return None
+    if isinstance(value, str):  # a bare number or one amount of money (usersim.lang.quantity)
+        q = quantity.parse(value)
+        return q.value if q is not None and q.kind in ("number", "money") and q.scale == 1 else None
     return None
 
 

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
 
-from usersim.core.numerals import CN_DIGITS
+from usersim.lang import quantity
+from usersim.lang.quantity import chinese_digits
 from usersim.personas.schema import Persona
 from usersim.simulator.signals import hidden_truths, role_flip
 
@@ -37,17 +38,7 @@ LENGTH_CAP = {"low": 200, "medium": 500, "high": 1200}
 EN_FACTOR = 3
 
 # one digit or 十 (the quantities a persona states)
-_CN_DIGITS = {**CN_DIGITS, "十": 10}
-_UNITS = (
-    r"个人|人|位|名|元|块|万|千|天|晚|夜|岁|公斤|千克|kg|平米|平|室|间|"
-    r"people|persons|adults|kids|nights|days|dollars|yuan|rmb|k\b"
-)
-_QUANTITY = re.compile(
-    rf"(?:\$\s*(\d[\d,]*(?:\.\d+)?))|(?:(\d[\d,]*(?:\.\d+)?|[零一二两三四五六七八九十])\s*(?:{_UNITS}))",
-    re.IGNORECASE,
-)
-_MONEY = re.compile(r"万|千|元|块|\$|dollar|yuan|rmb", re.IGNORECASE)
-_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+_CN_DIGITS = chinese_digits()
 
 
 def assistant_voice(text: str) -> str | None:
@@ -126,13 +117,8 @@ def overlap(part: str, text: str) -> float:
 
 
 def numbers(text: str) -> set[float]:
-    out = set()
-    for raw in _NUMBER.findall(text or ""):
-        try:
-            out.add(float(raw.replace(",", "")))
-        except ValueError:
-            continue
-    return out
+    """The numbers written in digits in `text` (1,628.00 -> 1628.0)."""
+    return {v for v, _, _ in quantity.numerals_in(text or "")}
 
 
 @dataclass(frozen=True)
@@ -178,18 +164,19 @@ def leak(persona: Persona, text: str, context: list[str] | None = None) -> str |
     return found.describe() if found else None
 
 
-def _quantities(text: str) -> list[tuple[str, float]]:
+# The facts a persona states as quantities: money, amounts in 万/千, people, nights, days, rooms,
+# weights, areas, ages (not "3 款", "2 站": those are no persona facts).
+_FACT_DIMENSIONS = {"money", "count", "weight", "area", "age"}
+
+
+def _quantities(text: str) -> list[tuple[str, float, bool]]:
+    """(phrase, number as written, is money or scaled) of the quantities a turn states, read by
+    usersim.lang.quantity ("1万" -> ("1万", 1.0, True), "4 个人" -> ("4 个人", 4.0, False))."""
     out = []
-    for m in _QUANTITY.finditer(text or ""):
-        raw = m.group(1) or m.group(2)
-        if raw in _CN_DIGITS:
-            value = float(_CN_DIGITS[raw])
-        else:
-            try:
-                value = float(raw.replace(",", ""))
-            except ValueError:
-                continue
-        out.append((m.group(0).strip(), value))
+    for q in quantity.quantities(text or ""):
+        scaled = q.kind == "money" or q.scale != 1
+        if scaled or q.dimension in _FACT_DIMENSIONS or q.unit == "day":
+            out.append((q.text.strip(), round(q.amount / q.scale, 6), scaled))
     return out
 
 
@@ -212,8 +199,8 @@ def find_invented(
     }
     for t in context:
         allowed |= numbers(t) | {float(_CN_DIGITS[c]) for c in t if c in _CN_DIGITS}
-    for phrase, value in _quantities(text):
-        trivial = value in (0.0, 1.0) and not _MONEY.search(phrase)  # "1 个人", "第1个" are not facts
+    for phrase, value, scaled in _quantities(text):
+        trivial = value in (0.0, 1.0) and not scaled  # "1 个人", "第1个" are not facts
         if value not in allowed and not trivial:
             return phrase, value
     return None

@@ -11,6 +11,7 @@ import functools
 import re
 from dataclasses import dataclass
 
+from usersim.lang import quantity
 from usersim.personas.schema import Goal, Persona
 
 # Required-item names mapped to a canonical item, so personas can write 机票 or flights.
@@ -91,11 +92,9 @@ _ROLE_FLIP = re.compile(
     re.IGNORECASE,
 )
 
-_PRICE = re.compile(
-    r"(?:[¥￥]\s*([\d,]+(?:\.\d+)?))|(?:([\d,]+(?:\.\d+)?)\s*(?:元|块|RMB|CNY|rmb))|(?:\$\s*([\d,]+(?:\.\d+)?))"
-)
-_WAN = re.compile(r"([\d.]+)\s*万(?![/每])")
-_KG = re.compile(r"([\d.]+)\s*(?:kg|KG|公斤|千克)")
+# Items whose delivery a quantity shows, whatever words the persona listed: a hotel offer carries
+# a nightly price ("¥680 一晚", "680 元每晚", "$120 per night"), read by usersim.lang.quantity.
+DELIVERABLE_QUANTITIES: dict[str, tuple[str, str]] = {"hotel": ("money", "night")}
 
 CONSTRAINT_KEYS = {
     "max_price": "largest price (元/$) a proposal may carry",
@@ -156,7 +155,23 @@ def delivered_items(goal: Goal, text: str, items: list[str] | None = None) -> di
             ):
                 found[item] = word
                 break
+        if item not in found and (shown := quantity_evidence(item, candidates)):
+            found[item] = shown
     return found
+
+
+def quantity_evidence(item: str, sentences: list[str]) -> str | None:
+    """The quantity that shows `item` delivered in one of `sentences` (a hotel's nightly price:
+    "¥680 一晚", "每晚680元", "$120 per night"), or None; see DELIVERABLE_QUANTITIES."""
+    want = DELIVERABLE_QUANTITIES.get(canonical_item(item))
+    if want is None:
+        return None
+    kind, per = want
+    for s in sentences:
+        q = next((q for q in quantity.quantities(s) if q.kind == kind and q.per == per), None)
+        if q is not None:
+            return q.text
+    return None
 
 
 _QUANTITY = re.compile(r"^[$¥￥€£]?\s*(\d[\d,]*(?:\.\d+)?)\s*$")
@@ -230,16 +245,24 @@ class Violation:
 _TOTAL = re.compile(r"(合计|总计|共计|一共|总共|total|altogether)[^，,；;]{0,4}$", re.IGNORECASE)
 
 
-def _numbers(pattern: re.Pattern[str], sentence: str, skip_totals: bool = False) -> list[float]:
+def _numbers(key: str, sentence: str, skip_totals: bool = False) -> list[float]:
+    """The values a sentence proposes for one constraint, read by usersim.lang.quantity: prices
+    (max_price, any currency, per unit or not), totals in 万 (max_total_price_wan, not 万/平) and
+    weights in kg (max_weight_kg: 1.31kg, 1500 克, 3 斤). A range counts with both ends."""
     out = []
-    for match in pattern.finditer(sentence):
-        if skip_totals and _TOTAL.search(sentence[max(0, match.start() - 8) : match.start()]):
-            continue  # "2 人合计约 ¥2,580" is a group total, not the price of one item
-        raw = next(g for g in match.groups() if g)
-        try:
-            out.append(float(raw.replace(",", "")))
-        except ValueError:
+    for q in quantity.quantities(sentence):
+        if key == "max_price":
+            hit, value, high = q.kind == "money", q.value, q.high
+        elif key == "max_total_price_wan":
+            hit = q.scale == 10000 and q.per is None and q.kind in ("number", "money")
+            value, high = q.value / 10000, (q.high / 10000 if q.high is not None else None)
+        else:
+            hit, value, high = q.dimension == "weight", q.value, q.high
+        if not hit:
             continue
+        if skip_totals and _TOTAL.search(sentence[max(0, q.start - 8) : q.start]):
+            continue  # "2 人合计约 ¥2,580" is a group total, not the price of one item
+        out += [value] + ([high] if high is not None else [])
     return out
 
 
@@ -258,15 +281,10 @@ def constraint_violations(constraints: dict, text: str) -> list[Violation]:
     for sentence in proposal_sentences(text):
         if _REJECTING.search(sentence):
             continue
-        checks = (
-            ("max_price", _PRICE, ""),
-            ("max_total_price_wan", _WAN, "万"),
-            ("max_weight_kg", _KG, "kg"),
-        )
-        for key, pattern, unit in checks:
+        for key, unit in (("max_price", ""), ("max_total_price_wan", "万"), ("max_weight_kg", "kg")):
             if key in constraints:
                 limit = float(constraints[key])
-                for value in _numbers(pattern, sentence, skip_totals=key == "max_price"):
+                for value in _numbers(key, sentence, skip_totals=key == "max_price"):
                     if value > limit:
                         found.append(Violation(key, f"{value:g}{unit}", f"{limit:g}{unit}"))
         for word in constraints.get("exclude", []) or []:

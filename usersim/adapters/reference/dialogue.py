@@ -11,6 +11,7 @@ import re
 
 from usersim.adapters.reference.kb import STAY_AREA
 from usersim.adapters.reference.planner import Ctx, Done, Handler
+from usersim.lang import quantity
 
 _NOUNS = (
     "行李箱",
@@ -59,10 +60,14 @@ def list_items(text: str) -> list[str]:
 
 def amounts(text: str) -> list[tuple[str, float]]:
     """("购物", 3000.0) pairs from "购物 3,000 元"."""
-    return [
-        (m.group(1), float(m.group(2).replace(",", "")))
-        for m in re.finditer(r"([\u4e00-\u9fa5A-Za-z]{2,8}?)\s*(?:\d+\s*晚\s*)?([\d,]+(?:\.\d+)?)\s*元", text)
-    ]
+    out = []
+    for q in quantity.money(text):
+        if q.currency != "CNY":
+            continue
+        label = re.search(r"([\u4e00-\u9fa5A-Za-z]{2,8}?)\s*(?:\d+\s*晚\s*)?[¥￥]?\s*$", text[: q.start])
+        if label:
+            out.append((label.group(1), q.value))
+    return out
 
 
 class Reference(Handler):
@@ -170,11 +175,11 @@ class ListOps(Handler):
             return "我这边没有看到可以排序的列表，能再发一下吗？"
 
         def value(item: str, key: str) -> float:
-            pattern = {"评分": r"评分\s*([\d.]+)", "价格": r"([\d,]+(?:\.\d+)?)\s*元"}.get(
-                key, r"([\d,]+(?:\.\d+)?)"
-            )
-            m = re.search(pattern, item)
-            return float(m.group(1).replace(",", "")) if m else 0.0
+            if key == "价格":  # the item's price, however written (¥1,299 / 1299 元 / 680元/晚)
+                prices = quantity.money(item)
+                return prices[0].value if prices else 0.0
+            m = re.search(r"评分\s*([\d.]+)", item)
+            return float(m.group(1)) if m else 0.0
 
         limit = re.search(r"([\d,]+)\s*元?\s*以内", ctx.text)
         if limit:
@@ -200,9 +205,9 @@ class RateFix(Handler):
         rate = float(re.search(r"1\s*[:：]\s*([\d.]+)", ctx.text).group(1))  # the intent matched this
         yen = None
         for s in reversed(sentences(ctx.assistant_texts)):
-            m = re.search(r"([\d.]+)\s*万日元", s)
-            if m:
-                yen = float(m.group(1)) * 10000
+            found = [q for q in quantity.money(s) if q.currency == "JPY"]
+            if found:
+                yen = found[0].value
                 break
         if yen is None:
             return f"好的，汇率按 1:{rate:g} 更正。你想换算多少日元？"
@@ -249,9 +254,9 @@ def conflict_notes(text: str, user_messages: list[str], assistant_texts: list[st
     cap = re.search(r"(?:控制在|不超过|预算)\s*([\d.]+)\s*万\s*(?:以内|之内)?", text)
     if cap:
         for reply in reversed(assistant_texts):
-            m = re.search(r"([\d.]+)\s*(?:-|到|~)?\s*([\d.]+)?\s*万", reply)
-            if m and float(m.group(2) or m.group(1)) > float(cap.group(1)):
-                estimate = m.group(0)
+            wan = [q for q in quantity.quantities(reply) if q.scale == 10000]
+            if wan and (wan[0].high or wan[0].value) / 10000 > float(cap.group(1)):
+                estimate = wan[0].text
                 notes.append(
                     f"注意：之前估算的方案大约要 {estimate}，和 {cap.group(1)} 万以内的预算矛盾，"
                     "要么缩短天数、换成沙屋等更便宜的住宿，要么适当提高预算。"

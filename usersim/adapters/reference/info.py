@@ -7,6 +7,7 @@ import re
 from usersim.adapters.reference.lexicon import LANDMARK_CITY, NUM, cn_number
 from usersim.adapters.reference.planner import Call, Ctx, Done, Handler, error_note
 from usersim.adapters.reference.render import items_of, num, pick, record_line, search_lines
+from usersim.lang import quantity
 
 
 class Housing(Handler):
@@ -25,9 +26,9 @@ class Housing(Handler):
         rooms = re.findall(r"([两二三四\d])\s*(?:居|室)", text)
         if rooms:
             args["bedrooms"] = int(cn_number(rooms[-1]) or 2)
-        price = re.findall(r"(\d+)\s*(?:-|到|至)?\s*(\d+)?\s*万", text)
-        if price:
-            args["max_total_price_wan"] = float(price[-1][1] or price[-1][0])
+        wan = [q for q in quantity.quantities(text) if q.scale == 10000 and q.per is None]
+        if wan:
+            args["max_total_price_wan"] = (wan[-1].high or wan[-1].value) / 10000
         return args
 
     def communities(self, ctx: Ctx) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from usersim.core.numerals import number
+from usersim.lang.quantity import number
 
 # canonical city -> (country, aliases)
 CITIES: dict[str, tuple[str, list[str]]] = {

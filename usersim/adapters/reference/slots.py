@@ -26,6 +26,7 @@ from usersim.adapters.reference.lexicon import (
     find_cities,
     find_city_spans,
 )
+from usersim.lang import quantity
 
 # Facts kept in a profile (profile injection) and in summaries: stable user facts and constraints.
 PROFILE_FIELDS = (
@@ -105,14 +106,6 @@ def profile_of(slots: Slots) -> Slots:
 
 _DEST_BEFORE = r"(?:去|到|飞|飞往|前往|抵达|玩|是|就|选|定|目的地\s*[:：]?)\s*$"
 _DEST_AFTER = r"^\s*(?:的?(?:机票|航班|酒店|住宿|旅行|旅游|行程|攻略|之旅)|玩|旅行|旅游|吧|\d+\s*天)"
-_AMOUNT = rf"({NUM})\s*(万|千|k|K|w|W)?\s*(?:元|块|人民币)?"
-
-
-def _amount(num: str, unit: str | None) -> float | None:
-    value = cn_number(num)
-    if value is None:
-        return None
-    return value * {"万": 10000, "w": 10000, "W": 10000, "千": 1000, "k": 1000, "K": 1000}.get(unit or "", 1)
 
 
 def extract(text: str, slots: Slots, today: date, *, asked: set[str] = frozenset()) -> Slots:  # type: ignore[assignment]
@@ -245,24 +238,26 @@ def _party(text: str, slots: Slots) -> None:
 
 
 def _budget(text: str, slots: Slots, asked: set[str]) -> None:
-    scope = "per_person" if re.search(r"人均|每人|单人|/人|一个人", text) else "total"
-    if re.search(r"每晚|一晚|/晚", text):
+    per = {q.per for q in quantity.money(text)}
+    scope = "per_person" if "person" in per or re.search(r"人均|每人|单人|/人|一个人", text) else "total"
+    if "night" in per or re.search(r"每晚|一晚|/晚", text):
         scope = "per_night"
-    m = (
-        re.search(rf"预算[^\d一二两三四五六七八九十，。,]{{0,8}}{_AMOUNT}", text)
-        or re.search(rf"(?:不能|不要|别|不)超过\s*{_AMOUNT}", text)
-        or re.search(rf"{_AMOUNT}\s*(?:/人|每人)?\s*(?:以内|以下|之内|左右|上下)", text)
-    )
-    if m is None and "budget" in asked:
-        m = re.search(rf"{_AMOUNT}", text)
-    if m:
-        value = _amount(m.group(1), m.group(2))
-        if (
-            value
-            and value >= 50
-            and not re.match(r"\s*(天|晚|人|个|kg|公斤|寸|岁|号|月)", text[m.end() : m.end() + 3])
-        ):
-            slots.budget, slots.budget_scope = value, scope
+    q = _budget_amount(text, asked)
+    if q is not None and q.value >= 50:
+        slots.budget, slots.budget_scope = q.value, scope
+
+
+# Where a user states a budget: after 预算 / 不超过, or before 以内 / 左右 (the amount: lang.quantity).
+_BUDGET_BEFORE = re.compile(r"预算[^\d一二两三四五六七八九十，。,]{0,8}$|(?:不能|不要|别|不)超过\s*$")
+_BUDGET_AFTER = re.compile(r"\s*(?:/人|每人)?\s*(?:以内|以下|之内|左右|上下)")
+
+
+def _budget_amount(text: str, asked: set[str]) -> quantity.Quantity | None:
+    amounts = [q for q in quantity.quantities(text) if q.kind in ("money", "number")]
+    for q in amounts:
+        if _BUDGET_BEFORE.search(text[: q.start]) or _BUDGET_AFTER.match(text, q.end):
+            return q
+    return amounts[0] if amounts and "budget" in asked else None
 
 
 def _shopping(text: str, slots: Slots, asked: set[str]) -> None:
@@ -275,9 +270,9 @@ def _shopping(text: str, slots: Slots, asked: set[str]) -> None:
     )
     if model:
         slots.product = model.group(1).strip()
-    w = re.search(r"(\d+(?:\.\d+)?)\s*(?:kg|KG|公斤|千克)", text)
-    if w:
-        slots.max_weight = float(w.group(1))
+    weights = quantity.measures(text, "weight")
+    if weights:
+        slots.max_weight = weights[0].value
     brands = find_brands(text)
     for pos, brand in brands:
         clause = re.split(r"[，,。；;！!]", text[pos:])[0]

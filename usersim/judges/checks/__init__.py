@@ -7,6 +7,7 @@ await run_check(spec, transcript=..., case=..., state=...) -> Verdict
 from usersim.judges.checks import (  # noqa: F401  register
     clarification,
     constraint,
+    estimates,
     final_state,
     memory,
     state,

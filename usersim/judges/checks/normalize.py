@@ -7,12 +7,11 @@ bring both sides to one form so a check compares meaning, not spelling.
 
 from __future__ import annotations
 
-import calendar
 import re
-from datetime import date, timedelta
+from datetime import date
 from typing import Any
 
-from usersim.core.numerals import chinese_int
+from usersim.lang import dates, quantity
 from usersim.sandbox.places import normalize_place as sandbox_normalize_place
 
 
@@ -31,100 +30,38 @@ def normalize_place(text: Any) -> str | None:
     return _sandbox_place(text)
 
 
-# --- numbers --------------------------------------------------------------------------------
-_EN_NUMBERS = {
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-}
-
-
-# unit -> (multiplier, dimension); weights normalise to kg, money to yuan
-_UNITS: dict[str, tuple[float, str]] = {
-    "kg": (1, "weight"),
-    "公斤": (1, "weight"),
-    "千克": (1, "weight"),
-    "斤": (0.5, "weight"),
-    "g": (0.001, "weight"),
-    "克": (0.001, "weight"),
-    "元": (1, "money"),
-    "块": (1, "money"),
-    "rmb": (1, "money"),
-    "¥": (1, "money"),
-    "￥": (1, "money"),
-    "usd": (1, "money"),
-    "dollars": (1, "money"),
-    "dollar": (1, "money"),
-    "美元": (1, "money"),
-    "人": (1, "count"),
-    "位": (1, "count"),
-    "个人": (1, "count"),
-    "名": (1, "count"),
-    "张": (1, "count"),
-    "晚": (1, "count"),
-    "天": (1, "count"),
-}
-_SCALE = {"k": 1000, "千": 1000, "w": 10000, "万": 10000, "百": 100}
-_NUM_RE = re.compile(
-    r"(?:usd\s*)?([¥￥$€£])?\s*(\d+(?:[.,]\d+)*|[零〇一二两三四五六七八九十百千万]+)\s*(k(?![a-z])|w(?![a-z])|千|万|百)?\s*"
-    # ASCII units must end the word: "16GB" is not 16 grams.
-    r"(kg(?![a-z])|公斤|千克|斤|g(?![a-z])|克|元|块|rmb(?![a-z])|usd(?![a-z])|dollars?(?![a-z])|美元|个人|人|位|名|张|晚|天)?",
-    re.IGNORECASE,
-)
+# --- numbers (read by usersim.lang.quantity: the one number / money / unit parser) -----------
+def _quantity(value: Any) -> quantity.Quantity | None:
+    if isinstance(value, bool) or not isinstance(value, str):
+        return None
+    return quantity.parse(value)
 
 
 def parse_quantity(value: Any) -> tuple[float, str | None] | None:
     """A number with its unit dimension: '8千' -> (8000, None), '1.5 公斤' -> (1.5, 'weight'),
-    '两个人' -> (2, 'count'), 'two' -> (2, None). None when the text holds no number."""
+    '两个人' -> (2, 'count'), '¥1,980' -> (1980, 'money'), 'two' -> (2, None). Weights are in kg,
+    days and nights are counts; None when the text is not one quantity."""
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
         return float(value), None
-    if not isinstance(value, str):
+    q = _quantity(value)
+    if q is None:
         return None
-    text = value.strip().lower()
-    if text in _EN_NUMBERS:
-        return float(_EN_NUMBERS[text]), None
-    m = _NUM_RE.search(text)
-    if not m:
-        return None
-    currency, raw, scale, unit = m.groups()
-    if raw[0].isdigit():
-        number = float(raw.replace(",", ""))
-    else:
-        parsed = chinese_int(raw)
-        if parsed is None:
-            return None
-        number = float(parsed)
-    if scale:
-        number *= _SCALE[scale.lower()]
-    dimension = None
-    if unit:
-        mult, dimension = _UNITS[unit.lower()]
-        number *= mult
-    elif currency:
-        dimension = "money"
-    return round(number, 6), dimension
+    if q.kind == "money":
+        return q.value, "money"
+    if q.kind == "number":
+        return q.value, None
+    if q.dimension == "count" or q.unit == "day":
+        return q.amount, "count"
+    return q.value, q.dimension
 
 
 def is_quantity(value: Any) -> bool:
     """The whole text is one number with an optional unit (两个人, 8千, 1.5 kg, two), not prose."""
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return True
-    if not isinstance(value, str):
-        return False
-    text = value.strip().lower()
-    return text in _EN_NUMBERS or bool(text) and _NUM_RE.fullmatch(text) is not None
-
-
-_DIGITS_RE = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])|(?<![\d.,])\d+(?:\.\d+)?(?![\d])")
+    return _quantity(value) is not None
 
 
 def numbers_in(value: Any) -> list[float]:
@@ -139,7 +76,7 @@ def numbers_in(value: Any) -> list[float]:
     if is_quantity(value):
         n = parse_number(value)
         return [n] if n is not None else []
-    return [float(m.group(0).replace(",", "")) for m in _DIGITS_RE.finditer(value)]
+    return [v for v, _, _ in quantity.numerals_in(value)]
 
 
 def find_number(word: str, text: str) -> str | None:
@@ -150,9 +87,9 @@ def find_number(word: str, text: str) -> str | None:
     want = parse_number(word)
     if want is None:
         return None
-    for m in _DIGITS_RE.finditer(text):
-        if abs(float(m.group(0).replace(",", "")) - want) < 1e-9:
-            return m.group(0)
+    for v, a, b in quantity.numerals_in(text):
+        if abs(v - want) < 1e-9:
+            return text[a:b]
     return None
 
 
@@ -189,128 +126,24 @@ def parse_number(value: Any) -> float | None:
     return q[0] if q else None
 
 
-# --- dates ----------------------------------------------------------------------------------
-_WEEKDAYS = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "末": 5}
-_HOLIDAYS: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {
-    "国庆": ((10, 1), (10, 7)),
-    "十一": ((10, 1), (10, 7)),
-    "五一": ((5, 1), (5, 5)),
-    "劳动节": ((5, 1), (5, 5)),
-    "暑假": ((7, 1), (8, 31)),
-    "元旦": ((1, 1), (1, 3)),
-}
-# Lunar holidays by year (official 2025/2026 holiday windows).
-_LUNAR: dict[str, dict[int, tuple[str, str]]] = {
-    "端午": {2025: ("2025-05-31", "2025-06-02"), 2026: ("2026-06-19", "2026-06-21")},
-    "春节": {2025: ("2025-01-28", "2025-02-04"), 2026: ("2026-02-15", "2026-02-23")},
-    "中秋": {2025: ("2025-10-06", "2025-10-08"), 2026: ("2026-09-25", "2026-09-27")},
-}
-_ISO_RE = re.compile(r"^\s*(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})")
-_MONTH_DAY_RE = re.compile(
-    r"(\d{1,2}|[一二三四五六七八九十]+)\s*月\s*(\d{1,2}|[一二三四五六七八九十]+)\s*[日号]?"
-)
-_MONTH_PART_RE = re.compile(r"(\d{1,2}|[一二三四五六七八九十]+)\s*月\s*(上旬|中旬|下旬|初|底|末)?")
-_WEEK_RE = re.compile(r"(下下|下|这|本|上)?\s*(?:周|星期|礼拜)([一二三四五六日天末])")
-
+# --- dates (read by usersim.lang.dates: the one date parser, with THE holiday calendar) -------
 DateRange = tuple[date, date]
-
-
-def _num(text: str) -> int:
-    return int(text) if text.isdigit() else (chinese_int(text) or 0)
-
-
-def _year_for(month: int, day: int, today: date | None) -> int:
-    """The year in which month/day comes next on or after today (seed dates are future trips)."""
-    if today is None:
-        return date.today().year
-    try:
-        candidate = date(today.year, month, day)
-    except ValueError:
-        return today.year
-    return today.year if candidate >= today - timedelta(days=1) else today.year + 1
 
 
 def resolve_date(text: Any, today: date | None = None) -> DateRange | None:
     """Resolve a date expression to an inclusive range: '2026-06-15', '明天', '下周五',
-    '6 月中旬' (06-10..06-20), '国庆' (10-01..10-07), '5 月 10 号'. `today` is the case's
-    context.current_date. None when the text is not a date."""
+    '6 月中旬' (06-10..06-20), '国庆' (10-01..10-07), '5 月 10 号', 'mid-June'. `today` is the
+    case's context.current_date; without it only absolute dates resolve. None when not a date."""
     if isinstance(text, date):
         return text, text
     if not isinstance(text, str) or not text.strip():
         return None
-    s = text.strip()
-    m = _ISO_RE.match(s)
-    if m:
-        try:
-            d = date(int(m[1]), int(m[2]), int(m[3]))
-        except ValueError:
-            return None
-        return d, d
-    if today is not None:
-        for word, delta in (("大后天", 3), ("后天", 2), ("明天", 1), ("明日", 1), ("今天", 0), ("今日", 0)):
-            if word in s:
-                d = today + timedelta(days=delta)
-                return d, d
-        m = _WEEK_RE.search(s)
-        if m:
-            return _weekday(today, m[1] or "", m[2])
-    for name, years in _LUNAR.items():
-        if name in s:
-            year = today.year if today else date.today().year
-            start, end = years.get(year) or years.get(year + 1) or next(iter(years.values()))
-            d0, d1 = date.fromisoformat(start), date.fromisoformat(end)
-            if today and d1 < today and (year + 1) in years:
-                d0, d1 = (date.fromisoformat(x) for x in years[year + 1])
-            return d0, d1
-    for name, ((m0, d0), (m1, d1)) in _HOLIDAYS.items():
-        if name in s:
-            year = _year_for(m1, d1, today)
-            return date(year, m0, d0), date(year, m1, d1)
-    m = _MONTH_DAY_RE.search(s)
-    if m:
-        month, day = _num(m[1]), _num(m[2])
-        try:
-            d = date(_year_for(month, day, today), month, day)
-        except ValueError:
-            return None
-        return d, d
-    m = _MONTH_PART_RE.search(s)
-    if m:
-        month = _num(m[1])
-        if not 1 <= month <= 12:
-            return None
-        year = _year_for(month, calendar.monthrange(2001, month)[1], today)
-        last = calendar.monthrange(year, month)[1]
-        part = m[2]
-        lo, hi = {
-            "上旬": (1, 10),
-            "初": (1, 10),
-            "中旬": (10, 20),
-            "下旬": (21, last),
-            "底": (21, last),
-            "末": (21, last),
-        }.get(part or "", (1, last))
-        return date(year, month, lo), date(year, month, hi)
-    return None
-
-
-def _weekday(today: date, which: str, day_char: str) -> DateRange:
-    """下周五 = Friday of next calendar week (weeks start Monday); 周五 alone = the next Friday."""
-    target = _WEEKDAYS[day_char]
-    monday = today - timedelta(days=today.weekday())
-    if which in ("下",):
-        d = monday + timedelta(days=7 + target)
-    elif which == "下下":
-        d = monday + timedelta(days=14 + target)
-    elif which in ("这", "本"):
-        d = monday + timedelta(days=target)
-    elif which == "上":
-        d = monday - timedelta(days=7 - target)
-    else:
-        d = today + timedelta(days=(target - today.weekday()) % 7)
-    if day_char == "末":  # 周末 = Saturday..Sunday
-        return d, d + timedelta(days=1)
-    return d, d
+    found = dates.resolve(text.strip(), today or date.today())
+    if found is None or (
+        today is None and found.kind not in ("iso", "day", "range", "month", "month_part", "holiday")
+    ):
+        return None
+    return found.range
 
 
 def parse_today(current_date: str | None) -> date | None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import Field
 
+from usersim.lang import quantity
 from usersim.sandbox import catalog
 from usersim.sandbox.maps import haversine_km, map_graph, node_for
 from usersim.sandbox.places import unknown_place_message
@@ -32,8 +33,19 @@ class RestaurantArgs(Args):
 
 
 def _price_range(query: str) -> tuple[float, float] | None:
-    m = re.search(r"(\d+)\s*[-~到至]\s*(\d+)", query)
-    return (float(m[1]), float(m[2])) if m else None
+    """The price range a query names ("人均300-500", "300 到 500 元"), read by usersim.lang.quantity;
+    and the query without it (the words left to match on)."""
+    span = next(
+        (q for q in quantity.quantities(query) if q.high is not None and q.kind in ("money", "number")), None
+    )
+    return (span.value, span.high) if span and span.high is not None else None
+
+
+def _without_prices(query: str) -> str:
+    out = query
+    for q in reversed([q for q in quantity.quantities(query) if q.kind in ("money", "number")]):
+        out = out[: q.start] + " " + out[q.end :]
+    return re.sub(r"人均", " ", out)
 
 
 @register(
@@ -78,7 +90,7 @@ def search_restaurants(args: RestaurantArgs, ctx: ToolContext) -> dict[str, Any]
         span = _price_range(args.query)
         if span:
             items = [r for r in items if span[0] <= r["price_per_person"] <= span[1]]
-        words = re.sub(r"人均|\d+\s*[-~到至]\s*\d+|元", " ", args.query).strip()
+        words = _without_prices(args.query).strip()
         if words:
             scored = [
                 (

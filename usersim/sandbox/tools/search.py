@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from datetime import timedelta
 from typing import Any
 
 from pydantic import AliasChoices, Field
 
 from usersim.core.registry import did_you_mean
+from usersim.lang import dates
 from usersim.sandbox.catalog import fixture
 from usersim.sandbox.tools import Args, ToolContext, ToolError, register
 
@@ -97,9 +97,6 @@ def _rank(query: str, docs: list[dict[str, Any]], text_of) -> list[tuple[float, 
     return [(s, d) for s, d in sorted(scored, key=lambda t: -t[0]) if s > 0 and s >= best * 0.4]
 
 
-_DAY_WORDS = {"今天": 0, "今日": 0, "明天": 1, "明日": 1, "后天": 2}
-
-
 def _weather_card(query: str, ctx: ToolContext) -> dict[str, Any] | None:
     """Like a search engine's weather box: '明天北京天气' answers from the same model as maps_weather."""
     if not re.search(r"天气|气温|下雨|weather", query, flags=re.IGNORECASE):
@@ -118,8 +115,8 @@ def _weather_card(query: str, ctx: ToolContext) -> dict[str, Any] | None:
     cities = [name for _, name in sorted(hits) if name in climate]
     if not cities:
         return None
-    offset = next((d for w, d in _DAY_WORDS.items() if w in query), 0)
-    day = ctx.today + timedelta(days=offset)
+    said = next((d for d in dates.find_dates(query, ctx.today) if d.kind == "relative"), None)
+    day = said.first if said else ctx.today  # "明天北京天气": the day the query names
     w = daily_weather(cities[0], day)
     snippet = (
         f"{day.isoformat()} {cities[0]}：{w['condition']}，{w['temp_low_c']}~{w['temp_high_c']}°C，"

@@ -1,6 +1,6 @@
 import pytest
 
-from usersim.core.numerals import chinese_int, number
+from usersim.lang.quantity import chinese_int, number
 
 
 @pytest.mark.parametrize(
