@@ -54,7 +54,7 @@ def _library_patterns() -> list[tuple[str, bool]]:
 
 def test_every_library_pattern_runs():
     patterns = _library_patterns()
-    assert len(patterns) >= 20
+    assert len(patterns) >= 15  # the library's case regexes (C1-SF-07 now uses the estimates check)
     engines = {case_regex(p, ic).engine for p, ic in patterns}
     assert engines == {"re2", "re"}
 

@@ -58,7 +58,10 @@ def scalar_equal(expected: Any, actual: Any, today: date | None = None) -> bool:
         return expected == actual
     e_num, a_num = _number(expected), _number(actual)
     if e_num is not None and a_num is not None:
-        same_dimension = e_num[1] is None or a_num[1] is None or e_num[1] == a_num[1]
+        # a bare number is a price written without its currency (1200 == "¥1,200") or a count of
+        # people, never a count of other things ("4" != "4 bags": exact, use contains: for prose)
+        dims = {e_num[1], a_num[1]}
+        same_dimension = len(dims) == 1 or (None in dims and dims <= {None, "money", "count"})
         return same_dimension and abs(e_num[0] - a_num[0]) < 1e-9
     e_day = _day_range(expected, today) if isinstance(expected, (str, date)) else None
     a_day = _actual_date(actual) if e_day is not None else None
