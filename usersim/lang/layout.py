@@ -1,0 +1,252 @@
+"""Markdown items of a reply: list lines, table rows or columns, their marks and lead-ins.
+
+An item is what an agent lists: a numbered, bulleted or emoji-numbered line (1. / - / 1️⃣ / ① /
+**1.** / "### 1."), an item heading, a table body row, or, in a comparison table whose first
+header cell is empty or an attribute word ("| | 华为 | 小米 |", "| 参数 | A | B |"), a column.
+Details nested under an item (bullets under "### 1. 华为") are not items of their own. A lead-in
+line ("已排除：", "Not recommended:", "### 超出预算") governs the items up to the next lead-in or
+paragraph; `Section` ties them together so polarity can read the lead-in for its items.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+from usersim.lang.resources import language_codes, resources
+from usersim.lang.segment import Span, lines, reading
+
+ItemKind = Literal["numbered", "bullet", "heading", "row", "column"]
+
+_NUM = r"(?:\d{1,2}\s*[.、)）](?!\d)|\d{1,2}\s*[:：](?!\d)|[（(]\d{1,2}[)）]|[①-⑳]|[0-9]\ufe0f?\u20e3|\U0001f51f|第[一二三四五六七八九十\d]{1,3}[款个名项家站]?[：:、.])"
+_NUMBERED = re.compile(rf"^[ \t]*{_NUM}[ \t]*(?=\S)")
+_BULLET = re.compile(r"^[ \t]*[-•*·+▪◦●○][ \t]+(?=\S)")
+_HEADING = re.compile(r"^[ \t]*(#{1,6})[ \t]+(?=\S)")
+_BOLD_LINE = re.compile(r"^[ \t]*\*\*[^*\n]+\*\*[ \t]*[：:]?[ \t]*$")
+_TABLE = re.compile(r"^\s*\|.*\|\s*$")
+_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_LABEL_END = re.compile(r"\s[-–—]\s|[：:（(—–|，,;；。]|\s{2,}")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One listed item. `label` is its name part (first naming cell, heading text, text before the
+    first separator); `cells` the table cells of a row or column (label excluded); `verdict` the
+    cell that judges the whole item (a verdict column/row, or the only marked one), if any."""
+
+    kind: ItemKind
+    span: Span
+    label: Span
+    line: int
+    cells: tuple[Span, ...] = ()
+    verdict: Span | None = None
+    top: bool = True  # False: a detail nested under another item
+
+
+@dataclass
+class Section:
+    """A lead-in line (or None for the reply's opening) and the items it governs."""
+
+    lead: Span | None
+    items: list[Item] = field(default_factory=list)
+
+
+@dataclass
+class Layout:
+    """The items of a reply: list items (top-level and nested), table items and sections."""
+
+    listed: list[Item]
+    table: list[Item]
+    sections: list[Section]
+
+    @property
+    def items(self) -> list[Item]:
+        """The items the reply lists, once: the table's or the top-level list's, the larger (a
+        table and a list of the same items count once)."""
+        top = [i for i in self.listed if i.top]
+        return self.table if len(self.table) > len(top) else top
+
+    def section_of(self, item: Item) -> Section | None:
+        return next((s for s in self.sections if item in s.items), None)
+
+
+def marks(kind: str) -> str:
+    """The mark characters of a kind (excluded | recommended), from every language's segment.yaml."""
+    return "".join(
+        dict.fromkeys(
+            m for c in language_codes() for m in resources(c).get("segment", "marks", {}).get(kind, [])
+        )
+    )
+
+
+def _any_mark() -> str:
+    return marks("excluded") + marks("recommended")
+
+
+def _words(key: str) -> set[str]:
+    return {w.casefold() for c in language_codes() for w in resources(c).words("segment", key)}
+
+
+def _strip(s: str) -> str:
+    return reading(s).strip().strip("：:").strip()
+
+
+def is_title(text: str) -> bool:
+    """A heading that titles a section ("### 推荐方案", "**Not recommended**") rather than an item."""
+    t = _strip(text).casefold()
+    return t.endswith(("：", ":")) or any(w and w in t for w in _words("title_words"))
+
+
+def _label(text: str, base: int) -> Span:
+    body = reading(text)
+    lead = len(body) - len(body.lstrip())
+    m = _LABEL_END.search(body, lead + 1)
+    end = m.start() if m else len(body.rstrip())
+    piece = text[lead:end]
+    return Span(base + lead, base + lead + len(piece.rstrip()), piece.rstrip())
+
+
+def _list_item(ln: Span, n: int) -> tuple[Item, int] | None:
+    """The list item on a line and its rank (lower ranks are parents), or None."""
+    raw, src = ln.text, reading(ln.text)
+    indent = len(raw) - len(raw.lstrip())
+    head = _HEADING.match(raw)
+    if head:
+        rest = raw[head.end() :]
+        num = _NUMBERED.match(reading(rest))
+        body_at = head.end() + (num.end() if num else 0)
+        rank = len(head.group(1))
+        kind: ItemKind = "heading"
+    elif _BOLD_LINE.match(raw):
+        num = _NUMBERED.match(src)
+        body_at = num.end() if num else len(raw) - len(raw.lstrip())
+        rank, kind = 7, "heading"
+    else:
+        num = _NUMBERED.match(src)
+        bul = None if num else _BULLET.match(raw)
+        if not (num or bul):
+            return None
+        body_at = (num or bul).end()  # type: ignore[union-attr]
+        rank = 10 if num else 20
+        kind = "numbered" if num else "bullet"
+    if kind == "heading" and not num and is_title(raw):
+        return None
+    body = raw[body_at:]
+    span = Span(ln.start + indent, ln.end, raw.strip())
+    label = _label(body, ln.start + body_at)
+    mark = _mark_span(label) if kind != "heading" else None
+    return Item(kind, span, label, n, verdict=mark), rank + (indent // 2) * 100 + (
+        0 if num or kind != "heading" else 1
+    )
+
+
+def _mark_span(label: Span) -> Span | None:
+    t = label.text.lstrip()
+    return Span(label.start, label.end, label.text) if t[:1] in _any_mark() else None
+
+
+def _cells(ln: Span) -> list[Span]:
+    out, pos = [], ln.text.index("|") + 1
+    parts = ln.text[pos:].rstrip().rstrip("|").split("|")
+    for p in parts:
+        lead = len(p) - len(p.lstrip())
+        out.append(Span(ln.start + pos + lead, ln.start + pos + lead + len(p.strip()), p.strip()))
+        pos += len(p) + 1
+    return out
+
+
+def _marked(cell: Span) -> bool:
+    return any(ch in cell.text for ch in _any_mark())
+
+
+def _is_name(cell: Span) -> bool:
+    t = _strip(cell.text)
+    return bool(t) and not re.fullmatch(r"[#\d\s.\-–—]*", t) and not all(ch in _any_mark() + " " for ch in t)
+
+
+def _table(rows: list[tuple[int, Span]]) -> list[Item]:
+    """Items of one table: (line number, line) of its header, rule and body lines."""
+    header = _cells(rows[0][1])
+    body = [(n, _cells(ln)) for n, ln in rows[2:]]
+    verdicts = _words("verdict_headers")
+    first = _strip(header[0].text).casefold() if header else ""
+    if len(header) >= 3 and (
+        not first or first in _words("attribute_headers") - {"型号", "产品", "model", "product"}
+    ):
+        # items are columns: the header's other cells name them, each body row is an attribute
+        vrow = [r for _, r in body if r and _strip(r[0].text).casefold() in verdicts]
+        marked = [r for _, r in body if any(_marked(c) for c in r[1:])]
+        judge = vrow[0] if vrow else (marked[0] if len(marked) == 1 else None)
+        out = []
+        for j, h in enumerate(header[1:], start=1):
+            cells = tuple(r[j] for _, r in body if j < len(r))
+            verdict = judge[j] if judge is not None and j < len(judge) else (h if _marked(h) else None)
+            out.append(Item("column", h, h, rows[0][0], cells, verdict))
+        return out
+    vcol = next((j for j, h in enumerate(header) if _strip(h.text).casefold() in verdicts), None)
+    mark_cols = {j for _, r in body for j, c in enumerate(r) if _marked(c)}
+    if vcol is None and len(mark_cols) == 1:
+        vcol = next(iter(mark_cols))
+    out = []
+    for n, cells in body:
+        ln = next(s for m, s in rows if m == n)
+        named = [c for c in cells if _is_name(c)]
+        label = named[0] if named else (cells[0] if cells else ln)
+        others = tuple(c for c in cells if c is not label)
+        verdict = cells[vcol] if vcol is not None and vcol < len(cells) and cells[vcol] is not label else None
+        out.append(Item("row", Span(ln.start, ln.end, ln.text.strip()), label, n, others, verdict))
+    return out
+
+
+def layout(text: str) -> Layout:
+    """The Markdown layout of `text`: its list items, table items and lead-in sections."""
+    all_lines = lines(text)
+    listed: list[Item] = []
+    table: list[Item] = []
+    sections: list[Section] = [Section(None)]
+    ranks: list[int] = []  # ranks of the items since the last lead-in (for nesting)
+    n = 0
+    while n < len(all_lines):
+        ln = all_lines[n]
+        if _TABLE.match(ln.text) and n + 1 < len(all_lines) and _RULE.match(all_lines[n + 1].text):
+            rows = [(n, ln), (n + 1, all_lines[n + 1])]
+            m = n + 2
+            while m < len(all_lines) and _TABLE.match(all_lines[m].text):
+                rows.append((m, all_lines[m]))
+                m += 1
+            got = _table(rows)
+            table.extend(got)
+            sections[-1].items.extend(got)
+            n = m
+            continue
+        found = _list_item(ln, n)
+        stripped = reading(ln.text).strip()
+        if found:
+            item, rank = found
+            top = not any(r < rank for r in ranks)
+            ranks.append(rank)
+            item = Item(item.kind, item.span, item.label, item.line, item.cells, item.verdict, top)
+            listed.append(item)
+            sections[-1].items.append(item)
+        elif stripped and (
+            stripped.endswith(("：", ":")) or _HEADING.match(ln.text) or _BOLD_LINE.match(ln.text)
+        ):
+            sections.append(Section(Span(ln.start, ln.end, ln.text.strip())))
+            ranks = []
+        elif stripped and sections[-1].lead is not None and sections[-1].items:
+            sections.append(Section(None))  # a paragraph after the list ends the lead-in's reach
+            ranks = []
+        n += 1
+    _promote_headings(listed)
+    return Layout(listed, table, sections)
+
+
+def _promote_headings(listed: list[Item]) -> None:
+    """A lone unnumbered item heading over a list is a title after all: its bullets are the items."""
+    heads = [i for i, it in enumerate(listed) if it.kind == "heading"]
+    if len(heads) != 1 or heads[0] == len(listed) - 1 or _NUMBERED.match(_strip(listed[heads[0]].span.text)):
+        return
+    for i in range(heads[0], len(listed)):
+        it = listed[i]
+        listed[i] = Item(it.kind, it.span, it.label, it.line, it.cells, it.verdict, it.kind != "heading")
