@@ -24,6 +24,8 @@ _NUMBERED = re.compile(rf"^[ \t]*{_NUM}[ \t]*(?=\S)")
 _BULLET = re.compile(r"^[ \t]*[-•*·+▪◦●○][ \t]+(?=\S)")
 _HEADING = re.compile(r"^[ \t]*(#{1,6})[ \t]+(?=\S)")
 _BOLD_LINE = re.compile(r"^[ \t]*\*\*[^*\n]+\*\*[ \t]*[：:]?[ \t]*$")
+_INLINE = re.compile(r"[①-⑳]|[0-9]\ufe0f?\u20e3")  # markers that number items inside one line
+_BOLD_LEAD = re.compile(r"^[ \t]*\*\*([^*\n]+)\*\*[ \t]*(?=[·:：\-—–|(（/]|[ \t]+\S)")
 _TABLE = re.compile(r"^\s*\|.*\|\s*$")
 _RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
 _LABEL_END = re.compile(r"\s[-–—]\s|[：:（(—–|，,;；。]|\s{2,}")
@@ -206,6 +208,7 @@ def layout(text: str) -> Layout:
     table: list[Item] = []
     sections: list[Section] = [Section(None)]
     ranks: list[int] = []  # ranks of the items since the last lead-in (for nesting)
+    bold_leads: list[Item] = []  # "**Name** · detail" lines: items only when there are several
     n = 0
     while n < len(all_lines):
         ln = all_lines[n]
@@ -222,6 +225,28 @@ def layout(text: str) -> Layout:
             continue
         found = _list_item(ln, n)
         stripped = reading(ln.text).strip()
+        inline = list(_INLINE.finditer(ln.text))
+        if len(inline) >= 2 and not _TABLE.match(ln.text):
+            for k, m in enumerate(inline):  # "推荐：① A ② B ③ C" lists its items on one line
+                end = inline[k + 1].start() if k + 1 < len(inline) else len(ln.text)
+                piece = ln.text[m.end() : end]
+                label = _label(piece, ln.start + m.end())
+                item = Item(
+                    "numbered",
+                    Span(ln.start + m.start(), ln.start + end, ln.text[m.start() : end].strip()),
+                    label,
+                    n,
+                )
+                listed.append(item)
+                sections[-1].items.append(item)
+            n += 1
+            continue
+        if found is None and _BOLD_LEAD.match(ln.text) and not is_title(_BOLD_LEAD.match(ln.text).group(1)):  # type: ignore[union-attr]
+            bold = _BOLD_LEAD.match(ln.text)
+            assert bold is not None
+            label = Span(ln.start + bold.start(1), ln.start + bold.end(1), bold.group(1))
+            found = (Item("bullet", Span(ln.start, ln.end, ln.text.strip()), label, n), 15)
+            bold_leads.append(found[0])
         if found:
             item, rank = found
             top = not any(r < rank for r in ranks)
@@ -238,6 +263,11 @@ def layout(text: str) -> Layout:
             sections.append(Section(None))  # a paragraph after the list ends the lead-in's reach
             ranks = []
         n += 1
+    if len(bold_leads) == 1:
+        lone = bold_leads[0].span
+        listed = [i for i in listed if i.span != lone]
+        for sec in sections:
+            sec.items = [i for i in sec.items if i.span != lone]
     _promote_headings(listed)
     return Layout(listed, table, sections)
 

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from usersim.lang.layout import Item, Layout, Section, layout
+from usersim.lang.layout import Item, Layout, Section, layout, marks
 from usersim.lang.resources import Cue, language_codes, languages, resources
 from usersim.lang.segment import Clause, Span, clauses, reading, sentences
 
@@ -30,6 +30,7 @@ Polarity = Literal["recommended", "excluded", "rejected", "negated", "asked_abou
 Confidence = Literal["confident", "conflicting", "none"]
 NEGATIVE = frozenset({"excluded", "rejected", "negated"})
 _GROUP_KEYS = ("kind", "phrases")
+_STRUCK = re.compile(r"~~[^~\n]+~~")
 
 
 @dataclass(frozen=True)
@@ -192,6 +193,13 @@ class Reader:
     # --- the reading of one mention -------------------------------------------------------------
     def at(self, start: int, end: int) -> Reading:
         """The reading of the mention at [start, end)."""
+        struck = next((m for m in _STRUCK.finditer(self.text) if m.start() < start < m.end()), None)
+        if struck is not None:  # ~~Day 2 环球影城~~: crossed out
+            return Reading(
+                "excluded",
+                "confident",
+                (Cue("segment.strikethrough", struck.start(), struck.end(), struck.group(0)),),
+            )
         idx = next((i for i, c in enumerate(self.clauses) if c.start <= start < c.end), None)
         if idx is None:
             return NEUTRAL
@@ -263,16 +271,21 @@ class Reader:
             if self.marker_only(nxt, hits):
                 r = self._from_hits(hits)
                 return r if skipped == 0 or r.polarity != "recommended" else None
-            if nxt.aside or (re.search(r"\d", nxt.text) and _gap(nxt.text) <= 8 and skipped < 2):
-                skipped += 1  # a bracketed aside or an attribute ("重 1.55kg") before the cue
+            reason = any(
+                p.match(self.norm[nxt.start : nxt.end]) for _, p in _list(self._k, "reason_connectives")
+            )
+            attribute = re.search(r"\d", nxt.text) and _gap(nxt.text) <= 8
+            if skipped < 2 and (nxt.aside or attribute or reason):
+                skipped += (
+                    1  # an aside, an attribute ("重 1.55kg") or a reason ("但它是苹果的") before the cue
+                )
                 continue
             break
         return None
 
     def _from_hits(self, hits: list[_Hit]) -> Reading:
-        kinds = {h.group.kind for h in hits}
         neg = [h for h in hits if h.group.kind != "recommended"]
-        if neg and len(kinds) > 1:
+        if neg and len(neg) < len(hits):  # "✅ 不推荐": both ways
             return Reading(neg[0].group.kind, "conflicting", tuple(h.cue(self.text) for h in hits))  # type: ignore[arg-type]
         h = neg[0] if neg else hits[0]
         return Reading(h.group.kind, "confident", (h.cue(self.text),))  # type: ignore[arg-type]
@@ -327,15 +340,20 @@ class Reader:
 
     def item(self, it: Item) -> Reading:
         """The reading of an item as a whole: its label's reading, its verdict, its lead-in."""
-        r = self.at(it.label.start, max(it.label.end, it.label.start + 1)) if it.label.text else NEUTRAL
+        if not it.label.text:
+            return self._item_reading(it) or NEUTRAL
+        hits = self.hits(it.label)
+        if hits and self.marker_only(it.label, hits):
+            return self._from_hits(hits)
+        body = self.norm[it.label.start : it.label.end]
+        p = it.label.start + len(body) - len(body.lstrip(" " + marks("excluded") + marks("recommended")))
+        r = self.at(p, p)  # zero width: every cue in the label is before or after the name
         return r if r.polarity != "neutral" else self._item_reading(it) or NEUTRAL
 
     def _item_reading(self, it: Item) -> Reading | None:
         return self._verdict(it) or self._cells(it) or self._lead_in(self.layout.section_of(it))
 
     def _verdict(self, it: Item) -> Reading | None:
-        from usersim.lang.layout import marks
-
         if it.verdict is None:
             return None
         t = it.verdict.text

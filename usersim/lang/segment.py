@@ -104,6 +104,7 @@ def clauses(text: str) -> list[Clause]:
     line = sentence = depth = 0
     start = 0
     sep = "\n"
+    open_sentence = False  # the current sentence has a clause
     for i in range(len(src) + 1):
         kind = "sent" if i == len(src) else _cut_at(src, i)
         if kind is None:
@@ -120,6 +121,7 @@ def clauses(text: str) -> list[Clause]:
                     a, a + len(body), text[a : a + len(body)], line, sentence, depth > 0, joined, sep in "：:"
                 )
             )
+            open_sentence = True
         if ch in _OPEN:
             depth += 1
         elif ch in _CLOSE:
@@ -127,8 +129,9 @@ def clauses(text: str) -> list[Clause]:
         if ch == "\n":
             line += 1
             depth = 0
-        if kind == "sent" and seg.strip():
+        if kind == "sent" and open_sentence:
             sentence += 1
+            open_sentence = False
         if seg.strip() or ch not in _CLOSE:
             sep = ch if kind == "soft" or ch in _SENT else "\n"
         start = i + 1
