@@ -109,7 +109,30 @@ def _label(text: str, base: int) -> Span:
     return Span(base + lead, base + lead + len(piece.rstrip()), piece.rstrip())
 
 
-def _list_item(ln: Span, n: int) -> tuple[Item, int] | None:
+_BARE = re.compile(r"^[ \t]*(\d{1,2})[ \t]+(?=[^\d\s])")
+
+
+def _bare_runs(all_lines: list[Span]) -> set[int]:
+    """Lines numbered without punctuation ("1 vivo Y200") that form a run 1, 2, 3 ...: items only
+    then, so "3 天行程" alone is a sentence, not an item."""
+    out: set[int] = set()
+    run: list[int] = []
+    for n, ln in enumerate(all_lines):
+        m = _BARE.match(ln.text)
+        if m and int(m.group(1)) == len(run) + 1:
+            run.append(n)
+            continue
+        if not ln.text.strip() and run:
+            continue
+        if len(run) >= 2:
+            out.update(run)
+        run = [n] if m and m.group(1) == "1" else []
+    if len(run) >= 2:
+        out.update(run)
+    return out
+
+
+def _list_item(ln: Span, n: int, bare: bool = False) -> tuple[Item, int] | None:
     """The list item on a line and its rank (lower ranks are parents), or None."""
     raw, src = ln.text, reading(ln.text)
     indent = len(raw) - len(raw.lstrip())
@@ -125,7 +148,7 @@ def _list_item(ln: Span, n: int) -> tuple[Item, int] | None:
         body_at = num.end() if num else len(raw) - len(raw.lstrip())
         rank, kind = 7, "heading"
     else:
-        num = _NUMBERED.match(src)
+        num = _NUMBERED.match(src) or (_BARE.match(src) if bare else None)
         bul = None if num else _BULLET.match(raw)
         if not (num or bul):
             return None
@@ -208,6 +231,7 @@ def layout(text: str) -> Layout:
     table: list[Item] = []
     sections: list[Section] = [Section(None)]
     ranks: list[int] = []  # ranks of the items since the last lead-in (for nesting)
+    bare = _bare_runs(all_lines)
     bold_leads: list[Item] = []  # "**Name** · detail" lines: items only when there are several
     n = 0
     while n < len(all_lines):
@@ -223,7 +247,7 @@ def layout(text: str) -> Layout:
             sections[-1].items.extend(got)
             n = m
             continue
-        found = _list_item(ln, n)
+        found = _list_item(ln, n, n in bare)
         stripped = reading(ln.text).strip()
         inline = list(_INLINE.finditer(ln.text))
         if len(inline) >= 2 and not _TABLE.match(ln.text):
