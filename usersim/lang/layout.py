@@ -21,7 +21,8 @@ ItemKind = Literal["numbered", "bullet", "heading", "row", "column"]
 
 _NUM = r"(?:\d{1,2}\s*[.、)）](?!\d)|\d{1,2}\s*[:：](?!\d)|[（(]\d{1,2}[)）]|[①-⑳]|[0-9]\ufe0f?\u20e3|\U0001f51f|第[一二三四五六七八九十\d]{1,3}[款个名项家站]?[：:、.])"
 _NUMBERED = re.compile(rf"^[ \t]*{_NUM}[ \t]*(?=\S)")
-_BULLET = re.compile(r"^[ \t]*[-•*·+▪◦●○][ \t]+(?=\S)")
+_BULLET = re.compile(r"^[ \t]*(?:[-•*·+▪◦●○][ \t]+|[➤▶►👉🔹🔸🔺▫️◆◇🥇🥈🥉]\ufe0f?[ \t]*)(?=\S)")
+_MARK_BULLET = re.compile(r"^[ \t]*([✅❌✔☑✓✗✘🚫⛔❎])\ufe0f?[ \t]*(?=\S)")
 _HEADING = re.compile(r"^[ \t]*(#{1,6})[ \t]+(?=\S)")
 _BOLD_LINE = re.compile(r"^[ \t]*\*\*[^*\n]+\*\*[ \t]*[：:]?[ \t]*$")
 _INLINE = re.compile(r"[①-⑳]|[0-9]\ufe0f?\u20e3")  # markers that number items inside one line
@@ -44,6 +45,7 @@ class Item:
     cells: tuple[Span, ...] = ()
     verdict: Span | None = None
     top: bool = True  # False: a detail nested under another item
+    grid: bool = False  # a table row among rows with ✅/❌ in several columns (feature marks)
 
 
 @dataclass
@@ -96,8 +98,13 @@ def _strip(s: str) -> str:
 
 def is_title(text: str) -> bool:
     """A heading that titles a section ("### 推荐方案", "**Not recommended**") rather than an item."""
-    t = _strip(text).casefold()
-    return t.endswith(("：", ":")) or any(w and w in t for w in _words("title_words"))
+    raw = reading(text).strip()
+    if raw.endswith(("：", ":")):
+        return True
+    t = raw.strip("：:").strip().casefold()
+    if re.search(r"\d", t) or not any(w and w in t for w in _words("title_words")):
+        return False  # "### vivo Y200（推荐）" names an item
+    return not re.search(r"[A-Za-z]", t) or len(t.split()) <= 4
 
 
 def _label(text: str, base: int) -> Span:
@@ -105,8 +112,9 @@ def _label(text: str, base: int) -> Span:
     lead = len(body) - len(body.lstrip())
     m = _LABEL_END.search(body, lead + 1)
     end = m.start() if m else len(body.rstrip())
-    piece = text[lead:end]
-    return Span(base + lead, base + lead + len(piece.rstrip()), piece.rstrip())
+    keep = len(body[lead:end].rstrip())  # markup around the name ("**vivo Y200**") is not part of it
+    piece = text[lead : lead + keep]
+    return Span(base + lead, base + lead + keep, piece)
 
 
 _BARE = re.compile(r"^[ \t]*(\d{1,2})[ \t]+(?=[^\d\s])")
@@ -149,7 +157,7 @@ def _list_item(ln: Span, n: int, bare: bool = False) -> tuple[Item, int] | None:
         rank, kind = 7, "heading"
     else:
         num = _NUMBERED.match(src) or (_BARE.match(src) if bare else None)
-        bul = None if num else _BULLET.match(raw)
+        bul = None if num else (_BULLET.match(raw) or _MARK_BULLET.match(raw))
         if not (num or bul):
             return None
         body_at = (num or bul).end()  # type: ignore[union-attr]
@@ -160,7 +168,10 @@ def _list_item(ln: Span, n: int, bare: bool = False) -> tuple[Item, int] | None:
     body = raw[body_at:]
     span = Span(ln.start + indent, ln.end, raw.strip())
     label = _label(body, ln.start + body_at)
+    lead_mark = _MARK_BULLET.match(raw) if kind == "bullet" else None
     mark = _mark_span(label) if kind != "heading" else None
+    if lead_mark:  # "✅ vivo Y200" / "❌ OPPO A3": the mark is the line's bullet and its verdict
+        mark = Span(ln.start + lead_mark.start(1), ln.start + lead_mark.end(1), lead_mark.group(1))
     return Item(kind, span, label, n, verdict=mark), rank + (indent // 2) * 100 + (
         0 if num or kind != "heading" else 1
     )
@@ -190,15 +201,36 @@ def _is_name(cell: Span) -> bool:
     return bool(t) and not re.fullmatch(r"[#\d\s.\-–—]*", t) and not all(ch in _any_mark() + " " for ch in t)
 
 
+def _attribute(cell: Span) -> bool:
+    t = _strip(cell.text).casefold()
+    return bool(t) and any(
+        t == w or t.startswith(w) for w in _words("attribute_words") | _words("verdict_headers")
+    )
+
+
+def _by_columns(header: list[Span], body: list[tuple[int, list[Span]]]) -> bool:
+    """Whether a table's items are its columns: the first header cell is empty or an attribute
+    header ("| | 华为 | 小米 |", "| 参数 | A | B |"), or its first column lists attributes (价格, 重量,
+    Price) while the other header cells do not."""
+    if len(header) < 3:
+        return False
+    first = _strip(header[0].text).casefold()
+    if not first or first in _words("attribute_headers") - {"型号", "产品", "model", "product"}:
+        return True
+    col1 = [r[0] for _, r in body if r]
+    if not col1:
+        return False
+    down = sum(_attribute(c) for c in col1) / len(col1)
+    across = sum(_attribute(c) for c in header[1:]) / len(header[1:])
+    return down >= 0.5 and across < 0.5
+
+
 def _table(rows: list[tuple[int, Span]]) -> list[Item]:
     """Items of one table: (line number, line) of its header, rule and body lines."""
     header = _cells(rows[0][1])
     body = [(n, _cells(ln)) for n, ln in rows[2:]]
     verdicts = _words("verdict_headers")
-    first = _strip(header[0].text).casefold() if header else ""
-    if len(header) >= 3 and (
-        not first or first in _words("attribute_headers") - {"型号", "产品", "model", "product"}
-    ):
+    if _by_columns(header, body):
         # items are columns: the header's other cells name them, each body row is an attribute
         vrow = [r for _, r in body if r and _strip(r[0].text).casefold() in verdicts]
         marked = [r for _, r in body if any(_marked(c) for c in r[1:])]
@@ -213,6 +245,7 @@ def _table(rows: list[tuple[int, Span]]) -> list[Item]:
     mark_cols = {j for _, r in body for j, c in enumerate(r) if _marked(c)}
     if vcol is None and len(mark_cols) == 1:
         vcol = next(iter(mark_cols))
+    grid = vcol is None and len(mark_cols) > 1
     out = []
     for n, cells in body:
         ln = next(s for m, s in rows if m == n)
@@ -220,7 +253,7 @@ def _table(rows: list[tuple[int, Span]]) -> list[Item]:
         label = named[0] if named else (cells[0] if cells else ln)
         others = tuple(c for c in cells if c is not label)
         verdict = cells[vcol] if vcol is not None and vcol < len(cells) and cells[vcol] is not label else None
-        out.append(Item("row", Span(ln.start, ln.end, ln.text.strip()), label, n, others, verdict))
+        out.append(Item("row", Span(ln.start, ln.end, ln.text.strip()), label, n, others, verdict, grid=grid))
     return out
 
 

@@ -227,8 +227,15 @@ class Reader:
             between = self.norm[h.end : start]
             if self._broken(between):
                 break
-            near = h.group.scope == "clause" or _gap(between) <= _near_gap(h.group.code)
-            neg_before = (h, near)
+            if h.group.scope == "clause":
+                neg_before = (h, True)
+                break
+            # near: only words that keep the scope ("不再去", "won't get a") between cue and mention
+            # make a sure reading; a few others ("没有直飞航班": the negation may be about 直飞)
+            # an unsure one; more, and the cue is about something else
+            gap = self._gap(between)
+            if gap <= _near_gap(h.group.code):
+                neg_before = (h, gap == 0)
             break
         neg_after = [h for h in after if h.group.kind != "recommended" and h.group.reach != "forward"]
         pos_after = [h for h in after if h.group.kind == "recommended" and h.group.reach != "forward"]
@@ -249,6 +256,12 @@ class Reader:
         if positive:
             return Reading("recommended", "confident", (positive[0].cue(self.text),))
         return None
+
+    def _gap(self, between: str) -> int:
+        rest = between
+        for _, pat in _list(self._k, "transparent"):
+            rest = pat.sub(" ", rest)
+        return _gap(rest)
 
     def _broken(self, between: str) -> bool:
         return any(pat.search(between) for _, pat in _list(self._k, "scope_breakers"))

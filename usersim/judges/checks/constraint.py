@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from usersim.core.registry import did_you_mean
 from usersim.judges.checks.context import CheckContext
-from usersim.judges.checks.mentions import find_all
+from usersim.judges.checks.mentions import find_all, match_end
 from usersim.judges.checks.normalize import is_quantity, parse_number
 from usersim.judges.checks.registry import Outcome, check_registry
 from usersim.lang.polarity import Reader, Reading
@@ -106,6 +106,20 @@ def _names(item: dict[str, Any]) -> list[str]:
     return [str(n) for n in [*names, *(item.get("aliases") or [])] if n]
 
 
+def _spans(item: dict[str, Any], text: str) -> list[tuple[int, int]]:
+    """Spans of an item's names in text, longest first; a name inside a longer one found there
+    ("XPS 13" in "Dell XPS 13") is the same mention, read once."""
+    found = sorted(
+        ((o, match_end(text, o, n)) for n in _names(item) for o in find_all(n, text)),
+        key=lambda s: s[0] - s[1],
+    )
+    out: list[tuple[int, int]] = []
+    for a, b in found:
+        if not any(x <= a and b <= y for x, y in out):
+            out.append((a, b))
+    return sorted(out)
+
+
 def _key(item: dict[str, Any]) -> str:
     return _label(item) + "\x00" + str(item.get("id", ""))
 
@@ -132,10 +146,8 @@ def read_items(
         for item in (_as_dict(i) for i in _lookup(catalog, c.text)):
             key = _key(item)
             named.setdefault(key, item)
-            offsets = [(o, n) for n in _names(item) for o in find_all(n, c.text)] or [(0, "")]
-            for o, n in offsets:
-                a = c.start + o
-                readings.setdefault(key, []).append(reader.at(a, a + max(len(n), 1)))
+            for a, b in _spans(item, c.text) or [(0, 1)]:
+                readings.setdefault(key, []).append(reader.at(c.start + a, c.start + b))
     for item in (_as_dict(i) for i in _lookup(catalog, text)):
         # an item named across a clause cut (never seen clause by clause) counts as recommended
         if _key(item) not in named:

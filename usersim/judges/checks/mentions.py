@@ -52,7 +52,7 @@ def find_all(word: str, text: str) -> list[int]:
     return out
 
 
-def _end(text: str, at: int, word: str) -> int:
+def match_end(text: str, at: int, word: str) -> int:
     """End offset of a whitespace-insensitive match of `word` starting at `at`."""
     need, i = len(squash(word)), at
     while need and i < len(text):
@@ -118,7 +118,7 @@ class Texts:
                         out.append(Mention(word, spelling, turn, 0, 0, NEUTRAL, via))
                     continue
                 for at in find_all(spelling, text):
-                    end = _end(text, at, spelling)
+                    end = match_end(text, at, spelling)
                     out.append(Mention(word, spelling, turn, at, end, self.reader(k).at(at, end), via))
         return out
 
