@@ -66,12 +66,14 @@ class _Group:
     reach: str
     scope: str
     pattern: re.Pattern[str]
+    sure: bool = True  # False: the cue only ever gives an unsure reading ("驾车路线没查到")
 
 
 def _compile(code: str, phrases: list[str]) -> re.Pattern[str] | None:
     latin = not languages.get(code).script  # Latin-script cues match whole words
     parts = []
-    for p in sorted({str(x) for x in phrases if str(x)}, key=len, reverse=True):
+    # plain phrases longest first ("已经" before the "已" of a character class), then expressions
+    for p in sorted({str(x) for x in phrases if str(x)}, key=lambda p: (p.startswith("re:"), -len(p))):
         if p.startswith("re:"):
             parts.append(f"(?:{p[3:]})")
         elif latin and p[:1].isalpha():
@@ -90,7 +92,10 @@ def _groups(_key: tuple[str, ...]) -> tuple[_Group, ...]:
                 pat = _compile(code, list(value["phrases"]))
                 if pat is not None:
                     reach, scope = str(value.get("reach", "both")), str(value.get("scope", "clause"))
-                    out.append(_Group(f"{code}/polarity.{key}", code, str(value["kind"]), reach, scope, pat))
+                    sure = bool(value.get("sure", True))
+                    out.append(
+                        _Group(f"{code}/polarity.{key}", code, str(value["kind"]), reach, scope, pat, sure)
+                    )
     return tuple(out)
 
 
@@ -126,6 +131,10 @@ class _Hit:
 
     def cue(self, text: str) -> Cue:
         return Cue(self.group.entry, self.start, self.end, text[self.start : self.end])
+
+
+def _conf(h: _Hit) -> Confidence:
+    return "confident" if h.group.sure else "conflicting"
 
 
 class Reader:
@@ -203,7 +212,10 @@ class Reader:
         idx = next((i for i, c in enumerate(self.clauses) if c.start <= start < c.end), None)
         if idx is None:
             return NEUTRAL
-        inner = self._in_clause(idx, start, end) or self._joined(idx)
+        cell = self._item_of(start)
+        in_table = cell is not None and cell.kind in ("row", "column")
+        # in a table the cells beside a mention are read as the row's verdict or cells, not as clauses
+        inner = self._in_clause(idx, start, end) or (None if in_table else self._joined(idx))
         outer = self._question(idx, start) or self._hypothetical(idx, start)
         if inner and inner.negative and inner.sure:
             return inner
@@ -228,14 +240,14 @@ class Reader:
             if self._broken(between):
                 break
             if h.group.scope == "clause":
-                neg_before = (h, True)
+                neg_before = (h, h.group.sure)
                 break
             # near: only words that keep the scope ("不再去", "won't get a") between cue and mention
             # make a sure reading; a few others ("没有直飞航班": the negation may be about 直飞)
             # an unsure one; more, and the cue is about something else
             gap = self._gap(between)
             if gap <= _near_gap(h.group.code):
-                neg_before = (h, gap == 0)
+                neg_before = (h, gap == 0 and h.group.sure)
             break
         neg_after = [h for h in after if h.group.kind != "recommended" and h.group.reach != "forward"]
         pos_after = [h for h in after if h.group.kind == "recommended" and h.group.reach != "forward"]
@@ -251,7 +263,7 @@ class Reader:
                 return Reading("recommended", "confident", (positive_before[-1].cue(self.text),))
             if pos_after and pos_after[0].start < h.start:
                 return Reading(h.group.kind, "conflicting", (pos_after[0].cue(self.text), h.cue(self.text)))  # type: ignore[arg-type]
-            return Reading(h.group.kind, "confident", (h.cue(self.text),))  # type: ignore[arg-type]
+            return self._contrast(idx, Reading(h.group.kind, _conf(h), (h.cue(self.text),)))  # type: ignore[arg-type]
         positive = positive_before[-1:] or pos_after[:1]
         if positive:
             return Reading("recommended", "confident", (positive[0].cue(self.text),))
@@ -267,41 +279,87 @@ class Reader:
         return any(pat.search(between) for _, pat in _list(self._k, "scope_breakers"))
 
     def _joined(self, idx: int) -> Reading | None:
-        """A cue-only clause joined to this one: after it ("MacBook Air（苹果），不考虑。",
-        "X — over budget") or, across a colon, before it ("不推荐：MacBook Air")."""
+        """A subjectless cue clause joined to this one: after it ("MacBook Air（苹果），不考虑。",
+        "X — over budget", "…，所以没有放进推荐") or, across a colon, before it ("不推荐：MacBook Air").
+        After a topic marker ("至于 MacBook Air，您说了不要苹果，就不列入了") the whole sentence is
+        about the mention, so any subjectless cue clause in it applies."""
         c = self.clauses[idx]
         if idx > 0 and c.after_colon:
             prev = self.clauses[idx - 1]
             hits = self._clause_hits(idx - 1)
             if prev.line == c.line and self.marker_only(prev, hits):
-                return self._from_hits(hits)
+                got = self._from_hits(hits, "forward")
+                if got is not None:  # "改为：Day 1 札幌" names the new plan, not a dropped one
+                    return got
+        topic = any(p.match(self.norm[c.start : c.end]) for _, p in _list(self._k, "topic_markers"))
         skipped = 0
         for j in range(idx + 1, len(self.clauses)):
             nxt = self.clauses[j]
             if nxt.line != c.line or not nxt.joined or nxt.sentence != c.sentence:
                 break
-            hits = self._clause_hits(j)
-            if self.marker_only(nxt, hits):
-                r = self._from_hits(hits)
+            r = self.subjectless(j)
+            if r is not None:
                 return r if skipped == 0 or r.polarity != "recommended" else None
             reason = any(
                 p.match(self.norm[nxt.start : nxt.end]) for _, p in _list(self._k, "reason_connectives")
             )
             attribute = re.search(r"\d", nxt.text) and _gap(nxt.text) <= 8
-            if skipped < 2 and (nxt.aside or attribute or reason):
-                skipped += (
-                    1  # an aside, an attribute ("重 1.55kg") or a reason ("但它是苹果的") before the cue
-                )
+            if topic or (skipped < 2 and (nxt.aside or attribute or reason)):
+                skipped += 1  # an aside, an attribute ("重 1.55kg") or a reason ("但它是苹果的")
                 continue
             break
         return None
 
-    def _from_hits(self, hits: list[_Hit]) -> Reading:
+    def subjectless(self, j: int) -> Reading | None:
+        """The reading a clause gives the clause before it when it says nothing but a cue, or
+        nothing before its cue but fillers and pronouns ("which is over your budget", "所以没有放进
+        推荐", "so it doesn't meet your brand requirement"); None otherwise."""
+        c = self.clauses[j]
+        hits = self._clause_hits(j)
+        if not hits:
+            return None
+        if self.marker_only(c, hits):
+            r = self._from_hits(hits, "backward")
+            return self._contrast(j, r) if r is not None else None
+        first = next((h for h in hits if h.group.kind != "recommended" and h.group.reach != "forward"), None)
+        if first is None:
+            return None
+        head = self.norm[c.start : first.start]
+        for _, pat in _list(self._k, "fillers"):
+            head = pat.sub(" ", head)
+        if head.strip():
+            return None
+        return self._contrast(j, Reading(first.group.kind, _conf(first), (first.cue(self.text),)))  # type: ignore[arg-type]
+
+    def _contrast(self, j: int, r: Reading) -> Reading:
+        """A negative reading conceded ("虽然超出预算", "although over budget") or turned around
+        later in the sentence ("…, but worth it", "…，但我还是首推它") is unsure."""
+        if not r.negative or not r.cues:
+            return r
+        c = self.clauses[j]
+        cue = r.cues[0]
+        sent = self._sentence_of(j)
+        before = self.norm[c.start : cue.start]
+        after = self.norm[cue.end : sent.end]
+        conceded = any(p.search(before) for _, p in _list(self._k, "concessive"))
+        turned = any(p.search(after) for _, p in _list(self._k, "contrast")) and any(
+            h.group.kind == "recommended"
+            for h in self.hits(Span(cue.end, sent.end, self.text[cue.end : sent.end]))
+        )
+        return Reading(r.polarity, "conflicting", r.cues) if conceded or turned else r
+
+    def _from_hits(self, hits: list[_Hit], toward: str = "") -> Reading | None:
+        """The reading cue-only text gives a neighbour: toward "forward" (what follows it: a
+        lead-in, "不推荐：X") or "backward" (what precedes: "X，已排除"); "" = either."""
+        if toward:
+            hits = [h for h in hits if h.group.reach in (toward, "both")]
+            if not hits:
+                return None
         neg = [h for h in hits if h.group.kind != "recommended"]
         if neg and len(neg) < len(hits):  # "✅ 不推荐": both ways
             return Reading(neg[0].group.kind, "conflicting", tuple(h.cue(self.text) for h in hits))  # type: ignore[arg-type]
         h = neg[0] if neg else hits[0]
-        return Reading(h.group.kind, "confident", (h.cue(self.text),))  # type: ignore[arg-type]
+        return Reading(h.group.kind, _conf(h), (h.cue(self.text),))  # type: ignore[arg-type]
 
     def _sentence_of(self, idx: int) -> Span:
         c = self.clauses[idx]
@@ -357,14 +415,31 @@ class Reader:
             return self._item_reading(it) or NEUTRAL
         hits = self.hits(it.label)
         if hits and self.marker_only(it.label, hits):
-            return self._from_hits(hits)
+            return self._from_hits(hits) or NEUTRAL
         body = self.norm[it.label.start : it.label.end]
         p = it.label.start + len(body) - len(body.lstrip(" " + marks("excluded") + marks("recommended")))
         r = self.at(p, p)  # zero width: every cue in the label is before or after the name
         return r if r.polarity != "neutral" else self._item_reading(it) or NEUTRAL
 
     def _item_reading(self, it: Item) -> Reading | None:
-        return self._verdict(it) or self._cells(it) or self._lead_in(self.layout.section_of(it))
+        return (
+            self._verdict(it)
+            or self._cells(it)
+            or self._in_line(it)
+            or self._lead_in(self.layout.section_of(it))
+        )
+
+    def _in_line(self, it: Item) -> Reading | None:
+        """A list line that says later, without a new subject, that its item is out
+        ("5. Redmi Note 13 —— 小米旗下，不符合要求")."""
+        if it.kind not in ("numbered", "bullet"):
+            return None
+        for j, c in enumerate(self.clauses):
+            if it.label.end <= c.start < it.span.end and c.start > it.label.start:
+                r = self.subjectless(j)
+                if r is not None and r.negative:
+                    return r
+        return None
 
     def _verdict(self, it: Item) -> Reading | None:
         if it.verdict is None:
@@ -392,13 +467,18 @@ class Reader:
         if it.kind != "row":
             return None
         for cell in it.cells:
+            if it.grid and all(
+                ch in marks("excluded") + marks("recommended") + " \ufe0f" for ch in cell.text
+            ):
+                continue  # a feature mark in a grid of marks ("| NFC | ❌ |"), not a verdict
             hits = self.hits(cell)
             if (
                 hits
                 and self.marker_only(cell, hits)
                 and any(h.group.kind in ("excluded", "rejected") for h in hits)
             ):
-                return self._from_hits(hits)
+                r = self._from_hits(hits) or NEUTRAL
+                return Reading(r.polarity, "conflicting", r.cues) if it.grid else r
         return None
 
     def _lead_in(self, sec: Section | None) -> Reading | None:
