@@ -17,189 +17,20 @@ The innermost reading that fires decides. A reading is `confident` when its cues
 
 from __future__ import annotations
 
-import functools
 import re
-from dataclasses import dataclass
-from typing import Literal
 
-from usersim.lang.layout import Item, Layout, Section, layout, marks
-from usersim.lang.resources import Cue, language_codes, languages, resources
-from usersim.lang.segment import Clause, Span, clauses, reading, sentences
+from usersim.lang.cues import NEGATIVE, NEUTRAL, Confidence, Polarity, Reading, _conf, _gap, _list, _near_gap
+from usersim.lang.item_polarity import ItemReader
+from usersim.lang.resources import Cue
+from usersim.lang.segment import Span
 
-Polarity = Literal["recommended", "excluded", "rejected", "negated", "asked_about", "hypothetical", "neutral"]
-Confidence = Literal["confident", "conflicting", "none"]
-NEGATIVE = frozenset({"excluded", "rejected", "negated"})
-_GROUP_KEYS = ("kind", "phrases")
+__all__ = ["NEGATIVE", "NEUTRAL", "Confidence", "Polarity", "Reader", "Reading", "polarity"]
 _STRUCK = re.compile(r"~~[^~\n]+~~")
 
 
-@dataclass(frozen=True)
-class Reading:
-    """The polarity of one mention, the cues that decided it and the confidence."""
-
-    polarity: Polarity
-    confidence: Confidence
-    cues: tuple[Cue, ...] = ()
-
-    @property
-    def negative(self) -> bool:
-        """Named only to be excluded, rejected or negated (confidently or not)."""
-        return self.polarity in NEGATIVE
-
-    @property
-    def sure(self) -> bool:
-        return self.confidence != "conflicting"
-
-    def describe(self) -> str:
-        cue = "; ".join(c.describe() for c in self.cues)
-        return f"{self.polarity} ({self.confidence})" + (f": {cue}" if cue else "")
-
-
-NEUTRAL = Reading("neutral", "none")
-
-
-@dataclass(frozen=True)
-class _Group:
-    entry: str
-    code: str
-    kind: str
-    reach: str
-    scope: str
-    pattern: re.Pattern[str]
-    sure: bool = True  # False: the cue only ever gives an unsure reading ("驾车路线没查到")
-
-
-def _compile(code: str, phrases: list[str]) -> re.Pattern[str] | None:
-    latin = not languages.get(code).script  # Latin-script cues match whole words
-    parts = []
-    # plain phrases longest first ("已经" before the "已" of a character class), then expressions
-    for p in sorted({str(x) for x in phrases if str(x)}, key=lambda p: (p.startswith("re:"), -len(p))):
-        if p.startswith("re:"):
-            parts.append(f"(?:{p[3:]})")
-        elif latin and p[:1].isalpha():
-            parts.append(r"(?<![A-Za-z])" + re.escape(p) + (r"(?![A-Za-z])" if p[-1:].isalpha() else ""))
-        else:
-            parts.append(re.escape(p))
-    return re.compile("|".join(parts), re.I | re.M) if parts else None
-
-
-@functools.lru_cache(maxsize=4)
-def _groups(_key: tuple[str, ...]) -> tuple[_Group, ...]:
-    out = []
-    for code in language_codes():
-        for key, value in resources(code).topic("polarity").items():
-            if isinstance(value, dict) and all(k in value for k in _GROUP_KEYS):
-                pat = _compile(code, list(value["phrases"]))
-                if pat is not None:
-                    reach, scope = str(value.get("reach", "both")), str(value.get("scope", "clause"))
-                    sure = bool(value.get("sure", True))
-                    out.append(
-                        _Group(f"{code}/polarity.{key}", code, str(value["kind"]), reach, scope, pat, sure)
-                    )
-    return tuple(out)
-
-
-@functools.lru_cache(maxsize=64)
-def _list(_key: tuple[str, ...], key: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
-    out = []
-    for code in language_codes():
-        pat = _compile(code, list(resources(code).words("polarity", key)))
-        if pat is not None:
-            out.append((f"{code}/polarity.{key}", pat))
-    return tuple(out)
-
-
-def _key() -> tuple[str, ...]:
-    # resources() is cached and cleared when folders are added; its identity keys our caches
-    return tuple(f"{c}:{id(resources(c))}" for c in language_codes())
-
-
-def _near_gap(code: str) -> int:
-    return int(resources(code).get("polarity", "near_gap", 4))
-
-
-def _gap(text: str) -> int:
-    """Distance between a cue and a mention: CJK characters plus Latin words."""
-    return len(re.findall(r"[\u3400-\u9fff]", text)) + len(re.findall(r"[A-Za-z0-9]+", text))
-
-
-@dataclass(frozen=True)
-class _Hit:
-    group: _Group
-    start: int  # offsets in the reply
-    end: int
-
-    def cue(self, text: str) -> Cue:
-        return Cue(self.group.entry, self.start, self.end, text[self.start : self.end])
-
-
-def _conf(h: _Hit) -> Confidence:
-    return "confident" if h.group.sure else "conflicting"
-
-
-class Reader:
+class Reader(ItemReader):
     """Polarity of mentions in one reply; the segmentation and cue matches are computed once."""
 
-    def __init__(self, text: str) -> None:
-        self.text = text or ""
-        self.norm = reading(self.text).replace("’", "'")
-        self.clauses: list[Clause] = clauses(self.text)
-        self.layout: Layout = layout(self.text)
-        self._k = _key()
-        self._masked = self._mask()
-        self._hits: dict[int, list[_Hit]] = {}
-
-    # --- cue matching -----------------------------------------------------------------------
-    def _mask(self) -> list[bool]:
-        taken = [False] * len(self.norm)
-        for _, pat in _list(self._k, "idioms"):
-            for m in pat.finditer(self.norm):
-                taken[m.start() : m.end()] = [True] * (m.end() - m.start())
-        return taken
-
-    def hits(self, span: Span, avoid: tuple[int, int] = (0, 0)) -> list[_Hit]:
-        """Cue matches inside `span`, longest first without overlaps, none inside an idiom or the
-        mention itself (a keyword that contains a negation, "无法获取", is not negated by it)."""
-        seg = self.norm[span.start : span.end]
-        found = []
-        for g in _groups(self._k):
-            for m in g.pattern.finditer(seg):
-                a, b = span.start + m.start(), span.start + m.end()
-                if b > a:
-                    found.append(_Hit(g, a, b))
-        taken = [False] * (span.end - span.start)
-        out = []
-        for h in sorted(found, key=lambda h: (-(h.end - h.start), h.start)):
-            rel = range(h.start - span.start, h.end - span.start)
-            if h.start < avoid[1] and avoid[0] < h.end:
-                continue
-            if any(self._masked[i] for i in range(h.start, h.end)) or any(taken[i] for i in rel):
-                continue
-            for i in rel:
-                taken[i] = True
-            out.append(h)
-        return sorted(out, key=lambda h: h.start)
-
-    def _clause_hits(self, idx: int) -> list[_Hit]:
-        if idx not in self._hits:
-            self._hits[idx] = self.hits(self.clauses[idx])
-        return self._hits[idx]
-
-    def marker_only(self, span: Span, hits: list[_Hit] | None = None) -> bool:
-        """Whether a piece says nothing but cues ("已排除", "（超出预算）", "— over budget")."""
-        hits = self.hits(span) if hits is None else hits
-        if not hits:
-            return False
-        rest = list(self.norm[span.start : span.end])
-        for h in hits:
-            for i in range(h.start - span.start, h.end - span.start):
-                rest[i] = " "
-        left = "".join(rest)
-        for _, pat in _list(self._k, "fillers"):
-            left = pat.sub(" ", left)
-        return not left.strip()
-
-    # --- the reading of one mention -------------------------------------------------------------
     def at(self, start: int, end: int) -> Reading:
         """The reading of the mention at [start, end)."""
         struck = next((m for m in _STRUCK.finditer(self.text) if m.start() < start < m.end()), None)
@@ -268,15 +99,6 @@ class Reader:
         if positive:
             return Reading("recommended", "confident", (positive[0].cue(self.text),))
         return None
-
-    def _gap(self, between: str) -> int:
-        rest = between
-        for _, pat in _list(self._k, "transparent"):
-            rest = pat.sub(" ", rest)
-        return _gap(rest)
-
-    def _broken(self, between: str) -> bool:
-        return any(pat.search(between) for _, pat in _list(self._k, "scope_breakers"))
 
     def _joined(self, idx: int) -> Reading | None:
         """A subjectless cue clause joined to this one: after it ("MacBook Air（苹果），不考虑。",
@@ -348,24 +170,6 @@ class Reader:
         )
         return Reading(r.polarity, "conflicting", r.cues) if conceded or turned else r
 
-    def _from_hits(self, hits: list[_Hit], toward: str = "") -> Reading | None:
-        """The reading cue-only text gives a neighbour: toward "forward" (what follows it: a
-        lead-in, "不推荐：X") or "backward" (what precedes: "X，已排除"); "" = either."""
-        if toward:
-            hits = [h for h in hits if h.group.reach in (toward, "both")]
-            if not hits:
-                return None
-        neg = [h for h in hits if h.group.kind != "recommended"]
-        if neg and len(neg) < len(hits):  # "✅ 不推荐": both ways
-            return Reading(neg[0].group.kind, "conflicting", tuple(h.cue(self.text) for h in hits))  # type: ignore[arg-type]
-        h = neg[0] if neg else hits[0]
-        return Reading(h.group.kind, _conf(h), (h.cue(self.text),))  # type: ignore[arg-type]
-
-    def _sentence_of(self, idx: int) -> Span:
-        c = self.clauses[idx]
-        same = [k for k in self.clauses if k.sentence == c.sentence]
-        return Span(same[0].start, same[-1].end, self.text[same[0].start : same[-1].end])
-
     def _question(self, idx: int, start: int) -> Reading | None:
         s = self._sentence_of(idx)
         tail = self.text[s.end : s.end + 1]
@@ -397,129 +201,7 @@ class Reader:
                     )
         return None
 
-    # --- items, marks and lead-ins -------------------------------------------------------------------
-    def _item_of(self, offset: int) -> Item | None:
-        for it in self.layout.listed + self.layout.table:
-            if it.kind == "column":
-                if it.label.start <= offset < it.label.end or any(
-                    c.start <= offset < c.end for c in it.cells
-                ):
-                    return it
-            elif it.span.start <= offset < it.span.end:
-                return it
-        return None
-
-    def item(self, it: Item) -> Reading:
-        """The reading of an item as a whole: its label's reading, its verdict, its lead-in."""
-        if not it.label.text:
-            return self._item_reading(it) or NEUTRAL
-        hits = self.hits(it.label)
-        if hits and self.marker_only(it.label, hits):
-            return self._from_hits(hits) or NEUTRAL
-        body = self.norm[it.label.start : it.label.end]
-        p = it.label.start + len(body) - len(body.lstrip(" " + marks("excluded") + marks("recommended")))
-        r = self.at(p, p)  # zero width: every cue in the label is before or after the name
-        return r if r.polarity != "neutral" else self._item_reading(it) or NEUTRAL
-
-    def _item_reading(self, it: Item) -> Reading | None:
-        return (
-            self._verdict(it)
-            or self._cells(it)
-            or self._in_line(it)
-            or self._lead_in(self.layout.section_of(it))
-        )
-
-    def _in_line(self, it: Item) -> Reading | None:
-        """A list line that says later, without a new subject, that its item is out
-        ("5. Redmi Note 13 —— 小米旗下，不符合要求")."""
-        if it.kind not in ("numbered", "bullet"):
-            return None
-        for j, c in enumerate(self.clauses):
-            if it.label.end <= c.start < it.span.end and c.start > it.label.start:
-                r = self.subjectless(j)
-                if r is not None and r.negative:
-                    return r
-        return None
-
-    def _verdict(self, it: Item) -> Reading | None:
-        if it.verdict is None:
-            return None
-        t = it.verdict.text
-        no = [ch for ch in marks("excluded") if ch in t]
-        yes = [ch for ch in marks("recommended") if ch in t]
-        entry = "segment.marks"
-        if no and yes:
-            return Reading("excluded", "conflicting", (Cue(entry, it.verdict.start, it.verdict.end, t),))
-        if no or yes:
-            i = t.index((no or yes)[0])
-            cue = Cue(
-                f"{entry}.{'excluded' if no else 'recommended'}",
-                it.verdict.start + i,
-                it.verdict.start + i + 1,
-                t[i],
-            )
-            return Reading("excluded" if no else "recommended", "confident", (cue,))
-        hits = self.hits(it.verdict)
-        return self._from_hits(hits) if hits and self.marker_only(it.verdict, hits) else None
-
-    def _cells(self, it: Item) -> Reading | None:
-        """A row with a cell that only says it is out ("| OPPO A3 | 1499 | 已剔除 |")."""
-        if it.kind != "row":
-            return None
-        for cell in it.cells:
-            if it.grid and all(
-                ch in marks("excluded") + marks("recommended") + " \ufe0f" for ch in cell.text
-            ):
-                continue  # a feature mark in a grid of marks ("| NFC | ❌ |"), not a verdict
-            hits = self.hits(cell)
-            if (
-                hits
-                and self.marker_only(cell, hits)
-                and any(h.group.kind in ("excluded", "rejected") for h in hits)
-            ):
-                r = self._from_hits(hits) or NEUTRAL
-                return Reading(r.polarity, "conflicting", r.cues) if it.grid else r
-        return None
-
-    def _lead_in(self, sec: Section | None) -> Reading | None:
-        """A lead-in's reading for the items it governs, from its LAST clause only: "已排除：",
-        "以下几款超出预算：" exclude; "您说不要苹果，以下是推荐：" and "Since you don't want Apple, here
-        are my picks:" recommend (the negation is about 苹果, not about the list)."""
-        if sec is None or sec.lead is None:
-            return None
-        parts = [c for c in self.clauses if sec.lead.start <= c.start < sec.lead.end]
-        if not parts:
-            return None
-        last = parts[-1]
-        hits = self.hits(last)
-        neg = [h for h in hits if h.group.kind != "recommended"]
-        pos = [h for h in hits if h.group.kind == "recommended"]
-        deixis = any(p.search(self.norm[last.start : last.end]) for _, p in _list(self._k, "lead_in_deixis"))
-        if neg and (self.marker_only(last, hits) or deixis or self._nothing_after(neg[-1], last)) and not pos:
-            return Reading(neg[-1].group.kind, "confident", (neg[-1].cue(self.text),))  # type: ignore[arg-type]
-        if pos or any(
-            p.search(self.norm[last.start : last.end]) for _, p in _list(self._k, "lead_in_recommend")
-        ):
-            cue = (
-                pos[0].cue(self.text)
-                if pos
-                else Cue("polarity.lead_in_recommend", last.start, last.end, last.text)
-            )
-            return Reading("recommended", "confident", (cue,))
-        return None
-
-    def _nothing_after(self, h: _Hit, c: Clause) -> bool:
-        rest = self.norm[h.end : c.end]
-        for _, pat in _list(self._k, "fillers"):
-            rest = pat.sub(" ", rest)
-        return not rest.strip() or bool(re.fullmatch(r"\s*(?:的|items?|ones?|models?|options?)\s*", rest))
-
 
 def polarity(text: str, start: int, end: int) -> Reading:
     """The reading of the mention at [start, end) of `text` (build a `Reader` to ask many)."""
     return Reader(text).at(start, end)
-
-
-def sentence_spans(text: str) -> list[Span]:
-    """The sentences of a text (re-exported for readers that cut by sentence)."""
-    return sentences(text)
