@@ -187,9 +187,16 @@ class CueReader:
 
     # --- the reading of one mention -------------------------------------------------------------
     def _gap(self, between: str) -> int:
+        """Words between a cue and a mention that may take it out of the cue's scope: none for
+        scope-keeping words ("不再去"), none for earlier conjuncts of the same list ("不再去环球影城和
+        大阪城", "no Apple or Samsung phones"), else the count of other words."""
         rest = between
         for _, pat in _list(self._k, "transparent"):
             rest = pat.sub(" ", rest)
+        for _, pat in _list(self._k, "coordinators"):
+            parts = pat.split(rest)
+            if len(parts) > 1 and not parts[-1].strip() and all(0 < _gap(x) <= 6 for x in parts[:-1]):
+                return 0  # only conjuncts before the mention, each a short name
         return _gap(rest)
 
     def _broken(self, between: str) -> bool:

@@ -19,6 +19,7 @@ from usersim.judges.checks.mentions import Mention, Texts, cues_of, forbidden, p
 from usersim.judges.checks.registry import Outcome, check_registry
 from usersim.lang.layout import Item
 from usersim.lang.polarity import Reader, Reading
+from usersim.lang.segment import reading
 
 ScopeName = Literal["final", "assistant", "first"]
 
@@ -43,6 +44,11 @@ class KeywordsParams(_Params):
         return self
 
 
+def _as(word: str, m: Mention | None) -> str:
+    """A keyword as found: itself, or with the lexicon spelling that matched ("驾车 (as 驱车)")."""
+    return f"{word} (as {m.spelling})" if m is not None and m.via.startswith("lexicon.") else word
+
+
 def _said(m: Mention) -> str:
     return m.spelling if m.spelling == m.word else f"{m.spelling} (= {m.word})"
 
@@ -61,7 +67,7 @@ def keywords(params: KeywordsParams, ctx: CheckContext) -> Outcome:
         hits = [(w, m) for w, p, m in read if p == "present"]
         unsure = [(w, m) for w, p, m in read if p == "doubtful"]
         if hits:
-            found.append("found " + ", ".join(w for w, _ in hits))
+            found.append("found " + ", ".join(_as(w, m) for w, m in hits))
             cues += [c for _, m in hits[:1] for c in cues_of(m)]
         elif unsure:
             doubts.append("only unsure mentions of " + ", ".join(w for w, _ in unsure))
@@ -77,7 +83,7 @@ def keywords(params: KeywordsParams, ctx: CheckContext) -> Outcome:
     present_all = [w for w, p, _ in read_all if p == "present"]
     unsure_all = [(w, m) for w, p, m in read_all if p == "doubtful"]
     if present_all:
-        found.append("found all-of " + ", ".join(present_all))
+        found.append("found all-of " + ", ".join(_as(w, m) for w, p, m in read_all if p == "present"))
         cues += [c for w, p, m in read_all if p == "present" for c in cues_of(m) if m and m.via]
     if missing:
         problems.append("missing " + ", ".join(w for w, _ in missing))
@@ -157,7 +163,8 @@ def list_items(text: str) -> list[Item]:
 
 
 def _shown(it: Item) -> str:
-    return (it.label.text if it.kind == "column" else it.span.text)[:30]
+    text = it.label.text if it.kind == "column" else it.span.text
+    return re.sub(r"\s+", " ", reading(text)).strip()[:30]  # "**1. vivo**" shows as "1. vivo"
 
 
 def _items(reader: Reader) -> tuple[str, list[tuple[str, Reading]]]:
