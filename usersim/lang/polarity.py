@@ -46,7 +46,9 @@ class Reader(ItemReader):
         cell = self._item_of(start)
         in_table = cell is not None and cell.kind in ("row", "column")
         # in a table the cells beside a mention are read as the row's verdict or cells, not as clauses
-        inner = self._in_clause(idx, start, end) or (None if in_table else self._joined(idx))
+        subject = self._subject(idx, start)
+        joined = None if in_table or not subject else self._joined(idx)
+        inner = self._in_clause(idx, start, end, subject) or joined
         outer = self._question(idx, start) or self._hypothetical(idx, start)
         if inner and inner.negative and inner.sure:
             return inner
@@ -57,7 +59,15 @@ class Reader(ItemReader):
         item = self._item_of(start)
         return (item and self._item_reading(item)) or NEUTRAL
 
-    def _in_clause(self, idx: int, start: int, end: int) -> Reading | None:
+    def _subject(self, idx: int, start: int) -> bool:
+        """Whether the mention opens its clause (after scope-keeping words and earlier conjuncts):
+        a cue after it ("MacBook Pro 14 超出预算", "…，已排除") is about the clause's subject, not
+        about a later mention ("the charge is more than 60 days old, so it cannot be disputed")."""
+        c = self.clauses[idx]
+        head = re.sub(r"^\s*(?:\d{1,2}\s*[.、)）]|[-•*·]\s)", " ", self.norm[c.start : start])
+        return self._gap(head) <= 3
+
+    def _in_clause(self, idx: int, start: int, end: int, subject: bool = True) -> Reading | None:
         c = self.clauses[idx]
         hits = self.hits(c, avoid=(start, end))
         before = [h for h in hits if h.end <= start]
@@ -88,7 +98,7 @@ class Reader(ItemReader):
             if closer:  # "不是 A，推荐 B" is cut by clauses; "不要只看 A 推荐 B" is not clear
                 return Reading(h.group.kind, "conflicting", (h.cue(self.text), closer[0].cue(self.text)))  # type: ignore[arg-type]
             return Reading(h.group.kind, "confident" if near else "conflicting", (h.cue(self.text),))  # type: ignore[arg-type]
-        if neg_after:
+        if neg_after and subject:
             h = neg_after[0]
             if positive_before:  # "推荐华为 MateBook 14 不考虑苹果": the cue is about what follows it
                 return Reading("recommended", "confident", (positive_before[-1].cue(self.text),))
