@@ -21,7 +21,7 @@ import re
 
 from usersim.lang.cues import NEGATIVE, NEUTRAL, Confidence, Polarity, Reading, _conf, _gap, _list, _near_gap
 from usersim.lang.item_polarity import ItemReader
-from usersim.lang.resources import Cue
+from usersim.lang.resources import Cue, detect, resources
 from usersim.lang.segment import Span
 
 __all__ = ["NEGATIVE", "NEUTRAL", "Confidence", "Polarity", "Reader", "Reading", "polarity"]
@@ -65,7 +65,8 @@ class Reader(ItemReader):
         about a later mention ("the charge is more than 60 days old, so it cannot be disputed")."""
         c = self.clauses[idx]
         head = re.sub(r"^\s*(?:\d{1,2}\s*[.、)）]|[-•*·]\s)", " ", self.norm[c.start : start])
-        return self._gap(head) <= 3
+        code = detect(c.text)
+        return self._gap(head) <= int(resources(code).get("polarity", "subject_gap", 2))
 
     def _in_clause(self, idx: int, start: int, end: int, subject: bool = True) -> Reading | None:
         c = self.clauses[idx]
