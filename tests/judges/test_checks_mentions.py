@@ -3,18 +3,19 @@ mentions are not forbidden mentions (keywords none), keywords ignore whitespace 
 
 from tests.judges.helpers import bot, case, state, user
 from usersim.judges.checks import run_check
-from usersim.judges.checks.mentions import EXCLUSION, NEGATION, Negations, find_all
+from usersim.judges.checks.mentions import find_all
+from usersim.lang.polarity import Reader
 
 
 async def run(spec, transcript):
     return await run_check(spec, transcript=transcript, case=case(checks=[spec]), state=state(transcript))
 
 
-def _negated(text: str, word: str, markers=EXCLUSION) -> bool:
-    neg = Negations(text, markers)
+def _negated(text: str, word: str) -> bool:
+    reader = Reader(text)
     offsets = find_all(word, text)
     assert offsets, (word, text)
-    return all(neg.negated(o, len(word)) for o in offsets)
+    return all(reader.at(o, o + len(word)).negative for o in offsets)
 
 
 def test_exclusion_context_marks_mentions_excluded():
@@ -32,11 +33,11 @@ def test_exclusion_context_marks_mentions_excluded():
 
 
 def test_recommending_idioms_and_forward_only_negations_do_not_negate():
-    assert not _negated("不要错过寿司！", "寿司", NEGATION)
-    assert not _negated("没想到寿司这么好吃", "寿司", NEGATION)
-    assert not _negated("去了环球影城你不会后悔", "环球影城", NEGATION)  # 不会 reaches forward only
-    assert _negated("环球影城就不去了", "环球影城", NEGATION)
-    assert _negated("环球影城改成札幌", "环球影城", NEGATION)
+    assert not _negated("不要错过寿司！", "寿司")
+    assert not _negated("没想到寿司这么好吃", "寿司")
+    assert not _negated("去了环球影城你不会后悔", "环球影城")  # 不会 reaches forward only
+    assert _negated("环球影城就不去了", "环球影城")
+    assert _negated("环球影城改成札幌", "环球影城")
     # "X 不是最便宜的" says something about X, it does not reject it
     assert not _negated("MacBook Air 13 不是最便宜的，但最轻", "MacBook Air 13")
 

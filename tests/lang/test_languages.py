@@ -44,12 +44,12 @@ def test_detect_reads_the_script(text, code):
 
 def test_user_folder_extends_lists_and_keeps_builtin_entries(tmp_path, monkeypatch, fresh):
     (tmp_path / "en").mkdir()
-    (tmp_path / "en" / "lexicon.yaml").write_text("concepts:\n  plan_change: [switch plans, move me to]\n")
+    (tmp_path / "en" / "mytopic.yaml").write_text("concepts:\n  plan_change: [switch plans, move me to]\n")
     monkeypatch.setenv("USERSIM_LANG_PATH", str(tmp_path))
     lang.resources.cache_clear()
     res = lang.resources("en")
-    assert res.get("lexicon", "concepts")["plan_change"][:2] == ["switch plans", "move me to"]
-    assert str(tmp_path / "en" / "lexicon.yaml") in res.files["lexicon"]
+    assert res.get("mytopic", "concepts")["plan_change"][:2] == ["switch plans", "move me to"]
+    assert str(tmp_path / "en" / "mytopic.yaml") in res.files["mytopic"]
 
 
 def test_merge_extends_lists_merges_maps_and_drops_duplicates(tmp_path, fresh):
@@ -80,11 +80,11 @@ def test_a_broken_resource_file_is_named(tmp_path, fresh):
 
 def test_a_domain_folder_lang_folder_is_loaded_and_checked(tmp_path, fresh):
     (tmp_path / "lang" / "en").mkdir(parents=True)
-    (tmp_path / "lang" / "en" / "lexicon.yaml").write_text("concepts:\n  roaming: [data abroad]\n")
+    (tmp_path / "lang" / "en" / "mytopic.yaml").write_text("concepts:\n  roaming: [data abroad]\n")
     (tmp_path / "lang" / "english").mkdir()
     cases, problems = load_cases_partial([tmp_path])
     assert cases == []
     assert [(p.field, p.message) for p in problems] == [
         ("", "unknown language folder 'english'. Languages: en, zh")
     ]
-    assert lang.resources("en").get("lexicon", "concepts")["roaming"][-1] == "data abroad"
+    assert lang.resources("en").get("mytopic", "concepts")["roaming"][-1] == "data abroad"

@@ -9,8 +9,12 @@ code and data folder); zh and en are built in the same way.
 
 Modules (each a small typed API over the resources; see docs/design.md "Language layer"):
 - `resources` — languages, their resource files, user extensions, cues naming the entry that fired;
-- `segment` — a reply cut into sentences, clauses and Markdown items (lists, table rows/columns);
-- `polarity` — how a mention stands in its clause (recommended, excluded, rejected, negated, ...);
+- `segment` — a reply cut into sentences and clauses, its Markdown reading (markup blanked);
+- `layout` — Markdown items: lists (numbered, bulleted, emoji, bold, headings), table rows or
+  columns, ✅/❌ verdicts, lead-in lines and the items they govern;
+- `polarity` — how a mention stands (recommended, excluded, rejected, negated, asked about,
+  hypothetical, neutral) with its cue and confidence (`cues` matches, `item_polarity` reads items);
+- `lexicon` — synonym sets of common domain concepts (驾车 = 开车 = driving ...);
 - `quantity` — numbers, money, units and durations, normalised;
 - `dates` / `calendar` — dates, weekdays and the ONE holiday calendar;
 - `acts` — the dialogue acts of a turn (request, confirmation request, offer, inform, clarify, close).

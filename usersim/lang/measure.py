@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from usersim.lang.lexicon import Lexicon
+from usersim.lang.quantity_words import Lexicon
 from usersim.lang.resources import Cue
 
 _CLAUSE = re.compile(r"[。；;！？!?\n，,（）()【】\[\]]")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import re
 
-from usersim.lang.lexicon import Lexicon, lexicon
+from usersim.lang.quantity_words import Lexicon, lexicon
 
 
 # ------------------------------------------------------------------------------

@@ -15,9 +15,9 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from usersim.lang.lexicon import Lexicon, lexicon
 from usersim.lang.measure import estimate_of, measure_of
 from usersim.lang.numbers import chinese_digits, chinese_int, number, number_pattern, numerals_in, token_value
+from usersim.lang.quantity_words import Lexicon, lexicon
 from usersim.lang.resources import Cue
 
 Kind = Literal["number", "money", "measure", "duration"]

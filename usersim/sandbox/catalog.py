@@ -130,14 +130,14 @@ def lookup_items(catalog: str, text: str) -> list[dict[str, Any]]:
             f"Unknown catalog '{catalog}'.{did_you_mean(catalog, set(CATALOGS))} Available: {', '.join(CATALOGS)}"
         )
     items = CATALOGS[catalog]()
-    hay = _norm(text)
+    hay, gaps = _norm_gaps(text)
     taken = [False] * len(hay)
     found: list[tuple[int, int]] = []  # (position, item index)
     for alias, idx in _alias_table(catalog):
         start = hay.find(alias)
         while start != -1:
             end = start + len(alias)
-            if not any(taken[start:end]) and _bounded(hay, start, end):
+            if not any(taken[start:end]) and _bounded(hay, start, end, gaps):
                 taken[start:end] = [True] * len(alias)
                 found.append((start, idx))
             start = hay.find(alias, start + 1)
@@ -150,12 +150,28 @@ def lookup_items(catalog: str, text: str) -> list[dict[str, Any]]:
     return out
 
 
-def _bounded(hay: str, start: int, end: int) -> bool:
+def _norm_gaps(text: str) -> tuple[str, list[bool]]:
+    """_norm(text) and, per kept character, whether a space or separator stood before it: "the
+    ThinkPad X13" and "MacBook Air 13 M3" keep their word boundaries after the spaces go."""
+    kept, gaps, gap = [], [], False
+    for ch in text:
+        if re.match(r"[\s\-_·()（）]", ch):
+            gap = True
+            continue
+        for c in ch.casefold():
+            kept.append(c)
+            gaps.append(gap)
+            gap = False
+    return "".join(kept), gaps + [True]
+
+
+def _bounded(hay: str, start: int, end: int, gaps: list[bool] | None = None) -> bool:
     def word(ch: str) -> bool:
         return ch.isascii() and ch.isalnum()
 
-    runs_in = word(hay[start]) and start > 0 and word(hay[start - 1])
-    runs_on = word(hay[end - 1]) and end < len(hay) and word(hay[end])
+    cut = gaps or [False] * (len(hay) + 1)
+    runs_in = word(hay[start]) and start > 0 and word(hay[start - 1]) and not cut[start]
+    runs_on = word(hay[end - 1]) and end < len(hay) and word(hay[end]) and not cut[end]
     return not (runs_in or runs_on)
 
 

@@ -9,9 +9,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from usersim.core.registry import did_you_mean
 from usersim.judges.checks.context import CheckContext
-from usersim.judges.checks.mentions import EXCLUSION, Negations, find_all
+from usersim.judges.checks.mentions import find_all, match_end
 from usersim.judges.checks.normalize import is_quantity, parse_number
 from usersim.judges.checks.registry import Outcome, check_registry
+from usersim.lang.polarity import Reader, Reading
 
 Op = Literal["<=", ">=", "<", ">", "==", "!=", "in", "not_in"]
 _NAME_KEYS = ("name", "title", "hotel_name", "flight_no", "product_id", "id")
@@ -105,31 +106,63 @@ def _names(item: dict[str, Any]) -> list[str]:
     return [str(n) for n in [*names, *(item.get("aliases") or [])] if n]
 
 
+def _spans(item: dict[str, Any], text: str) -> list[tuple[int, int]]:
+    """Spans of an item's names in text, longest first; a name inside a longer one found there
+    ("XPS 13" in "Dell XPS 13") is the same mention, read once."""
+    found = sorted(
+        ((o, match_end(text, o, n)) for n in _names(item) for o in find_all(n, text)),
+        key=lambda s: s[0] - s[1],
+    )
+    out: list[tuple[int, int]] = []
+    for a, b in found:
+        if not any(x <= a and b <= y for x, y in out):
+            out.append((a, b))
+    return sorted(out)
+
+
 def _key(item: dict[str, Any]) -> str:
     return _label(item) + "\x00" + str(item.get("id", ""))
 
 
 def recommended_items(catalog: str, text: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(recommended, excluded) catalog items of a reply. An item counts as recommended when at
-    least one of its mentions is outside an exclusion/negation context ("我排除了 MacBook Air",
-    "Redmi Note 13 和 OPPO A3 已剔除", "不推荐：…"); an item only ever mentioned so is excluded."""
-    neg = Negations(text, EXCLUSION)
+    """(recommended, excluded) catalog items of a reply (see `read_items`); items read only
+    unsurely count as recommended here."""
+    rec, excluded, doubtful = read_items(catalog, text)
+    return rec + [i for i, _ in doubtful], excluded
+
+
+def read_items(
+    catalog: str, text: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[tuple[dict[str, Any], Reading]]]:
+    """(recommended, excluded, doubtful) catalog items of a reply, by how their mentions stand
+    (lang.polarity): recommended when some mention surely stands ("推荐华为 MateBook 14", a plain
+    list row), excluded when every mention is surely excluded, rejected or negated ("我排除了
+    MacBook Air", "MacBook Pro 14 超出预算", a ❌ row, items under "已排除："), doubtful otherwise
+    (conflicting cues, a hypothetical "如果您能接受苹果…", an offer in a question)."""
+    reader = Reader(text)
     named: dict[str, dict[str, Any]] = {}
-    affirmed: set[str] = set()
-    for c in neg.clauses:  # clause by clause: a name glued to the next line's text still matches
-        seg = text[c.start : c.end]
-        for item in (_as_dict(i) for i in _lookup(catalog, seg)):
-            named.setdefault(_key(item), item)
-            offsets = [o for n in _names(item) for o in find_all(n, seg)] or [0]
-            if any(not neg.negated(c.start + o) for o in offsets):
-                affirmed.add(_key(item))
+    readings: dict[str, list[Reading]] = {}
+    for c in reader.clauses:  # clause by clause: a name glued to the next line's text still matches
+        for item in (_as_dict(i) for i in _lookup(catalog, c.text)):
+            key = _key(item)
+            named.setdefault(key, item)
+            for a, b in _spans(item, c.text) or [(0, 1)]:
+                readings.setdefault(key, []).append(reader.at(c.start + a, c.start + b))
     for item in (_as_dict(i) for i in _lookup(catalog, text)):
         # an item named across a clause cut (never seen clause by clause) counts as recommended
         if _key(item) not in named:
             named[_key(item)] = item
-            affirmed.add(_key(item))
-    rec = [i for k, i in named.items() if k in affirmed]
-    return rec, [i for k, i in named.items() if k not in affirmed]
+            readings[_key(item)] = [Reading("neutral", "none")]
+    rec, excluded, doubtful = [], [], []
+    for key, item in named.items():
+        rs = readings[key]
+        if any(r.polarity in ("neutral", "recommended") and r.sure for r in rs):
+            rec.append(item)
+        elif all(r.negative and r.sure for r in rs):
+            excluded.append(item)
+        else:
+            doubtful.append((item, next(r for r in rs if not (r.negative and r.sure))))
+    return rec, excluded, doubtful
 
 
 @check_registry.register("constraint", ConstraintParams)
@@ -141,7 +174,7 @@ def constraint(params: ConstraintParams, ctx: CheckContext) -> Outcome:
         return Outcome(False, f"no assistant reply in scope '{params.scope}'")
     text = "\n".join(t for _, t in texts)
     try:
-        items, excluded = recommended_items(params.catalog, text)
+        items, excluded, doubtful = read_items(params.catalog, text)
     except ImportError:
         return Outcome(
             None, "cannot look up recommended items: sandbox.catalog is not available in this build"
@@ -151,14 +184,25 @@ def constraint(params: ConstraintParams, ctx: CheckContext) -> Outcome:
             None, f"catalog lookup failed for '{params.catalog}': {exc.args[0] if exc.args else exc}"
         )
     rule = f"{params.field} {params.op} {params.value}"
+    cues = [c.describe() for i in excluded for c in _cues_for(text, i)]
     dropped = (
         f"not counted (named as excluded/rejected): {', '.join(_label(i) for i in excluded)}"
         if excluded
         else ""
     )
+    evidence = texts[-1][0]
+    unsure_bad = [
+        (i, r)
+        for i, r in doubtful
+        if (v := field_value(i, params.field)) is not None and not satisfies(v, params.op, params.value)
+    ]
     if not items:
         what = f"no recommended {params.catalog} item from the catalog found in the reply"
-        return Outcome(None, f"{what}; cannot check {rule}" + (f"; {dropped}" if dropped else ""))
+        if unsure_bad:
+            return _unsure(what, rule, unsure_bad, params.field, evidence)
+        return Outcome(
+            None, f"{what}; cannot check {rule}" + (f"; {dropped}" if dropped else ""), cues=cues or None
+        )
     good, bad, unknown = [], [], []
     for item in items:
         value = field_value(item, params.field)
@@ -179,7 +223,32 @@ def constraint(params: ConstraintParams, ctx: CheckContext) -> Outcome:
         parts.append(dropped)
     score = round(len(good) / len(items), 4)
     if bad:
-        return Outcome(False, "; ".join(parts), score=score, evidence_turn=texts[-1][0])
+        return Outcome(False, "; ".join(parts), score=score, evidence_turn=evidence, cues=cues or None)
+    if unsure_bad:
+        return _unsure("; ".join(parts), rule, unsure_bad, params.field, evidence)
     if not good:
-        return Outcome(None, "; ".join(parts), evidence_turn=texts[-1][0])
-    return Outcome(True, "; ".join(parts), score=score, evidence_turn=texts[-1][0])
+        return Outcome(None, "; ".join(parts), evidence_turn=evidence, cues=cues or None)
+    return Outcome(True, "; ".join(parts), score=score, evidence_turn=evidence, cues=cues or None)
+
+
+def _unsure(
+    found: str, rule: str, doubtful: list[tuple[dict[str, Any], Reading]], field: str, evidence: int
+) -> Outcome:
+    names = ", ".join(
+        f"{_label(i)} ({field}={field_value(i, field)}, read {r.polarity})" for i, r in doubtful
+    )
+    cues = [c.describe() for _, r in doubtful for c in r.cues]
+    return Outcome.unsure(
+        f"{found}; unsure whether these are recommended (they would violate {rule}): {names}",
+        cues=cues or None,
+        evidence_turn=evidence,
+    )
+
+
+def _cues_for(text: str, item: dict[str, Any]) -> list[Any]:
+    """The cues that excluded an item (its first mention's reading)."""
+    reader = Reader(text)
+    for n in _names(item):
+        for o in find_all(n, text):
+            return list(reader.at(o, o + len(n)).cues)
+    return []

@@ -1,4 +1,11 @@
-"""Text checks on the agent's replies: keywords, count."""
+"""Text checks on the agent's replies: keywords, count.
+
+Both read the replies through the language layer: a keyword mention counts only as it stands
+("cannot be refunded" is no mention of refunded, "不再去环球影城" is no mention of 环球影城), items
+are the reply's Markdown items (lists, emoji/bold/heading numbering, table rows or columns) minus
+those it names only to exclude or reject. When the reading is unsure and the verdict hangs on it,
+the check is unjudged with reason "uncertain: ..." — never a confident fail.
+"""
 
 from __future__ import annotations
 
@@ -9,51 +16,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from usersim.core.saferegex import case_regex
 from usersim.judges.checks.context import CheckContext
-from usersim.judges.checks.mentions import EXCLUSION, Negations, has_keyword
-from usersim.judges.checks.normalize import is_quantity
+from usersim.judges.checks.mentions import Mention, Texts, cues_of, forbidden, presence
 from usersim.judges.checks.registry import Outcome, check_registry
+from usersim.lang.layout import Item
+from usersim.lang.polarity import Reader, Reading
+from usersim.lang.segment import reading
 
 ScopeName = Literal["final", "assistant", "first"]
-_LIST_ITEM = re.compile(
-    r"^\s*(?:\d{1,2}\s*[.、)）]|[（(]\d{1,2}[)）]|[①-⑳]|[-•*·]\s|#{1,4}\s*\d)", re.MULTILINE
-)
-_TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
-_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*$")
-
-
-def list_items(text: str) -> list[tuple[int, str]]:
-    """(line number, line) of the reply's items: numbered and bulleted list lines, and markdown
-    table body rows (not the header row above the |---| rule, not the rule). When a reply has both a
-    table and a list, the larger of the two is taken (the same items shown twice count once)."""
-    lines = text.splitlines()
-    rules = {n for n, ln in enumerate(lines) if _TABLE_RULE.match(ln) and "-" in ln and "|" in ln}
-    headers = {n - 1 for n in rules}
-    rows = [
-        (n, ln.strip())
-        for n, ln in enumerate(lines)
-        if _TABLE_ROW.match(ln) and n not in rules and n not in headers
-    ]
-    listed = [(n, ln.strip()) for n, ln in enumerate(lines) if _LIST_ITEM.match(ln) and n not in rules]
-    listed = [(n, ln) for n, ln in listed if not _TABLE_ROW.match(ln)]
-    return rows if len(rows) > len(listed) else listed
-
-
-_LINE_EXCLUSION = tuple(m for m in EXCLUSION if m not in ("不是", "而非", "并非"))
-
-
-def _excluded(line: str, line_no: int, neg: Negations) -> bool:
-    """A list line or table row naming an item only to exclude it ("- OPPO A3（已剔除）",
-    "| OPPO A3 | 1499 | ❌ 排除 |", lines under "已排除：")."""
-    if line_no in neg.section_lines:
-        return True
-    body = re.sub(r"^\s*(?:\d{1,2}\s*[.、)）]|[（(]\d{1,2}[)）]|[①-⑳]|[-•*·])\s*", "", line)
-    if _TABLE_ROW.match(body):
-        cells = [c.strip() for c in body.strip().strip("|").split("|")]
-        first = Negations(cells[0], _LINE_EXCLUSION) if cells and cells[0] else None
-        return (first is not None and first.negated(0, 1)) or any(
-            c and Negations(c, _LINE_EXCLUSION).marker_only(c) for c in cells[1:]
-        )
-    return bool(body.strip()) and Negations(body, _LINE_EXCLUSION).negated(0, 1)
 
 
 class _Params(BaseModel):
@@ -76,40 +45,13 @@ class KeywordsParams(_Params):
         return self
 
 
-def _numeric(word: str) -> bool:
-    return bool(re.search(r"\d", word)) and is_quantity(word.strip())
+def _as(word: str, m: Mention | None) -> str:
+    """A keyword as found: itself, or with the lexicon spelling that matched ("驾车 (as 驱车)")."""
+    return f"{word} (as {m.spelling})" if m is not None and m.via.startswith("lexicon.") else word
 
 
-def _has(word: str, text: str) -> bool:
-    """Whether `word` occurs in text: numbers by value; words ignoring case and whitespace."""
-    return has_keyword(word, text)
-
-
-def _find(word: str, text: str, synonyms: dict[str, list[str]]) -> str | None:
-    """The spelling of `word` (or a synonym) found in text."""
-    for w in [word, *synonyms.get(word, [])]:
-        if _has(w, text):
-            return w
-    return None
-
-
-def _find_affirmed(
-    word: str, texts: list[tuple[int, str]], synonyms: dict[str, list[str]]
-) -> tuple[str, int] | None:
-    """(spelling, reply index) of a mention of `word` (or a synonym) that is not negated:
-    "不再去环球影城" and "不是…蟹道乐" name a word without saying it happens. Numbers are never
-    read as negated."""
-    for i, t in texts:
-        neg: Negations | None = None
-        for w in [word, *synonyms.get(word, [])]:
-            if not _has(w, t):
-                continue
-            if _numeric(w):
-                return w, i
-            neg = neg or Negations(t)
-            if neg.affirmed(w):
-                return w, i
-    return None
+def _said(m: Mention) -> str:
+    return m.spelling if m.spelling == m.word else f"{m.spelling} (= {m.word})"
 
 
 @check_registry.register("keywords", KeywordsParams)
@@ -118,36 +60,61 @@ def keywords(params: KeywordsParams, ctx: CheckContext) -> Outcome:
     texts = ctx.texts(params.scope)
     if not texts:
         return Outcome(False, f"no assistant reply in scope '{params.scope}'")
-    text = "\n".join(t for _, t in texts)
+    replies = Texts(texts)
     syn = params.synonyms
-    found, problems = [], []
+    found, problems, doubts, cues = [], [], [], []
     if params.any:
-        hits = [w for w in params.any if _find(w, text, syn)]
+        read = [(w, *presence(replies.mentions(w, syn))) for w in params.any]
+        hits = [(w, m) for w, p, m in read if p == "present"]
+        unsure = [(w, m) for w, p, m in read if p == "doubtful"]
         if hits:
-            found.append("found " + ", ".join(hits))
+            found.append("found " + ", ".join(_as(w, m) for w, m in hits))
+            cues += [c for _, m in hits[:1] for c in cues_of(m)]
+        elif unsure:
+            doubts.append("only unsure mentions of " + ", ".join(w for w, _ in unsure))
+            cues += [c for _, m in unsure for c in cues_of(m)]
         else:
+            negated = [(w, m) for w, _, m in read if m is not None]
             problems.append("none of " + ", ".join(params.any) + " present")
-    missing = [w for w in params.all if not _find(w, text, syn)]
-    present_all = [w for w in params.all if w not in missing]
+            if negated:
+                problems[-1] += " (only negated: " + ", ".join(_said(m) for _, m in negated if m) + ")"
+                cues += [c for _, m in negated for c in cues_of(m)]
+    read_all = [(w, *presence(replies.mentions(w, syn))) for w in params.all]
+    missing = [(w, m) for w, p, m in read_all if p == "absent"]
+    present_all = [w for w, p, _ in read_all if p == "present"]
+    unsure_all = [(w, m) for w, p, m in read_all if p == "doubtful"]
     if present_all:
-        found.append("found all-of " + ", ".join(present_all))
+        found.append("found all-of " + ", ".join(_as(w, m) for w, p, m in read_all if p == "present"))
+        cues += [c for w, p, m in read_all if p == "present" for c in cues_of(m) if m and m.via]
     if missing:
-        problems.append("missing " + ", ".join(missing))
-    hits = [(w, _find_affirmed(w, texts, syn)) for w in params.none]
-    forbidden = [(w, h[0], h[1]) for w, h in hits if h]
-    negated = [w for w, h in hits if not h and _find(w, text, syn)]
-    if forbidden:
-        problems.append(
-            "forbidden present: " + ", ".join(s if s == w else f"{s} (= {w})" for w, s, _ in forbidden)
-        )
-    elif params.none:
+        problems.append("missing " + ", ".join(w for w, _ in missing))
+        cues += [c for _, m in missing for c in cues_of(m)]
+    if unsure_all:
+        doubts.append("only unsure mentions of " + ", ".join(w for w, _ in unsure_all))
+        cues += [c for _, m in unsure_all for c in cues_of(m)]
+    read_none = [(w, *forbidden(replies.mentions(w, syn))) for w in params.none]
+    bad = [(w, m) for w, p, m in read_none if p == "present" and m]
+    unsure_none = [(w, m) for w, p, m in read_none if p == "doubtful"]
+    negated = [w for w, p, m in read_none if p == "absent" and m]
+    if bad:
+        problems.append("forbidden present: " + ", ".join(_said(m) for _, m in bad))
+        cues += [c for _, m in bad for c in cues_of(m)]
+    elif params.none and not unsure_none:
         found.append("none of " + ", ".join(params.none) + " present")
+    if unsure_none:
+        doubts.append("unsure whether these stand or are negated: " + ", ".join(w for w, _ in unsure_none))
+        cues += [c for _, m in unsure_none for c in cues_of(m)]
     if negated:
         found.append("only negated mentions of " + ", ".join(negated) + " (not counted)")
-    evidence = forbidden[0][2] if forbidden else texts[-1][0]  # the reply that said it
+        cues += [c for w, p, m in read_none if p == "absent" and m for c in cues_of(m)]
+    evidence = bad[0][1].reply if bad else texts[-1][0]  # the reply that said it
     where = f"in {params.scope} reply" if params.scope != "assistant" else "in the assistant replies"
-    summary = "; ".join(problems + found)
-    return Outcome(not problems, f"{where}: {summary}", evidence_turn=evidence)
+    shown = list(dict.fromkeys(c.describe() for c in cues)) or None
+    if problems:
+        return Outcome(False, f"{where}: " + "; ".join(problems + found), evidence_turn=evidence, cues=shown)
+    if doubts:
+        return Outcome.unsure(f"{where}: " + "; ".join(doubts + found), cues=shown, evidence_turn=evidence)
+    return Outcome(True, f"{where}: " + "; ".join(found), evidence_turn=evidence, cues=shown)
 
 
 class CountParams(_Params):
@@ -175,6 +142,56 @@ class CountParams(_Params):
             raise ValueError("give min, max or exactly")
         return self
 
+    def ok(self, n: int) -> bool:
+        return (
+            (self.exactly is None or n == self.exactly)
+            and (self.min is None or n >= self.min)
+            and (self.max is None or n <= self.max)
+        )
+
+    def bounds(self) -> str:
+        parts = [f"exactly {self.exactly}"] if self.exactly is not None else []
+        parts += [f"at least {self.min}"] if self.min is not None else []
+        parts += [f"at most {self.max}"] if self.max is not None else []
+        return ", ".join(parts)
+
+
+def list_items(text: str) -> list[Item]:
+    """The items a reply lists (lang.layout): numbered / bulleted / emoji-numbered lines and item
+    headings (details nested under an item are not items), or the table's rows — or its columns in
+    a comparison table — whichever is larger (the same items shown twice count once)."""
+    return Reader(text).layout.items
+
+
+def _shown(it: Item) -> str:
+    text = it.label.text if it.kind == "column" else it.span.text
+    return re.sub(r"\s+", " ", reading(text)).strip()[:30]  # "**1. vivo**" shows as "1. vivo"
+
+
+def _items(reader: Reader) -> tuple[str, list[tuple[str, Reading]]]:
+    items = reader.layout.items
+    kinds = {i.kind for i in items}
+    what = "table columns" if "column" in kinds else "table rows" if "row" in kinds else "list items"
+    return what, [(_shown(i), reader.item(i)) for i in items]
+
+
+def _matches(reader: Reader, pattern: str) -> list[tuple[str, Reading]]:
+    """Distinct matches of the pattern, each read where it starts (its item's reading on a list
+    line or table row); a match spanning lines is not read."""
+    out: dict[str, Reading] = {}
+    lines = [it for it in reader.layout.listed + reader.layout.table if it.kind != "column"]
+    for m in case_regex(pattern).finditer(reader.text):  # a case regex: linear time (core.saferegex)
+        got = m.group(0)
+        if "\n" in got.strip():
+            reading = Reading("neutral", "none")
+        else:
+            item = next((it for it in lines if it.span.start <= m.start() < it.span.end), None)
+            reading = reader.item(item) if item else reader.at(m.start(), max(m.end(), m.start() + 1))
+        prev = out.get(got)
+        if prev is None or (prev.negative and not reading.negative):
+            out[got] = reading
+    return list(out.items())
+
 
 @check_registry.register("count", CountParams)
 def count(params: CountParams, ctx: CheckContext) -> Outcome:
@@ -182,47 +199,33 @@ def count(params: CountParams, ctx: CheckContext) -> Outcome:
     texts = ctx.texts(params.scope)
     if not texts:
         return Outcome(False, f"no assistant reply in scope '{params.scope}'")
-    text = "\n".join(t for _, t in texts)
-    neg = Negations(text, EXCLUSION)
-    line_of = [0]
-    for m in re.finditer("\n", text):
-        line_of.append(m.end())
-    lines = text.splitlines()
-    skipped: list[str] = []
+    reader = Reader("\n".join(t for _, t in texts))
     if params.pattern is None:
-        items = []
-        for n, line in list_items(text):
-            (skipped if _excluded(line, n, neg) else items).append(line)
-        rows = [i for i in items + skipped if _TABLE_ROW.match(i)]
-        what = "table rows" if rows else "list items"
+        what, read = _items(reader)
     else:
-        items = []
-        for m in case_regex(params.pattern).finditer(text):
-            got = m.group(0)
-            n = sum(1 for s in line_of if s <= m.start()) - 1
-            single = "\n" not in got.strip()
-            if single and n < len(lines) and _excluded(lines[n], n, neg):
-                skipped.append(got)
-            elif got not in items:
-                items.append(got)
-        what = f"distinct matches of /{params.pattern}/"
-    n = len(items)
-    bounds = []
-    ok = True
-    if params.exactly is not None:
-        bounds.append(f"exactly {params.exactly}")
-        ok &= n == params.exactly
-    if params.min is not None:
-        bounds.append(f"at least {params.min}")
-        ok &= n >= params.min
-    if params.max is not None:
-        bounds.append(f"at most {params.max}")
-        ok &= n <= params.max
-    shown = ", ".join(i[:30] for i in items[:6]) + (" …" if n > 6 else "")
+        what, read = f"distinct matches of /{params.pattern}/", _matches(reader, params.pattern)
+    counted = [s for s, r in read if not r.negative]
+    skipped = [(s, r) for s, r in read if r.negative and r.sure]
+    unsure = [(s, r) for s, r in read if r.negative and not r.sure]
+    n = len(counted)
+    shown = ", ".join(i for i in counted[:6]) + (" …" if n > 6 else "")
     found = f"{n} {what}" + (f" ({shown})" if n else "")
     if skipped:
         found += (
-            f"; {len(skipped)} excluded/rejected not counted (" + ", ".join(i[:30] for i in skipped[:4]) + ")"
+            f"; {len(skipped)} excluded/rejected not counted (" + ", ".join(s for s, _ in skipped[:4]) + ")"
         )
-    verb = "" if ok else "; required "
-    return Outcome(ok, f"{found}{verb}{'' if ok else ', '.join(bounds)}", evidence_turn=texts[-1][0])
+    cues = list(dict.fromkeys(c.describe() for _, r in skipped + unsure for c in r.cues)) or None
+    evidence = texts[-1][0]
+    ok, ok_all = params.ok(n), params.ok(n + len(unsure))
+    if unsure and ok != ok_all:
+        doubt = ", ".join(s for s, _ in unsure[:4])
+        return Outcome.unsure(
+            f"{found}; unsure whether {len(unsure)} more are excluded ({doubt}); required {params.bounds()}",
+            cues=cues,
+            evidence_turn=evidence,
+        )
+    if unsure:
+        found += f"; {len(unsure)} unsure (either way {'within' if ok else 'outside'} bounds)"
+    return Outcome(
+        ok, found if ok else f"{found}; required {params.bounds()}", evidence_turn=evidence, cues=cues
+    )

@@ -1,0 +1,218 @@
+"""How a mention stands in a reply: recommended, excluded, rejected, negated, asked about,
+hypothetical or neutral, with the cue that decided it and how sure the reading is.
+
+The cues are resources (`data/<code>/polarity.yaml`): groups of phrases, each with the polarity
+it gives, which way it reaches (forward: the mention follows the cue, "不再去环球影城", "cannot be
+refunded"; backward: it precedes, "MacBook Pro 超出预算", "the XPS exceeds your budget") and how
+far (near: a few words, clause: to the clause end or a scope breaker like 而是 / but). Idioms that
+contain a negation but recommend ("不要错过", "can't go wrong with") are masked first. Every
+language's cues are read in every text (replies mix scripts: "OPPO A3 ❌ Not recommended").
+
+Context is read from the inside out: the mention's clause (cues before and after it), a clause
+that only carries a cue and is joined to it ("…，已排除。", "X: over budget"), the item's verdict
+(❌/✅, a verdict cell), the lead-in governing its list ("已排除：", but not "您说不要苹果，以下是推荐：").
+The innermost reading that fires decides. A reading is `confident` when its cues agree,
+`conflicting` when they do not or a cue is only loosely in reach, `none` when nothing fired.
+"""
+
+from __future__ import annotations
+
+import re
+
+from usersim.lang.cues import NEGATIVE, NEUTRAL, Confidence, Polarity, Reading, _conf, _gap, _list, _near_gap
+from usersim.lang.item_polarity import ItemReader
+from usersim.lang.resources import Cue, detect, resources
+from usersim.lang.segment import Span
+
+__all__ = ["NEGATIVE", "NEUTRAL", "Confidence", "Polarity", "Reader", "Reading", "polarity"]
+_STRUCK = re.compile(r"~~[^~\n]+~~")
+
+
+class Reader(ItemReader):
+    """Polarity of mentions in one reply; the segmentation and cue matches are computed once."""
+
+    def at(self, start: int, end: int) -> Reading:
+        """The reading of the mention at [start, end)."""
+        struck = next((m for m in _STRUCK.finditer(self.text) if m.start() < start < m.end()), None)
+        if struck is not None:  # ~~Day 2 环球影城~~: crossed out
+            return Reading(
+                "excluded",
+                "confident",
+                (Cue("segment.strikethrough", struck.start(), struck.end(), struck.group(0)),),
+            )
+        idx = next((i for i, c in enumerate(self.clauses) if c.start <= start < c.end), None)
+        if idx is None:
+            return NEUTRAL
+        cell = self._item_of(start)
+        in_table = cell is not None and cell.kind in ("row", "column")
+        # in a table the cells beside a mention are read as the row's verdict or cells, not as clauses
+        subject = self._subject(idx, start)
+        joined = None if in_table or not subject else self._joined(idx)
+        inner = self._in_clause(idx, start, end, subject) or joined
+        outer = self._question(idx, start) or self._hypothetical(idx, start)
+        if inner and inner.negative and inner.sure:
+            return inner
+        if outer:
+            return outer if not inner else Reading(outer.polarity, "conflicting", outer.cues + inner.cues)
+        if inner:
+            return inner
+        item = self._item_of(start)
+        return (item and self._item_reading(item)) or NEUTRAL
+
+    def _subject(self, idx: int, start: int) -> bool:
+        """Whether the mention opens its clause (after scope-keeping words and earlier conjuncts):
+        a cue after it ("MacBook Pro 14 超出预算", "…，已排除") is about the clause's subject, not
+        about a later mention ("the charge is more than 60 days old, so it cannot be disputed")."""
+        c = self.clauses[idx]
+        head = re.sub(r"^\s*(?:\d{1,2}\s*[.、)）]|[-•*·]\s)", " ", self.norm[c.start : start])
+        code = detect(c.text)
+        return self._gap(head) <= int(resources(code).get("polarity", "subject_gap", 2))
+
+    def _in_clause(self, idx: int, start: int, end: int, subject: bool = True) -> Reading | None:
+        c = self.clauses[idx]
+        hits = self.hits(c, avoid=(start, end))
+        before = [h for h in hits if h.end <= start]
+        after = [h for h in hits if h.start >= end]
+        positive_before = [h for h in before if h.group.kind == "recommended"]
+        neg_before = None
+        for h in reversed(before):  # the nearest forward-reaching negative cue in scope
+            if h.group.kind == "recommended" or h.group.reach == "backward":
+                continue
+            between = self.norm[h.end : start]
+            if self._broken(between):
+                break
+            if h.group.scope == "clause":
+                neg_before = (h, h.group.sure)
+                break
+            # near: only words that keep the scope ("不再去", "won't get a") between cue and mention
+            # make a sure reading; a few others ("没有直飞航班": the negation may be about 直飞)
+            # an unsure one; more, and the cue is about something else
+            gap = self._gap(between)
+            if gap <= _near_gap(h.group.code):
+                neg_before = (h, gap == 0 and h.group.sure)
+            break
+        neg_after = [h for h in after if h.group.kind != "recommended" and h.group.reach != "forward"]
+        pos_after = [h for h in after if h.group.kind == "recommended" and h.group.reach != "forward"]
+        if neg_before:
+            h, near = neg_before
+            closer = [p for p in positive_before if p.start > h.end]
+            if closer:  # "不是 A，推荐 B" is cut by clauses; "不要只看 A 推荐 B" is not clear
+                return Reading(h.group.kind, "conflicting", (h.cue(self.text), closer[0].cue(self.text)))  # type: ignore[arg-type]
+            return Reading(h.group.kind, "confident" if near else "conflicting", (h.cue(self.text),))  # type: ignore[arg-type]
+        if neg_after and subject:
+            h = neg_after[0]
+            if positive_before:  # "推荐华为 MateBook 14 不考虑苹果": the cue is about what follows it
+                return Reading("recommended", "confident", (positive_before[-1].cue(self.text),))
+            if pos_after and pos_after[0].start < h.start:
+                return Reading(h.group.kind, "conflicting", (pos_after[0].cue(self.text), h.cue(self.text)))  # type: ignore[arg-type]
+            return self._contrast(idx, Reading(h.group.kind, _conf(h), (h.cue(self.text),)))  # type: ignore[arg-type]
+        positive = positive_before[-1:] or pos_after[:1]
+        if positive:
+            return Reading("recommended", "confident", (positive[0].cue(self.text),))
+        return None
+
+    def _joined(self, idx: int) -> Reading | None:
+        """A subjectless cue clause joined to this one: after it ("MacBook Air（苹果），不考虑。",
+        "X — over budget", "…，所以没有放进推荐") or, across a colon, before it ("不推荐：MacBook Air").
+        After a topic marker ("至于 MacBook Air，您说了不要苹果，就不列入了") the whole sentence is
+        about the mention, so any subjectless cue clause in it applies."""
+        c = self.clauses[idx]
+        if idx > 0 and c.after_colon:
+            prev = self.clauses[idx - 1]
+            hits = self._clause_hits(idx - 1)
+            if prev.line == c.line and self.marker_only(prev, hits):
+                got = self._from_hits(hits, "forward")
+                if got is not None:  # "改为：Day 1 札幌" names the new plan, not a dropped one
+                    return got
+        topic = any(p.match(self.norm[c.start : c.end]) for _, p in _list(self._k, "topic_markers"))
+        skipped = 0
+        for j in range(idx + 1, len(self.clauses)):
+            nxt = self.clauses[j]
+            if nxt.line != c.line or not nxt.joined or nxt.sentence != c.sentence:
+                break
+            r = self.subjectless(j)
+            if r is not None:
+                return r if skipped == 0 or r.polarity != "recommended" else None
+            reason = any(
+                p.match(self.norm[nxt.start : nxt.end]) for _, p in _list(self._k, "reason_connectives")
+            )
+            attribute = re.search(r"\d", nxt.text) and _gap(nxt.text) <= 8
+            if topic or (skipped < 2 and (nxt.aside or attribute or reason)):
+                skipped += 1  # an aside, an attribute ("重 1.55kg") or a reason ("但它是苹果的")
+                continue
+            break
+        return None
+
+    def subjectless(self, j: int) -> Reading | None:
+        """The reading a clause gives the clause before it when it says nothing but a cue, or
+        nothing before its cue but fillers and pronouns ("which is over your budget", "所以没有放进
+        推荐", "so it doesn't meet your brand requirement"); None otherwise."""
+        c = self.clauses[j]
+        hits = self._clause_hits(j)
+        if not hits:
+            return None
+        if self.marker_only(c, hits):
+            r = self._from_hits(hits, "backward")
+            return self._contrast(j, r) if r is not None else None
+        first = next((h for h in hits if h.group.kind != "recommended" and h.group.reach != "forward"), None)
+        if first is None:
+            return None
+        head = self.norm[c.start : first.start]
+        for _, pat in _list(self._k, "fillers"):
+            head = pat.sub(" ", head)
+        if head.strip():
+            return None
+        return self._contrast(j, Reading(first.group.kind, _conf(first), (first.cue(self.text),)))  # type: ignore[arg-type]
+
+    def _contrast(self, j: int, r: Reading) -> Reading:
+        """A negative reading conceded ("虽然超出预算", "although over budget") or turned around
+        later in the sentence ("…, but worth it", "…，但我还是首推它") is unsure."""
+        if not r.negative or not r.cues:
+            return r
+        c = self.clauses[j]
+        cue = r.cues[0]
+        sent = self._sentence_of(j)
+        before = self.norm[c.start : cue.start]
+        after = self.norm[cue.end : sent.end]
+        conceded = any(p.search(before) for _, p in _list(self._k, "concessive"))
+        turned = any(p.search(after) for _, p in _list(self._k, "contrast")) and any(
+            h.group.kind == "recommended"
+            for h in self.hits(Span(cue.end, sent.end, self.text[cue.end : sent.end]))
+        )
+        return Reading(r.polarity, "conflicting", r.cues) if conceded or turned else r
+
+    def _question(self, idx: int, start: int) -> Reading | None:
+        s = self._sentence_of(idx)
+        tail = self.text[s.end : s.end + 1]
+        for entry, pat in _list(self._k, "question_marks"):
+            if pat.search(tail) or pat.search(s.text[-1:]):
+                return Reading(
+                    "asked_about",
+                    "confident",
+                    (Cue(entry, s.end - 1, s.end + 1, (s.text[-1:] + tail).strip()),),
+                )
+        for entry, pat in _list(self._k, "question_cues"):
+            m = pat.search(self.norm[s.start : s.end + 1])
+            if m:
+                return Reading(
+                    "asked_about",
+                    "confident",
+                    (Cue(entry, s.start + m.start(), s.start + m.end(), m.group(0)),),
+                )
+        return None
+
+    def _hypothetical(self, idx: int, start: int) -> Reading | None:
+        s = self._sentence_of(idx)
+        for entry, pat in _list(self._k, "hypothetical"):
+            for m in pat.finditer(self.norm[s.start : s.end]):
+                a = s.start + m.start()
+                if a < start or m.group(0) == "的话":
+                    return Reading(
+                        "hypothetical", "confident", (Cue(entry, a, s.start + m.end(), m.group(0)),)
+                    )
+        return None
+
+
+def polarity(text: str, start: int, end: int) -> Reading:
+    """The reading of the mention at [start, end) of `text` (build a `Reader` to ask many)."""
+    return Reader(text).at(start, end)
