@@ -1,0 +1,73 @@
+"""Phrase lists from the resource files compiled into matchers that return cues.
+
+A resource list entry is a literal phrase (matched case-insensitively; a Latin phrase only as whole
+words, its spaces as any whitespace) or `re:PATTERN`, a regular expression. Every hit is a
+`lang.Cue` naming the entry (`<code>/<topic>.<key>`) and the span it matched, so a verdict can say
+which word of which resource decided it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+
+from usersim.lang.resources import Cue, detect, language_codes, resources
+
+
+def _one(phrase: str) -> str:
+    if phrase.startswith("re:"):
+        return f"(?:{phrase[3:]})"
+    body = r"\s+".join(re.escape(p) for p in phrase.split())
+    if phrase.isascii() and phrase[:1].isalnum():
+        return rf"(?<![A-Za-z0-9]){body}(?![A-Za-z0-9])"
+    return body
+
+
+@functools.lru_cache(maxsize=2048)
+def compiled(phrases: tuple[str, ...]) -> re.Pattern[str] | None:
+    """One regex matching any of `phrases` (None for an empty list); a bad pattern names itself."""
+    if not phrases:
+        return None
+    parts = []
+    for p in phrases:
+        part = _one(p)
+        try:
+            re.compile(part)
+        except re.error as exc:
+            raise ValueError(f"language resource pattern {p!r} is not a valid regex: {exc}") from None
+        parts.append(part)
+    return re.compile("|".join(parts), re.IGNORECASE)
+
+
+def codes_for(text: str) -> list[str]:
+    """The languages whose cues are read in `text`: the detected one first, then the others (a
+    Chinese reply quoting an English word is still read with both)."""
+    first = detect(text)
+    return [first] + [c for c in language_codes() if c != first]
+
+
+def finditer(text: str, topic: str, key: str, codes: list[str] | None = None) -> Iterator[Cue]:
+    """Every hit of the list `topic.key` in `text`, language by language."""
+    for code in codes or codes_for(text):
+        pat = compiled(resources(code).words(topic, key))
+        if pat is None:
+            continue
+        entry = resources(code).entry(topic, key)
+        for m in pat.finditer(text):
+            if m.end() > m.start():
+                yield Cue(entry, m.start(), m.end(), m.group(0))
+
+
+def find(text: str, topic: str, key: str, codes: list[str] | None = None) -> Cue | None:
+    """The first hit of `topic.key` in `text` (earliest in the first language that has one)."""
+    for code in codes or codes_for(text):
+        hits = list(finditer(text, topic, key, [code]))
+        if hits:
+            return min(hits, key=lambda c: c.start)
+    return None
+
+
+def shifted(cue: Cue, offset: int) -> Cue:
+    """The same cue with its span moved by `offset` (from a piece's offsets to the whole text's)."""
+    return Cue(cue.entry, cue.start + offset, cue.end + offset, cue.text)
