@@ -208,7 +208,13 @@ def _unit(text: str, start: int, codes: list[str], weak: bool) -> Act:
         return act("confirm_request", [confirm, *asking_cues], action=action, sure=not weak)
     opts = _options(body, alts) if (mark or particle) and alts else ()
     if opts and not request:
-        return act("clarify", [*alts, *asking_cues], options=opts, parts=(_core(body),), sure=not weak)
+        return act(
+            "clarify",
+            [*alts, *asking_cues],
+            options=opts,
+            parts=(_core(body).rstrip("?？。.!！"),),
+            sure=not weak,
+        )
     return act("request", asking_cues, parts=_parts(body, codes), sure=not weak)
 
 
@@ -289,12 +295,11 @@ def agent_acts(text: str) -> list[Act]:
             continue
         request_open = False
         spans = [piece for span in sentences(body) for piece in _after_number(span)]
-        bold_line = bool(re.fullmatch(r"\s*(\*\*|__).+(\*\*|__)\s*", body))
         for k, span in enumerate(spans):
             last = k == len(spans) - 1
             nxt = spans[k + 1].text if not last else ""
             answered = bool(nxt) and find(nxt, "acts", "self_answer", codes) is not None
-            weak = heading or bold_line or answered
+            weak = heading or answered
             pieces = _split(span.text, offset + span.start, codes, weak)
             if item and not last:  # inside a list item only its closing sentence asks the user
                 pieces = [p if not p.asking else Act("inform", p.start, p.end, p.text) for p in pieces]

@@ -88,11 +88,12 @@ def names(text: str, concept: str, codes: list[str] | None = None) -> ConceptHit
 
 
 def shadowed(text: str, start: int, end: int, codes: list[str] | None = None) -> ConceptHit | None:
-    """A longer concept hit that swallows the span [start, end) of `text` (a case's own word
-    "从哪出" inside the origin phrase "从哪出发"), or None."""
+    """A longer concept hit that continues past the span [start, end) of `text`, so the span is
+    only the front of a phrase that means something else (a case's word "从哪出" inside the origin
+    phrase "从哪出发"), or None. A span that ends where the phrase ends is its head ("出发" in
+    "从哪里出发") and is not shadowed."""
     for h in concepts_in(text, codes):
-        longer = (h.cue.end - h.cue.start) > (end - start)
-        if longer and h.cue.start <= start and end <= h.cue.end:
+        if h.cue.start <= start and end < h.cue.end:
             return h
     return None
 
