@@ -159,6 +159,7 @@ def _unit(text: str, start: int, codes: list[str], weak: bool) -> Act:
     mark = _mark(body, codes, start)
     particle = _particle(body, "question_particles", codes, start)
     weak_particle = _particle(body, "weak_particles", codes, start)
+    particle = particle or _particle(body, "question_ends", codes, start)
     qword = _cue(body, "question_words", codes, start)
     anota = _cue(body, "a_not_a", codes, start)
     qstart = _starts(body, "question_starts", codes, start)
@@ -203,18 +204,13 @@ def _unit(text: str, start: int, codes: list[str], weak: bool) -> Act:
         return act("inform", [])
     if closing and not slots:
         return act("close", [closing, *asking_cues], sure=not weak)
+    opts = _options(body, alts) if (mark or particle) and alts else ()
+    if opts and not request:  # "window or aisle?", "是去三亚还是厦门？": a choice between readings
+        whole = (_core(body).rstrip("?？。.!！"),)
+        return act("clarify", [*alts, *asking_cues], options=opts, parts=whole, sure=not weak)
     if confirm and not (request and slots):
         action = _action(body, confirm.end - start, codes)
         return act("confirm_request", [confirm, *asking_cues], action=action, sure=not weak)
-    opts = _options(body, alts) if (mark or particle) and alts else ()
-    if opts and not request:
-        return act(
-            "clarify",
-            [*alts, *asking_cues],
-            options=opts,
-            parts=(_core(body).rstrip("?？。.!！"),),
-            sure=not weak,
-        )
     return act("request", asking_cues, parts=_parts(body, codes), sure=not weak)
 
 
@@ -229,10 +225,10 @@ def _split(text: str, start: int, codes: list[str], weak: bool) -> list[Act]:
     else:
         for m in _CLAUSE.finditer(body):
             lead = body[: m.start()]
-            if (_cue(lead, "results", codes) and not _cue(lead, "requests", codes)) and not _mark(
-                lead, codes, 0
-            ):
-                cut = m.end()
+            result = _cue(lead, "results", codes) and not _cue(lead, "requests", codes)
+            if result and not _mark(lead, codes, 0):
+                if _unit(text[m.end() :].lstrip(), 0, codes, weak).asking:  # "..., would you like X?"
+                    cut = m.end()
                 break
     if cut is not None:
         lead = text[:cut].rstrip(" ，,;；—–-")
@@ -295,6 +291,7 @@ def agent_acts(text: str) -> list[Act]:
             continue
         request_open = False
         spans = [piece for span in sentences(body) for piece in _after_number(span)]
+        spans = [sp for sp in spans if re.search(r"\w", _blank(sp.text))]  # a lone "**" is markup
         for k, span in enumerate(spans):
             last = k == len(spans) - 1
             nxt = spans[k + 1].text if not last else ""
