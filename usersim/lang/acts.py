@@ -60,7 +60,7 @@ _TRAIL = re.compile(r"[\s*_`|~\"'”’」）)\]]+$")
 _VALUE = re.compile(
     r"(?<![\w.])(?=[A-Z0-9-]*\d)[A-Z0-9][A-Z0-9-]{2,}(?![\w])|(?<![\w.])\d+(?:[.,]\d+)?(?![\d])"
 )
-_CLAUSE = re.compile(r"[，,;；]|\s[—–-]\s|[—–]")
+_CLAUSE = re.compile(r"[，,;；:：]|\s[—–-]\s|[—–]")
 
 
 def _blank(text: str) -> str:

@@ -48,25 +48,31 @@ def _hits(text: str, codes: list[str], only: str | None = None) -> list[ConceptH
         for concept in table:
             if only is not None and concept != only:
                 continue
-            pat = compiled(tuple(str(w) for w in _spec(code, concept).get("words", ()) or ()))
-            if pat is None:
-                continue
             entry = f"{code}/acts.concepts.{concept}"
-            for m in pat.finditer(text):
-                if m.end() > m.start():
-                    found.append(ConceptHit(concept, Cue(entry, m.start(), m.end(), m.group(0))))
+            for word in _spec(code, concept).get("words", ()) or ():
+                pat = compiled((str(word),))  # each phrase on its own: one's hit never hides another's
+                for m in pat.finditer(text) if pat else ():
+                    if m.end() > m.start():
+                        found.append(ConceptHit(concept, Cue(entry, m.start(), m.end(), m.group(0))))
     return found
 
 
+def _generic() -> set[str]:
+    return {str(c) for code in language_codes() for c in resources(code).words("acts", "generic_concepts")}
+
+
 def _resolve(hits: list[ConceptHit]) -> list[ConceptHit]:
-    """Longest match wins: a hit overlapping a longer hit of another concept is dropped."""
+    """Longest match wins: a hit overlapping a longer hit of another concept is dropped; a generic
+    concept (city, date, ...) never swallows a specific one ("飞入哪个城市" is entry_city)."""
+    generic = _generic()
+    rank = {id(h): (h.concept in generic, -(h.cue.end - h.cue.start), h.cue.start) for h in hits}
     kept: list[ConceptHit] = []
-    for h in sorted(hits, key=lambda h: (-(h.cue.end - h.cue.start), h.cue.start)):
+    for h in sorted(hits, key=lambda h: rank[id(h)]):
         clash = any(
             k.concept != h.concept
             and k.cue.start < h.cue.end
             and h.cue.start < k.cue.end
-            and (k.cue.end - k.cue.start) > (h.cue.end - h.cue.start)
+            and rank[id(k)] < rank[id(h)]
             for k in kept
         )
         if not clash:
