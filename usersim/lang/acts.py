@@ -14,6 +14,7 @@ All cue words are in `usersim/lang/data/<code>/acts.yaml`.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -199,9 +200,7 @@ def _unit(text: str, start: int, codes: list[str], weak: bool) -> Act:
             return act("close", [closing])
         if offer := _cue(body, "offers", codes, start):
             return act("offer", [offer])
-        if clarify:  # "这里的它指的是行李箱。" defines, it does not ask
-            return act("inform", [])
-        return act("inform", [])
+        return act("inform", [])  # also "这里的它指的是行李箱。": a definition, not a question
     if closing and not slots:
         return act("close", [closing, *asking_cues], sure=not weak)
     opts = _options(body, alts) if (mark or particle) and alts else ()
@@ -255,12 +254,18 @@ def _after_number(span: Span) -> list[Span]:
 
 def agent_acts(text: str) -> list[Act]:
     """The acts of an agent reply, in order, with their spans into `text`."""
-    codes = codes_for(text or "")
+    return list(_agent_acts(text or ""))
+
+
+@functools.lru_cache(maxsize=4096)
+def _agent_acts(text: str) -> tuple[Act, ...]:
+    """agent_acts, remembered: the rule simulator re-reads every earlier reply on each turn."""
+    codes = codes_for(text)
     acts: list[Act] = []
     request_open = False  # the previous line asked for several things ("Please tell me:")
     head_cues: tuple[Cue, ...] = ()
     pos = 0
-    for line in (text or "").split("\n"):
+    for line in text.split("\n"):
         base = pos
         pos += len(line) + 1
         if not line.strip() or re.fullmatch(r"[\s|:\-]+", line):
@@ -322,7 +327,7 @@ def agent_acts(text: str) -> list[Act]:
                         parts=(),
                         sure=head.sure,
                     )
-    return _fill_actions(acts)
+    return tuple(_fill_actions(acts))
 
 
 def _fill_actions(acts: list[Act]) -> list[Act]:

@@ -41,24 +41,41 @@ def _spec(code: str, concept: str) -> dict:
     return spec if isinstance(spec, dict) else {"words": list(spec)}
 
 
+_TABLES: dict[int, list[tuple[str, str, re.Pattern[str], list[re.Pattern[str]]]]] = {}
+
+
+def _table(code: str) -> list[tuple[str, str, re.Pattern[str], list[re.Pattern[str]]]]:
+    """(concept, entry, any-word pattern, one pattern per word) of a language, for the resources
+    in force: the any-word pattern skips a concept at once when none of its words is there."""
+    res = resources(code)
+    if id(res) not in _TABLES:
+        rows = []
+        for concept in res.get("acts", "concepts", {}) or {}:
+            words = tuple(str(w) for w in _spec(code, concept).get("words", ()) or ())
+            anyone = compiled(words)
+            if anyone is not None:
+                each = [p for w in words if (p := compiled((w,))) is not None]
+                rows.append((concept, f"{code}/acts.concepts.{concept}", anyone, each))
+        _TABLES.clear() if len(_TABLES) > 64 else None
+        _TABLES[id(res)] = rows
+    return _TABLES[id(res)]
+
+
 def _hits(text: str, codes: list[str], only: str | None = None) -> list[ConceptHit]:
     found: list[ConceptHit] = []
     for code in codes:
-        table = resources(code).get("acts", "concepts", {}) or {}
-        for concept in table:
-            if only is not None and concept != only:
+        for concept, entry, anyone, each in _table(code):
+            if (only is not None and concept != only) or not anyone.search(text):
                 continue
-            entry = f"{code}/acts.concepts.{concept}"
-            for word in _spec(code, concept).get("words", ()) or ():
-                pat = compiled((str(word),))  # each phrase on its own: one's hit never hides another's
-                for m in pat.finditer(text) if pat else ():
+            for pat in each:  # each phrase on its own: one's hit never hides another's
+                for m in pat.finditer(text):
                     if m.end() > m.start():
                         found.append(ConceptHit(concept, Cue(entry, m.start(), m.end(), m.group(0))))
     return found
 
 
 def _generic() -> set[str]:
-    return {str(c) for code in language_codes() for c in resources(code).words("acts", "generic_concepts")}
+    return {str(c) for code in language_codes() for c in resources(code).get("acts", "generic_concepts", ())}
 
 
 def _resolve(hits: list[ConceptHit]) -> list[ConceptHit]:

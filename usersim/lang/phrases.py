@@ -12,7 +12,7 @@ import functools
 import re
 from collections.abc import Iterator
 
-from usersim.lang.resources import Cue, detect, language_codes, resources
+from usersim.lang.resources import Cue, detect, language_codes, languages, resources
 
 
 def _one(phrase: str) -> str:
@@ -41,19 +41,43 @@ def compiled(phrases: tuple[str, ...]) -> re.Pattern[str] | None:
 
 
 def codes_for(text: str) -> list[str]:
-    """The languages whose cues are read in `text`: the detected one first, then the others (a
-    Chinese reply quoting an English word is still read with both)."""
+    """The languages whose cues are read in `text`: the detected one first, then the others whose
+    script occurs in it (a Chinese reply quoting an English phrase is read with both)."""
     first = detect(text)
-    return [first] + [c for c in language_codes() if c != first]
+    return [first] + [c for c in language_codes() if c != first and _has_script(c, text)]
+
+
+def _has_script(code: str, text: str) -> bool:
+    script = languages.get(code).script
+    pat = re.compile(f"[{script}]") if script else _LATIN
+    return pat.search(text) is not None
+
+
+_LATIN = re.compile(r"[A-Za-z]")
+
+
+_CACHE: dict[tuple[int, str, str], tuple[re.Pattern[str] | None, str]] = {}
+
+
+def pattern(code: str, topic: str, key: str) -> tuple[re.Pattern[str] | None, str]:
+    """The compiled list `topic.key` of language `code` and its entry name, remembered for the
+    resources in force (a new resource folder gives new resources, so a new pattern)."""
+    res = resources(code)
+    k = (id(res), topic, key)
+    hit = _CACHE.get(k)
+    if hit is None:
+        if len(_CACHE) > 4096:
+            _CACHE.clear()
+        hit = _CACHE[k] = (compiled(res.words(topic, key)), res.entry(topic, key))
+    return hit
 
 
 def finditer(text: str, topic: str, key: str, codes: list[str] | None = None) -> Iterator[Cue]:
     """Every hit of the list `topic.key` in `text`, language by language."""
     for code in codes or codes_for(text):
-        pat = compiled(resources(code).words(topic, key))
+        pat, entry = pattern(code, topic, key)
         if pat is None:
             continue
-        entry = resources(code).entry(topic, key)
         for m in pat.finditer(text):
             if m.end() > m.start():
                 yield Cue(entry, m.start(), m.end(), m.group(0))
@@ -62,9 +86,10 @@ def finditer(text: str, topic: str, key: str, codes: list[str] | None = None) ->
 def find(text: str, topic: str, key: str, codes: list[str] | None = None) -> Cue | None:
     """The first hit of `topic.key` in `text` (earliest in the first language that has one)."""
     for code in codes or codes_for(text):
-        hits = list(finditer(text, topic, key, [code]))
-        if hits:
-            return min(hits, key=lambda c: c.start)
+        pat, entry = pattern(code, topic, key)
+        m = pat.search(text) if pat is not None else None
+        if m is not None and m.end() > m.start():
+            return Cue(entry, m.start(), m.end(), m.group(0))
     return None
 
 

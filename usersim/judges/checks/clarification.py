@@ -104,10 +104,10 @@ class _Reading:
 
 def _group_concepts(group: list[str]) -> set[str]:
     out = {w[len(CONCEPT) :] for w in group if w.startswith(CONCEPT)}
-    for w in group:
-        if not w.startswith(("re:", CONCEPT)):
-            out |= {h.concept for h in concepts.concepts_in(w)}
-    return out
+    plain = [w for w in group if not w.startswith(("re:", CONCEPT))]
+    for w in plain:
+        out |= {h.concept for h in concepts.concepts_in(w)}
+    return out | set(concepts.field_concepts(plain))  # 飞入 names entry_city by its `fields`
 
 
 def _hit(group: list[str], question: str, act: Act) -> _Hit | None:
