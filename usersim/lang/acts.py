@@ -19,7 +19,7 @@ import re
 
 from usersim.lang.concepts import concepts_in
 from usersim.lang.phrases import codes_for, find, shifted
-from usersim.lang.resources import Cue
+from usersim.lang.resources import Cue, Resources, language_codes, resources
 from usersim.lang.segment import Span, sentences
 from usersim.lang.sentence_acts import ASKING, QUESTIONS, VALUE, Act, blank, core_text, cue, read_clause
 from usersim.lang.sentence_acts import read_sentence as _split
@@ -48,11 +48,25 @@ def _after_number(span: Span) -> list[Span]:
 
 def agent_acts(text: str) -> list[Act]:
     """The acts of an agent reply, in order, with their spans into `text`."""
-    return list(_agent_acts(text or ""))
+    return list(_agent_acts(text or "", _version()))
+
+
+_HELD: list[Resources] = []  # resources a remembered reading was made with (their ids stay unique)
+
+
+def _version() -> tuple[int, ...]:
+    """Which resources are in force: a reading is remembered per text and resources."""
+    out = []
+    for code in language_codes():
+        res = resources(code)
+        if not any(res is h for h in _HELD):
+            _HELD.append(res)
+        out.append(id(res))
+    return tuple(out)
 
 
 @functools.lru_cache(maxsize=4096)
-def _agent_acts(text: str) -> tuple[Act, ...]:
+def _agent_acts(text: str, _version: tuple[int, ...]) -> tuple[Act, ...]:
     """agent_acts, remembered: the rule simulator re-reads every earlier reply on each turn."""
     codes = codes_for(text)
     acts: list[Act] = []

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from usersim.lang.phrases import codes_for, compiled
-from usersim.lang.resources import Cue, language_codes, resources
+from usersim.lang.resources import Cue, Resources, language_codes, resources
 
 
 @dataclass(frozen=True)
@@ -41,14 +41,16 @@ def _spec(code: str, concept: str) -> dict:
     return spec if isinstance(spec, dict) else {"words": list(spec)}
 
 
-_TABLES: dict[int, list[tuple[str, str, re.Pattern[str], list[re.Pattern[str]]]]] = {}
+Row = tuple[str, str, re.Pattern[str], list[re.Pattern[str]]]
+_TABLES: dict[str, tuple[Resources, list[Row]]] = {}
 
 
-def _table(code: str) -> list[tuple[str, str, re.Pattern[str], list[re.Pattern[str]]]]:
+def _table(code: str) -> list[Row]:
     """(concept, entry, any-word pattern, one pattern per word) of a language, for the resources
     in force: the any-word pattern skips a concept at once when none of its words is there."""
     res = resources(code)
-    if id(res) not in _TABLES:
+    held = _TABLES.get(code)
+    if held is None or held[0] is not res:
         rows = []
         for concept in res.get("acts", "concepts", {}) or {}:
             words = tuple(str(w) for w in _spec(code, concept).get("words", ()) or ())
@@ -56,9 +58,8 @@ def _table(code: str) -> list[tuple[str, str, re.Pattern[str], list[re.Pattern[s
             if anyone is not None:
                 each = [p for w in words if (p := compiled((w,))) is not None]
                 rows.append((concept, f"{code}/acts.concepts.{concept}", anyone, each))
-        _TABLES.clear() if len(_TABLES) > 64 else None
-        _TABLES[id(res)] = rows
-    return _TABLES[id(res)]
+        held = _TABLES[code] = (res, rows)
+    return held[1]
 
 
 def _hits(text: str, codes: list[str], only: str | None = None) -> list[ConceptHit]:

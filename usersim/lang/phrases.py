@@ -12,7 +12,7 @@ import functools
 import re
 from collections.abc import Iterator
 
-from usersim.lang.resources import Cue, detect, language_codes, languages, resources
+from usersim.lang.resources import Cue, Resources, detect, language_codes, languages, resources
 
 
 def _one(phrase: str) -> str:
@@ -56,20 +56,17 @@ def _has_script(code: str, text: str) -> bool:
 _LATIN = re.compile(r"[A-Za-z]")
 
 
-_CACHE: dict[tuple[int, str, str], tuple[re.Pattern[str] | None, str]] = {}
+_CACHE: dict[tuple[str, str, str], tuple[Resources, re.Pattern[str] | None, str]] = {}
 
 
 def pattern(code: str, topic: str, key: str) -> tuple[re.Pattern[str] | None, str]:
     """The compiled list `topic.key` of language `code` and its entry name, remembered for the
     resources in force (a new resource folder gives new resources, so a new pattern)."""
     res = resources(code)
-    k = (id(res), topic, key)
-    hit = _CACHE.get(k)
-    if hit is None:
-        if len(_CACHE) > 4096:
-            _CACHE.clear()
-        hit = _CACHE[k] = (compiled(res.words(topic, key)), res.entry(topic, key))
-    return hit
+    hit = _CACHE.get((code, topic, key))
+    if hit is None or hit[0] is not res:
+        hit = _CACHE[(code, topic, key)] = (res, compiled(res.words(topic, key)), res.entry(topic, key))
+    return hit[1], hit[2]
 
 
 def finditer(text: str, topic: str, key: str, codes: list[str] | None = None) -> Iterator[Cue]:
