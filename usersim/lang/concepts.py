@@ -90,7 +90,7 @@ def _resolve(hits: list[ConceptHit]) -> list[ConceptHit]:
             k.concept != h.concept
             and k.cue.start < h.cue.end
             and h.cue.start < k.cue.end
-            and rank[id(k)] < rank[id(h)]
+            and rank[id(k)][:2] < rank[id(h)][:2]  # equal length: both readings stay
             for k in kept
         )
         if not clash:
