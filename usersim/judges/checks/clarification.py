@@ -128,7 +128,7 @@ def _hit(group: list[str], question: str, act: Act) -> _Hit | None:
         if m is None:
             continue
         a, b = (m.start(), m.end()) if isinstance(m, re.Match) else m
-        cue = f'about "{question[a:b]}"'
+        cue = f'case word "{question[a:b]}"'
         over = concepts.shadowed(question, a, b)
         if over and over.concept not in named:
             best = best or _Hit(False, cue, f"“{question[a:b]}” is part of {over.cue.describe()}")
