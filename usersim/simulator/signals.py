@@ -11,7 +11,7 @@ import functools
 import re
 from dataclasses import dataclass
 
-from usersim.lang import quantity
+from usersim.lang import acts, quantity
 from usersim.personas.schema import Goal, Persona
 
 # Required-item names mapped to a canonical item, so personas can write 机票 or flights.
@@ -61,19 +61,6 @@ DEFAULT_DELIVERABLE_KEYWORDS: dict[str, list[str]] = {
     "trains": ["车次", "高铁", "G", "train"],
 }
 
-# Sentences announcing work or confirming, not delivering it ("我先帮你查", "I'll book it").
-_INTENT = re.compile(
-    r"(我先|我来|我会|我将|我马上|马上为|稍等|正在|帮你查|帮您查|为你查|为您查|帮你找|帮您找|接下来|已确认|好的[，,]?$|"
-    r"\blet me\b|\bi'll\b|\bi will\b|\bi am going to\b|\bi'm going to\b|\bconfirmed\b|\bone moment\b)",
-    re.IGNORECASE,
-)
-_REQUEST = re.compile(
-    r"(请告诉|请问|请提供|请说明|请确认|能否|可以告诉|方便说|麻烦说|告诉我|please (tell|let|share|confirm)|could you|"
-    r"can you tell|let me know)",
-    re.IGNORECASE,
-)
-_QUESTION_END = re.compile(r"[?？]\s*$|[吗呢么]\s*[。.]?\s*$")
-_SENTENCE_SPLIT = re.compile(r"(?<=[。！？!?；;\n])|(?<=\.)\s+")
 _NEGATION = re.compile(
     r"(不|无|没有|避开|避免|排除|不含|免|非|去掉|without|no |free of|avoid|exclud)", re.IGNORECASE
 )
@@ -110,22 +97,39 @@ def canonical_item(item: str) -> str:
 
 
 def sentences(text: str) -> list[str]:
-    """Text split into sentences and list lines."""
-    return [s.strip() for s in _SENTENCE_SPLIT.split(text or "") if s and s.strip()]
+    """Text split into the pieces the language layer reads as one act each: sentences, list lines,
+    and a result joined to a closing by a comma as two ("Your card is blocked", "anything else?")."""
+    return [a.text for a in acts.agent_acts(text or "")]
 
 
 def is_question(sentence: str) -> bool:
-    return bool(_QUESTION_END.search(sentence))
+    """Whether a sentence asks the user something (lang.acts: a request, confirmation request,
+    clarification or closing question, with or without a question mark)."""
+    return any(a.asking for a in acts.agent_acts(sentence or ""))
 
 
 def is_asking(sentence: str) -> bool:
-    """A question, or a request phrased as a statement ("请告诉我你的预算。")."""
-    return is_question(sentence) or bool(_REQUEST.search(sentence))
+    """A question, or a request phrased as a statement ("请告诉我你的预算。", "Please state your
+    date of birth.")."""
+    return is_question(sentence)
+
+
+def asking_sentences(text: str) -> list[str]:
+    """The pieces of an agent reply that ask the user something (read in context: the list items
+    under "请告诉我：" are each asked)."""
+    return [a.text for a in acts.agent_acts(text or "") if a.asking]
+
+
+def asks_confirmation(text: str) -> bool:
+    """Whether the reply asks the user's go-ahead for an action ("Shall I go ahead?", "Is it OK if
+    I block ...?", "确认为您办理 58 元套餐吗？")."""
+    return any(a.kind == "confirm_request" for a in acts.agent_acts(text or ""))
 
 
 def proposal_sentences(text: str) -> list[str]:
-    """Sentences that state results: not questions or requests, not announcements, not confirmations."""
-    return [s for s in sentences(text) if not is_asking(s) and not _INTENT.search(s)]
+    """Pieces that state results or offers: not questions or requests, not announcements ("let me
+    check"), not closings; "Confirmed: your card is blocked." is a result."""
+    return [a.text for a in acts.agent_acts(text or "") if a.kind in ("inform", "offer")]
 
 
 def item_keywords(goal: Goal, item: str) -> list[str]:

@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass, field
 
 from usersim.personas.schema import Persona
-from usersim.simulator.signals import is_asking, sentences, unknown_topics
+from usersim.simulator import signals
+from usersim.simulator.signals import unknown_topics
 
 # slot -> regex over one asking sentence. Order matters only for ties within a sentence.
 SLOT_PATTERNS: dict[str, str] = {
@@ -44,8 +45,8 @@ _GENERIC = {"preferences"}
 
 
 def asking_sentences(text: str) -> list[str]:
-    """Sentences of an agent reply that ask the user something."""
-    return [s for s in sentences(text) if is_asking(s)]
+    """Sentences of an agent reply that ask the user something (read by lang.acts)."""
+    return signals.asking_sentences(text)
 
 
 def asked_slots(text: str) -> list[str]:
@@ -69,19 +70,10 @@ def asks_anything(text: str) -> bool:
     return bool(asking_sentences(text))
 
 
-# "需要我帮你预订吗？" / "Shall I book it?": the agent asks for a go-ahead, not for a fact.
-_CONFIRM = re.compile(
-    r"(需要我|要不要我|要我|是否需要|是否要|帮您预订|帮你预订|下单吗|就订|确定要|是否确认|确认吗|可以吗|对吗|"
-    r"shall i|should i|would you like me to|do you want me to|want me to|do you confirm|can you confirm|"
-    r"please confirm|would you like to proceed|shall we proceed|ok to proceed|is (that|this) correct|"
-    r"is that right|\(yes\)|\byes/no\b)",
-    re.IGNORECASE,
-)
-
-
 def asks_confirmation(text: str) -> bool:
-    """Whether the reply asks the user's go-ahead ("需要我帮你预订吗？")."""
-    return any(_CONFIRM.search(s) for s in asking_sentences(text))
+    """Whether the reply asks the user's go-ahead ("需要我帮你预订吗？", "Is it OK if I ...?"): a
+    confirmation request of lang.acts."""
+    return signals.asks_confirmation(text)
 
 
 # Common customer-service concepts: concept -> (words in a fact's key/description/aliases that

@@ -1,86 +1,66 @@
-"""asked_clarification: did the agent ask (enough, the right) questions before acting?"""
+"""asked_clarification: did the agent ask (enough, the right) questions before acting?
+
+The questions are the language layer's asking acts (lang.acts: requests, confirmation requests,
+clarifications; a closing such as "还有什么可以帮您？" asks nothing), each counted by its separately
+asked parts. A reading the layer is not sure of (a question in a heading, one answered by the next
+sentence, a bare question word such as 什么 standing in for a topic, a case word swallowed by a
+longer phrase that means something else, "从哪出" inside "从哪出发") never makes a confident
+verdict: when the verdict hangs on it the check says unjudged "uncertain: ...".
+"""
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from usersim.core.registry import did_you_mean
 from usersim.core.saferegex import case_regex
 from usersim.judges.checks.context import CheckContext
 from usersim.judges.checks.registry import Outcome, check_registry
+from usersim.lang import concepts
+from usersim.lang.acts import Act, questions
+from usersim.lang.phrases import find
 
-_SENTENCE_END = re.compile(r"(?<=[。！？?!；;])|\n")
-_LIST_ITEM = re.compile(r"^\s*(?:\d{1,2}[.、)）:]|[（(]\d{1,2}[)）]|[①-⑩]|[-•*·]\s)\s*(.+)$")
-_REQUEST_CUE = re.compile(
-    r"(请问|请告诉|告诉我|麻烦|需要(?:确认|了解|知道)|想(?:确认|了解)|能否|可以告诉|以下信息|哪些信息|方便说)"
-)
-_WH_WORD = re.compile(
-    r"(哪|什么|几|多少|多久|多长|怎么|如何|是否|吗|呢|when|where|what|which|how)", re.IGNORECASE
-)
-_A_NOT_A = re.compile(r"(有没有|是不是|要不要|能不能|可不可以|需不需要|会不会)")
-_JOINERS = re.compile(r"(?:以及|还有|或者|和|及|与|、)")
-
-
-def is_question(sentence: str) -> bool:
-    """？/? sentences, 吗/呢 sentences and 请问… requests."""
-    s = sentence.strip()
-    if not s:
-        return False
-    core = s.rstrip("。！!～~ ")
-    if core.endswith(("?", "？", "吗", "呢", "么")) or s.startswith("请问"):
-        return True
-    return bool(_A_NOT_A.search(core))
-
-
-def _items_in(sentence: str) -> list[str]:
-    """Asked items of one question: 出发地、目的地和时间 -> three items; clauses with a question
-    word each count; otherwise the sentence is one question."""
-    body = sentence.strip().rstrip("?？。!！")
-    if "、" in body:
-        head, _, tail = body.rpartition("、")
-        parts = [p for p in re.split(r"、", head) if p.strip()] + [
-            p for p in _JOINERS.split(tail) if p.strip()
-        ]
-        if len(parts) >= 2:
-            return [p.strip() for p in parts]
-    clauses = [c for c in re.split(r"[，,]", body) if c.strip()]
-    asked = [c.strip() for c in clauses if _WH_WORD.search(c)]
-    return asked if len(asked) >= 2 else [body]
+CONCEPT = "concept:"
 
 
 def extract_questions(text: str) -> list[str]:
-    """Distinct questions asked in a reply, in order. List items count one each after a request
-    line ("请告诉我以下信息："); after a question line they are that question's options, and count
-    only when they are questions themselves ("- 预算大概多少？")."""
-    questions: list[str] = []
-    request_open = False  # the previous line asked for several things ("请告诉我：")
-    for line in text.splitlines():
-        item = _LIST_ITEM.match(line)
-        if item and request_open:
-            questions.append(item.group(1).strip().rstrip("?？；;。"))
-            continue
-        if item:
-            line = item.group(1)
-        request_open = False
-        sentences = [x.strip() for x in _SENTENCE_END.split(line) if x.strip()]
-        for k, s in enumerate(sentences):
-            if s.endswith((":", "：")) and (_REQUEST_CUE.search(s) or _WH_WORD.search(s)):
-                request_open = True
-            elif item and k < len(sentences) - 1:
-                # inside a list item only the closing sentence can be asked of the user: an earlier
-                # "？" is a quoted title ("- 端午去厦门太贵？错峰攻略：…")
-                continue
-            elif is_question(s):
-                questions.extend(_items_in(s))
+    """Distinct questions asked in a reply, in order (each separately asked part of a question once)."""
+    return [q for q, _act in _parts(text)]
+
+
+def _parts(text: str) -> list[tuple[str, Act]]:
     seen: set[str] = set()
-    distinct = []
-    for q in questions:
-        key = re.sub(r"\W", "", q).casefold()
-        if key and key not in seen:
-            seen.add(key)
-            distinct.append(q)
-    return distinct
+    out: list[tuple[str, Act]] = []
+    for act in questions(text):
+        for part in act.parts or (() if act.kind == "request" else (act.text,)):
+            part = part.strip().rstrip("?？；;。")
+            key = re.sub(r"\W", "", part).casefold()
+            if key and key not in seen:
+                seen.add(key)
+                out.append((part, act))
+    return out
+
+
+Groups = list[list[str]]
+
+
+def _groups(v: list[list[str] | str]) -> Groups:
+    groups = [[g] if isinstance(g, str) else list(g) for g in v]
+    known = concepts.concept_names()
+    for i, group in enumerate(groups):
+        for w in group:
+            if w.startswith("re:"):
+                try:
+                    case_regex(w[3:], True)  # UnsafePatternError (a ValueError) when pathological
+                except re.error as exc:
+                    raise ValueError(f"about.{i}: '{w}' is not a valid regex: {exc}") from None
+            if w.startswith(CONCEPT) and w[len(CONCEPT) :] not in known:
+                name = w[len(CONCEPT) :]
+                raise ValueError(f"about.{i}: unknown concept '{name}'.{did_you_mean(name, set(known))}")
+    return groups
 
 
 class AskedClarificationParams(BaseModel):
@@ -92,44 +72,100 @@ class AskedClarificationParams(BaseModel):
         default=None,
         description="Questions must come before any of these tools is called (None = any time in the first turn).",
     )
-    about: list[list[str]] = Field(
+    about: list[list[str] | str] = Field(
         default_factory=list,
-        description="Groups of synonyms; each group must appear in some question. An entry 're:PATTERN' is "
-        "a regular expression (e.g. 're:[\\u4e00-\\u9fff]进$' for 「曼谷进、普吉岛出？」).",
+        description="Topics; each must be asked in some question. A topic is a list of synonyms, where "
+        "'re:PATTERN' is a regular expression and 'concept:NAME' a concept of the language layer's "
+        "lexicon (acts.yaml `concepts`, e.g. concept:entry_city); a plain 'concept:NAME' is a topic too.",
+    )
+    not_about: list[list[str] | str] = Field(
+        default_factory=list,
+        description="Topics no question may ask about (same syntax as about), e.g. asking back a "
+        "destination the conversation already gave: [concept:destination].",
     )
 
-    @field_validator("about")
+    @field_validator("about", "not_about")
     @classmethod
-    def _regexes(cls, v: list[list[str]]) -> list[list[str]]:
-        for i, group in enumerate(v):
-            for w in group:
-                if w.startswith("re:"):
-                    try:
-                        case_regex(w[3:], True)  # UnsafePatternError (a ValueError) when pathological
-                    except re.error as exc:
-                        raise ValueError(f"about.{i}: '{w}' is not a valid regex: {exc}") from None
-        return v
+    def _valid(cls, v: list[list[str] | str]) -> Groups:
+        return _groups(v)
 
 
-def _asks(word: str, question: str) -> bool:
-    """Whether a question mentions an `about` synonym (plain text case-insensitively, or 're:' regex)."""
-    if word.startswith("re:"):
-        return case_regex(word[3:], True).search(question) is not None
-    return word.casefold() in question.casefold()
+@dataclass
+class _Hit:
+    sure: bool
+    cue: str
+    why: str = ""
+
+
+@dataclass
+class _Reading:
+    parts: list[tuple[str, Act]]
+    hits: dict[int, _Hit] = field(default_factory=dict)
+
+
+def _group_concepts(group: list[str]) -> set[str]:
+    out = {w[len(CONCEPT) :] for w in group if w.startswith(CONCEPT)}
+    plain = [w for w in group if not w.startswith(("re:", CONCEPT))]
+    for w in plain:
+        out |= {h.concept for h in concepts.concepts_in(w)}
+    return out | set(concepts.field_concepts(plain))  # 飞入 names entry_city by its `fields`
+
+
+def _hit(group: list[str], question: str, act: Act) -> _Hit | None:
+    """How a question asks about a topic group: sure, unsure (with why), or not at all."""
+    named = _group_concepts(group)
+    best: _Hit | None = None
+    for w in group:
+        if w.startswith(CONCEPT):
+            h = concepts.names(question, w[len(CONCEPT) :])
+            if h:
+                return _Hit(True, h.cue.describe())
+            continue
+        if w.startswith("re:"):
+            m = case_regex(w[3:], True).search(question)
+        else:
+            i = question.casefold().find(w.casefold())
+            m = None if i < 0 else (i, i + len(w))
+        if m is None:
+            continue
+        a, b = (m.start(), m.end()) if isinstance(m, re.Match) else m
+        cue = f'case word "{question[a:b]}"'
+        over = concepts.shadowed(question, a, b)
+        if over and over.concept not in named:
+            best = best or _Hit(False, cue, f"“{question[a:b]}” is part of {over.cue.describe()}")
+            continue
+        bare = find(question[a:b], "acts", "question_words")
+        if bare and bare.text == question[a:b] and act.kind != "clarify" and not over:
+            best = best or _Hit(False, cue, f"“{question[a:b]}” is only a question word")
+            continue
+        if not act.sure:
+            best = best or _Hit(False, cue, f"“{question}” may not be a question to the user")
+            continue
+        return _Hit(True, cue)
+    return best
 
 
 def _shown(group: list[str]) -> list[str]:
     return [w for w in group if not w.startswith("re:")][:3] or group[:1]
 
 
-@check_registry.register("asked_clarification", AskedClarificationParams)
-def asked_clarification(params: AskedClarificationParams, ctx: CheckContext) -> Outcome:
-    """The first live assistant turn asks enough distinct questions (about the listed topics) before acting."""
-    live = ctx.live()
+def _topics(groups: Groups, parts: list[tuple[str, Act]]) -> list[tuple[list[str], _Hit | None]]:
+    """Each topic group with its best hit: looked up in the whole question a part belongs to
+    ("曼谷进、普吉岛出？" asks entry and exit together)."""
+    acts = list({id(act): act for _q, act in parts}.values())
+    out = []
+    for g in groups:
+        hits = [h for act in acts if (h := _hit(g, act.text, act))]
+        out.append((g, next((h for h in hits if h.sure), hits[0] if hits else None)))
+    return out
+
+
+def _first_turn(
+    params: AskedClarificationParams, ctx: CheckContext
+) -> tuple[list[tuple[int, str]], str | None]:
     first_user_seen = False
     texts: list[tuple[int, str]] = []
-    blocked_by: str | None = None
-    for i, m in live:
+    for i, m in ctx.live():
         if m.role == "user":
             if first_user_seen and texts:
                 break  # the first live turn ends at the next user message that follows a reply
@@ -139,34 +175,70 @@ def asked_clarification(params: AskedClarificationParams, ctx: CheckContext) -> 
             continue
         called = [tc.name for tc in m.tool_calls if params.before_tools and tc.name in params.before_tools]
         if called:
-            blocked_by = called[0]
-            break
+            return texts, called[0]
         if m.content.strip():
             texts.append((i, m.content))
-    questions = [q for _, t in texts for q in extract_questions(t)]
-    n = len(questions)
+    return texts, None
+
+
+@check_registry.register("asked_clarification", AskedClarificationParams)
+def asked_clarification(params: AskedClarificationParams, ctx: CheckContext) -> Outcome:
+    """The first live assistant turn asks enough distinct questions (about the listed topics) before acting."""
+    texts, blocked_by = _first_turn(params, ctx)
+    parts = [p for _, t in texts for p in _parts(t)]
+    sure = [q for q, act in parts if act.sure]
+    n, n_sure = len(parts), len(sure)
     evidence = texts[0][0] if texts else None
-    shown = "; ".join(f"“{q}”" for q in questions[:8]) + (" …" if n > 8 else "")
+    shown = "; ".join(f"“{q}”" for q, _a in parts[:8]) + (" …" if n > 8 else "")
     found = f"{n} distinct question(s)" + (f": {shown}" if n else "")
     tool_note = f" before {blocked_by} was called" if blocked_by else ""
-    problems = []
+    problems: list[str] = []
+    doubts: list[str] = []
+    cues = list(dict.fromkeys(c.describe() for _q, act in parts for c in act.cues[:2]))
     if n < params.min_questions:
         problems.append(f"needed at least {params.min_questions}")
-    if params.max_questions is not None and n > params.max_questions:
+    elif n_sure < params.min_questions:
+        doubts.append(f"only {n_sure} of them surely asked of the user (needed {params.min_questions})")
+    if params.max_questions is not None and n_sure > params.max_questions:
         problems.append(f"more than the maximum {params.max_questions}")
-    missing = [g for g in params.about if not any(_asks(w, q) for q in questions for w in g)]
-    asked_groups = [g for g in params.about if g not in missing]
+    elif params.max_questions is not None and n > params.max_questions:
+        doubts.append(f"{n} if every possible question counts (maximum {params.max_questions})")
+    topics = _topics(params.about, parts)
+    missing = [g for g, h in topics if h is None]
+    unsure_topics = [(g, h) for g, h in topics if h is not None and not h.sure]
+    asked_groups = [g for g, h in topics if h is not None and h.sure]
+    cues += [h.cue for _g, h in topics if h is not None]
     if missing:
         problems.append("did not ask about " + ", ".join("/".join(_shown(g)) for g in missing))
+    for g, h in unsure_topics:
+        doubts.append(f"{'/'.join(_shown(g))} only unsurely asked: {h.why}")
+    for g, h in _topics(params.not_about, parts):
+        if h is None:
+            continue
+        cues.append(h.cue)
+        if h.sure:
+            problems.append(f"asked about {'/'.join(_shown(g))}, which it must not ask")
+        else:
+            doubts.append(f"may have asked about {'/'.join(_shown(g))}: {h.why}")
     about_note = ""
     if asked_groups:
         about_note = "; asked about " + ", ".join("/".join(_shown(g)) for g in asked_groups)
     if blocked_by and n < max(params.min_questions, 1):
         problems.insert(0, f"{blocked_by} was called before asking")
+    cues = cues[:6]
     if problems:
         return Outcome(
             False,
             f"first turn asked {found}{tool_note} — {'; '.join(problems)}{about_note}",
             evidence_turn=evidence,
+            cues=cues,
         )
-    return Outcome(True, f"first turn asked {found}{tool_note}{about_note}", evidence_turn=evidence)
+    if doubts:
+        return Outcome.unsure(
+            f"first turn asked {found}{tool_note} — {'; '.join(doubts)}{about_note}",
+            evidence_turn=evidence,
+            cues=cues,
+        )
+    return Outcome(
+        True, f"first turn asked {found}{tool_note}{about_note}", evidence_turn=evidence, cues=cues
+    )

@@ -12,6 +12,7 @@ from datetime import date
 from typing import Any
 
 from usersim.lang import dates, quantity
+from usersim.lang.acts import agent_acts
 from usersim.sandbox.places import normalize_place as sandbox_normalize_place
 
 
@@ -110,14 +111,9 @@ def find_keyword(word: str, text: str) -> bool:
 
 
 def statements(text: str) -> str:
-    """The text without its questions: sentences ending in ? / ？ are dropped (what the agent asks
-    is not what it delivers). Decimal points and abbreviations stay inside their sentence."""
-    kept = [
-        s
-        for s in re.split(r"(?<=[。！？!?\n])|(?<=\.)\s+", text)
-        if s and not s.strip().endswith(("?", "？"))
-    ]
-    return " ".join(k.strip() for k in kept if k.strip())
+    """The text without its questions (what the agent asks is not what it delivers): the pieces
+    lang.acts does not read as asking. "Your card is blocked, anything else?" keeps its result."""
+    return " ".join(a.text.strip() for a in agent_acts(text or "") if not a.asking and a.text.strip())
 
 
 def parse_number(value: Any) -> float | None:
