@@ -13,7 +13,7 @@ Character overlap is decided on the literals and range ends both sides name plus
 from __future__ import annotations
 
 import re
-from re import _constants as C  # noqa: N812 - the parse tree's opcodes
+from re import _constants as C  # type: ignore[attr-defined]  # noqa: N812 - the parse tree's opcodes
 from typing import Any
 
 # An atom of a first-character set: ("lit", code) | ("range", lo, hi) | ("cat", category) |
@@ -53,11 +53,11 @@ def risk(parsed: Any) -> str | None:
 
 def _variable(av: Any) -> bool:
     lo, hi, _ = av
-    return hi != lo
+    return bool(hi != lo)
 
 
 def _open(av: Any) -> bool:
-    return av[1] == C.MAXREPEAT
+    return bool(av[1] == C.MAXREPEAT)
 
 
 def _walk(items: list[Any], inside_repeat: bool) -> str | None:
@@ -184,9 +184,9 @@ def _class_atom(items: list[Any]) -> Atom:
 def _has(atom: Atom, code: int) -> bool:
     kind = atom[0]
     if kind == "lit":
-        return code == atom[1]
+        return bool(code == atom[1])
     if kind == "range":
-        return atom[1] <= code <= atom[2]
+        return bool(atom[1] <= code <= atom[2])
     if kind == "cat":
         return bool(_CATEGORY_RE[atom[1]].match(chr(code)))
     if kind == "not":

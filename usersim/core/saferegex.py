@@ -18,11 +18,11 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from re import _constants as C  # noqa: N812 - the parse tree's opcodes
-from re import _parser
+from re import _constants as C  # type: ignore[attr-defined]  # noqa: N812 - the parse tree's opcodes
+from re import _parser  # type: ignore[attr-defined]
 from typing import Any, Literal
 
-import re2
+import re2  # type: ignore[import-untyped]
 
 from usersim.core.regexrisk import risk
 

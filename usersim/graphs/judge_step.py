@@ -79,7 +79,7 @@ async def run_judges(
     jstate = state_for_judges(state, case, persona=persona, variant=variant)
     transcript = list(state.get("messages", []))
     caught: list[CaseError] = []
-    guarded = [_CaseGuard(j, caught) for j in judges]
+    guarded: list[Any] = [_CaseGuard(j, caught) for j in judges]  # each is a Judge
     verdicts, usage = await apply_judges(guarded, transcript=transcript, case=case, state=jstate)
     out: dict[str, Any] = {"verdicts": verdicts, "usage": {"judge": usage} if usage.calls else {}}
     stop = state.get("stop")

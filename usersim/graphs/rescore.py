@@ -76,7 +76,7 @@ async def rescore_record(
     variant = record.variant.model_dump()
 
     async def decide(state: dict[str, Any], keep: list[Verdict]) -> Finalized:
-        state |= await run_judges(state, case, judges, persona=persona, variant=variant)
+        state |= await run_judges(state, case, judges, persona=persona, variant=variant)  # type: ignore[arg-type]
         state["verdicts"] = _keep_human_labels(keep, state["verdicts"])
         return finalize(
             state, persona=persona if case.mode == "organic" else None, history_len=record.history_len

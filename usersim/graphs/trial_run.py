@@ -128,7 +128,9 @@ async def run_trial(trial: Trial, cfg: RunConfig, run_id: str, plan: RunPlan | N
                     _resimulated(attempts, attempt, tries, seed)
                 ]
             max_turns = case.max_turns or len(case.input.script) + 1
-            final = await graph.ainvoke(start, context=ctx, config={"recursion_limit": 4 * max_turns + 20})
+            final = await graph.ainvoke(  # type: ignore[call-overload]  # langgraph types a dict start poorly
+                start, context=ctx, config={"recursion_limit": 4 * max_turns + 20}
+            )
             attempts.append((seed, final, final["final"]))
             if not final["final"].simulator_suspect:
                 break
