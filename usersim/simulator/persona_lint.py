@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from usersim import lang
+from usersim.core.messages import Message
 from usersim.core.registry import did_you_mean
 from usersim.core.yamlfile import FileProblems, LineIndex, Problem
 from usersim.personas.loader import read_persona_file
@@ -165,13 +167,110 @@ def semantic_problems(p: Persona, path: str, lines: LineIndex) -> list[LintProbl
     return out
 
 
+def _ask(p: Persona, agent_says: str) -> tuple[str, list[str]]:
+    """The rule simulator's answer (text, acts) to one agent turn after the persona's opening."""
+    from usersim.simulator.base import SimulatorView
+    from usersim.simulator.rule import RuleSimulator
+
+    opening = p.opening_message or p.goal.description
+    transcript = [Message(role="user", content=opening), Message(role="assistant", content=agent_says)]
+    view = SimulatorView(
+        case_id="persona-lint",
+        persona=p,
+        opening_message=opening,
+        transcript=transcript,
+        turn=2,
+        max_turns=20,
+    )
+    turn = RuleSimulator().respond(view)
+    return turn.message or "", list(turn.meta.get("acts", []))
+
+
+def _squash(text: str) -> str:
+    return "".join(text.split()).casefold()
+
+
+def _over(limit: object, key: str, language: str) -> str | None:
+    """A value that breaks a max_* constraint by a quarter, written as an agent would."""
+    try:
+        number = float(str(limit).replace(",", ""))
+    except ValueError:
+        return None
+    value = f"{number * 1.25:,.0f}" if number >= 10 else f"{number * 1.25:g}"
+    unit = {
+        "max_price": ("元", "$"),
+        "max_total_price_wan": ("万", " 万"),
+        "max_weight_kg": (" 公斤", " kg"),
+    }[key]
+    return (
+        f"{value}{unit[0]}" if language == "zh" else (f"${value}" if key == "max_price" else value + unit[1])
+    )
+
+
+def probe_problems(p: Persona, path: str, lines: LineIndex) -> list[LintProblem]:
+    """Put the language layer's ways of asking for each fact (resource `probes.fact_questions`) to the
+    rule simulator and report the facts it cannot answer; propose something that breaks each goal
+    constraint (`probes.proposals`) and report an acceptance. Warnings: a persona still runs."""
+    out: list[LintProblem] = []
+    probes = lang.resources(p.language).topic("probes")
+    hidden = {t.lower() for t in unknown_topics(p)}
+    for j, fact in enumerate(p.known_info):
+        if fact.slot.lower() in hidden:
+            continue
+        label = fact.label or (
+            slot_label(p.language, fact.slot) if fact.slot in KNOWN_SLOTS else humanize(fact.slot)
+        )
+        missed = []
+        for template in probes.get("fact_questions", []):
+            question = template.format(label=label)
+            reply, _ = _ask(p, question)
+            if _squash(fact.value) not in _squash(reply):
+                missed.append(f"{question!r} -> {reply!r}")
+        if missed:
+            out.append(
+                LintProblem(
+                    path,
+                    lines.line(("known_info", j)),
+                    f"known_info.{j}",
+                    f"the rule simulator did not answer '{fact.slot}' ({fact.value}) to {len(missed)} of "
+                    f"{len(probes.get('fact_questions', []))} ways of asking: {'; '.join(missed[:3])}. Give the fact "
+                    "`aliases` or a `description` in the words agents use, or add the wording to a lang/ folder.",
+                    "warning",
+                )
+            )
+    proposals = probes.get("proposals", {})
+    for key, limit in p.goal.constraints.items():
+        if key == "exclude":
+            words = limit if isinstance(limit, list) else [limit]
+            value = str(words[0]) if words else None
+        else:
+            value = _over(limit, key, p.language) if key in proposals else None
+        if not value or key not in proposals:
+            continue
+        proposal = proposals[key].format(value=value)
+        reply, acts = _ask(p, proposal)
+        if "reject" not in acts:
+            out.append(
+                LintProblem(
+                    path,
+                    lines.line(("goal", "constraints", key)),
+                    f"goal.constraints.{key}",
+                    f"the rule simulator did not refuse a proposal that breaks {key} = {limit}: "
+                    f"{proposal!r} -> {reply!r} (acts: {', '.join(acts) or 'none'})",
+                    "warning",
+                )
+            )
+    return out
+
+
 def lint_file(path: str | Path) -> list[LintProblem]:
-    """All problems of one persona file (schema errors first; semantic checks need a valid file)."""
+    """All problems of one persona file (schema errors first; semantic checks need a valid file),
+    then what the rule simulator does with the persona when probed (`probe_problems`)."""
     try:
         persona, lines = read_persona_file(path)
     except FileProblems as exc:
         return [LintProblem(p.file, p.line, p.field, p.message) for p in exc.problems]
-    return semantic_problems(persona, str(path), lines)
+    return semantic_problems(persona, str(path), lines) + probe_problems(persona, str(path), lines)
 
 
 def persona_files(paths: list[str | Path]) -> list[Path]:

@@ -78,6 +78,10 @@ class RuleSimulator:
 
     async def next_turn(self, view: SimulatorView) -> SimulatorTurn:
         """The user's next message, or a goal_met / gave_up stop."""
+        return self.respond(view)
+
+    def respond(self, view: SimulatorView) -> SimulatorTurn:
+        """`next_turn` without an event loop (it waits on nothing): persona lint probes with it."""
         persona = view.persona
         agenda = Agenda.start(persona)
         opening_acts = self._opening(view, agenda)
