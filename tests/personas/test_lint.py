@@ -93,3 +93,35 @@ def test_unrecognised_slot_is_only_a_warning(tmp_path):
     problems = lint_file(write(tmp_path, data))
     assert [p.severity for p in problems] == ["warning"]
     assert "warning: slot 'budgett' is not a built-in slot. Did you mean 'budget'?" in str(problems[0])
+
+
+def test_lint_probes_report_what_the_rule_simulator_gets_wrong(tmp_path, monkeypatch):
+    """Each fact is asked in the language layer's several ways and each constraint broken by a
+    proposal; a simulator that answers nothing and accepts everything is reported for both."""
+    from usersim.simulator.base import SimulatorTurn
+    from usersim.simulator.rule import RuleSimulator
+
+    data = {
+        **BASE,
+        "known_info": [{"slot": "member_code", "value": "MX-7731", "label": "member code"}],
+        "goal": {**BASE["goal"], "constraints": {"max_price": 500, "exclude": ["海鲜"]}},
+    }
+    path = write(tmp_path, data)
+    assert [p for p in lint_file(path) if "rule simulator" in p.message] == []  # the real one copes
+    monkeypatch.setattr(
+        RuleSimulator, "respond", lambda self, view: SimulatorTurn(message="好的", meta={"acts": ["confirm"]})
+    )
+    found = [p for p in lint_file(path) if "rule simulator" in p.message]
+    assert [p.field for p in found] == [
+        "known_info.0",
+        "goal.constraints.max_price",
+        "goal.constraints.exclude",
+    ]
+    assert all(p.severity == "warning" for p in found)
+    assert "did not answer 'member_code' (MX-7731) to 6 of 6 ways of asking" in found[0].message
+    assert "'您的member code是什么？' -> '好的'" in found[0].message
+    assert (
+        "did not refuse a proposal that breaks max_price = 500" in found[1].message
+        and "625元" in found[1].message
+    )
+    assert "推荐您选 海鲜" in found[2].message

@@ -49,7 +49,7 @@ _TRAIL = re.compile(r"[\s*_`|~\"'”’」）)\]]+$")
 VALUE = re.compile(
     r"(?<![\w.])(?=[A-Z0-9-]*\d)[A-Z0-9][A-Z0-9-]{2,}(?![\w])|(?<![\w.])\d+(?:[.,]\d+)?(?![\d])"
 )
-_CLAUSE = re.compile(r"[，,;；:：]|\s[—–-]\s|[—–]")
+_CLAUSE = re.compile(r"[，;；：]|,(?!\d{3})|(?<!\d):|:(?!\d)|\s[—–-]\s|[—–]")  # not 1,000 nor 10:30
 
 
 def blank(text: str) -> str:

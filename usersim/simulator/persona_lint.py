@@ -215,8 +215,8 @@ def probe_problems(p: Persona, path: str, lines: LineIndex) -> list[LintProblem]
     probes = lang.resources(p.language).topic("probes")
     hidden = {t.lower() for t in unknown_topics(p)}
     for j, fact in enumerate(p.known_info):
-        if fact.slot.lower() in hidden:
-            continue
+        if fact.slot.lower() in hidden or fact.slot in KNOWN_SLOTS:
+            continue  # built-in slots come with the simulator's own question patterns (tests/simulator)
         label = fact.label or (
             slot_label(p.language, fact.slot) if fact.slot in KNOWN_SLOTS else humanize(fact.slot)
         )

@@ -277,12 +277,18 @@ def _negated(sentence: str, start: int, end: int) -> bool:
     )
 
 
+def proposed_sentences(text: str) -> list[str]:
+    """Pieces that put something to the user: results and offers, and the action a confirmation
+    request proposes ("推荐您选 X，要我帮您办理吗？" proposes X as much as "推荐 X。" does)."""
+    return [a.text for a in acts.agent_acts(text or "") if a.kind in ("inform", "offer", "confirm_request")]
+
+
 def constraint_violations(constraints: dict, text: str) -> list[Violation]:
-    """Constraint breaches in the proposals of one agent reply."""
+    """Constraint breaches in what one agent reply proposes (results, offers, confirmation requests)."""
     if not constraints:
         return []
     found: list[Violation] = []
-    for sentence in proposal_sentences(text):
+    for sentence in proposed_sentences(text):
         if _REJECTING.search(sentence):
             continue
         for key, unit in (("max_price", ""), ("max_total_price_wan", "万"), ("max_weight_kg", "kg")):
