@@ -8,25 +8,21 @@ an invented quantity the agent then used. Everything else is advisory.
 
 from __future__ import annotations
 
-import re
-
 from usersim.core.verdict import Verdict
 from usersim.judges.base import JudgeState
 from usersim.judges.fidelity_evidence import Conversation, fidelity_verdict
+from usersim.lang.acts import user_acts
 from usersim.personas.schema import Persona
 from usersim.simulator import guards
 from usersim.simulator.llm_prompt import current_constraints
 from usersim.simulator.scripted import said_turns
 from usersim.simulator.signals import constraint_violations, hidden_truths, undelivered
 
-_ACCEPT = re.compile(
-    r"(好的|可以|就这个|就它|就订|就买|没问题|行吧|就这样|谢谢|\bok\b|sounds good|i'll take|go with|perfect|great)",
-    re.IGNORECASE,
-)
-_REJECT = re.compile(
-    r"(不行|太贵|超了|超预算|超出|不要|不能|换一|贵了|不考虑|太重|\bno\b|too (expensive|heavy)|over budget|can't|cannot|without|instead)",
-    re.IGNORECASE,
-)
+
+def accepts(text: str) -> bool:
+    """Whether a user turn accepts what was proposed (a confirm act and no refusal, lang.acts)."""
+    kinds = {a.kind for a in user_acts(text)}
+    return "confirm" in kinds and "refuse" not in kinds
 
 
 def user_turns(conv: Conversation) -> list[tuple[int, str]]:
@@ -166,7 +162,7 @@ def check_swayed(persona: Persona, conv: Conversation, state: JudgeState, said: 
             continue
         j, reply = nxt
         own = conv.own_text(j, reply.content)
-        if not (own and _ACCEPT.search(own) and not _REJECT.search(own)):
+        if not (own and accepts(own)):
             continue
         reason = f"user accepted at message {j} a proposal breaking {what}: {reply.content[:60]!r}"
         caused = f"the accepted proposal at message {i} ({what})"
