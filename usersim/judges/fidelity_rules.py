@@ -11,18 +11,12 @@ from __future__ import annotations
 from usersim.core.verdict import Verdict
 from usersim.judges.base import JudgeState
 from usersim.judges.fidelity_evidence import Conversation, fidelity_verdict
-from usersim.lang.acts import user_acts
+from usersim.lang.acts import accepts
 from usersim.personas.schema import Persona
 from usersim.simulator import guards
 from usersim.simulator.llm_prompt import current_constraints
 from usersim.simulator.scripted import said_turns
 from usersim.simulator.signals import constraint_violations, hidden_truths, undelivered
-
-
-def accepts(text: str) -> bool:
-    """Whether a user turn accepts what was proposed (a confirm act and no refusal, lang.acts)."""
-    kinds = {a.kind for a in user_acts(text)}
-    return "confirm" in kinds and "refuse" not in kinds
 
 
 def user_turns(conv: Conversation) -> list[tuple[int, str]]:

@@ -198,3 +198,9 @@ def user_acts(text: str) -> list[Act]:
         else:
             out.append(Act("other", span.start, span.end, span.text, (), **base))
     return out
+
+
+def accepts(text: str) -> bool:
+    """Whether a user turn accepts what was put to it: a confirm act and no refusal."""
+    kinds = {a.kind for a in user_acts(text)}
+    return "confirm" in kinds and "refuse" not in kinds

@@ -17,10 +17,10 @@ from usersim.adapters.reference.skills import (
     one_direction,
     split_days,
 )
+from usersim.lang.acts import accepts
 
 MATRIX = "compute_google_maps_route_matrix"
 _NO_MAP = re.compile(r"不用查地图|不要查地图|不用地图|别查地图|不用查了")
-_CONFIRM = re.compile(r"^\s*(可以|好的|好|行|没问题|确认|就这样|同意|OK|ok)")
 
 
 def _iso(d) -> str:
@@ -163,7 +163,7 @@ class Itinerary(Handler):
         drafting = (
             ITINERARY_SKILL in ctx.skills
             and mapped
-            and not (any(DRAFT_MARK in t for t in ctx.assistant_texts[-1:]) and _CONFIRM.search(ctx.text))
+            and not (any(DRAFT_MARK in t for t in ctx.assistant_texts[-1:]) and accepts(ctx.text))
         )
         if drafting:
             return (
