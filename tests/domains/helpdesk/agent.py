@@ -10,9 +10,13 @@ Stateless: each call re-reads the conversation.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
+
+from tests.domains.chat import answer as _answer
+from tests.domains.chat import call as _call
+from tests.domains.chat import read as _read
+from tests.domains.chat import say as _say
 
 WORDING = {
     "plain": {
@@ -45,35 +49,6 @@ _PHONE = re.compile(r"\+?\d[\d ()-]{7,}\d")
 _ADDRESS = re.compile(r"Building \d+, Floor \d+", re.IGNORECASE)
 _YES = re.compile(r"\b(yes|yeah|yep|sure|go ahead|please do|ok|okay|proceed|do it|confirm)\b", re.IGNORECASE)
 _NO = re.compile(r"\b(no|nope|don't|do not|wait|stop|not)\b", re.IGNORECASE)
-
-
-def _read(messages: list[dict[str, Any]]) -> tuple[list[tuple[str, str]], dict[str, Any]]:
-    turns, results, names = [], {}, {}
-    for m in messages:
-        if m["role"] in ("user", "assistant") and m.get("content"):
-            turns.append((m["role"], m["content"]))
-        for tc in m.get("tool_calls") or []:
-            names[tc["id"]] = tc["function"]["name"]
-        if m["role"] == "tool" and not (m.get("content") or "").startswith("Error"):
-            results[names.get(m.get("tool_call_id"), "")] = json.loads(m["content"])
-    return turns, results
-
-
-def _answer(turns: list[tuple[str, str]], question: str) -> str | None:
-    for i in range(len(turns) - 1, -1, -1):
-        if turns[i][0] == "assistant" and turns[i][1] == question:
-            return next((t for r, t in turns[i + 1 :] if r == "user"), None)
-    return None
-
-
-def _call(messages: list[dict[str, Any]], name: str, **args: Any) -> dict[str, Any]:
-    n = sum(len(m.get("tool_calls") or []) for m in messages) + 1
-    call = {"id": f"call_{n}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
-    return {"role": "assistant", "content": "", "tool_calls": [call]}
-
-
-def _say(text: str) -> dict[str, Any]:
-    return {"role": "assistant", "content": text}
 
 
 def respond(messages: list[dict[str, Any]], words: dict[str, str], flawed: bool = False) -> dict[str, Any]:

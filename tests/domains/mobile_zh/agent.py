@@ -8,9 +8,13 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
+
+from tests.domains.chat import answer as _answer
+from tests.domains.chat import call as _call
+from tests.domains.chat import read as _read
+from tests.domains.chat import say as _say
 
 WORDING = {
     "correct": {
@@ -32,35 +36,6 @@ _YES = re.compile(r"(可以|好的|行|没问题|同意|确认|就这个|办理�
 _NO = re.compile(r"(不行|不要|不用|不可以|不对|太贵|不够|换一个|没有漫游|不能)")
 _GB = re.compile(r"(\d+)\s*[Gg]")
 _FEE = re.compile(r"(?:不超过|以内|最多|不能超过)\s*(\d+)\s*元|(\d+)\s*元\s*(?:以内|以下)")
-
-
-def _read(messages: list[dict[str, Any]]) -> tuple[list[tuple[str, str]], dict[str, Any]]:
-    turns, results, names = [], {}, {}
-    for m in messages:
-        if m["role"] in ("user", "assistant") and m.get("content"):
-            turns.append((m["role"], m["content"]))
-        for tc in m.get("tool_calls") or []:
-            names[tc["id"]] = tc["function"]["name"]
-        if m["role"] == "tool" and not (m.get("content") or "").startswith("Error"):
-            results[names.get(m.get("tool_call_id"), "")] = json.loads(m["content"])
-    return turns, results
-
-
-def _answer(turns: list[tuple[str, str]], question: str) -> str | None:
-    for i in range(len(turns) - 1, -1, -1):
-        if turns[i][0] == "assistant" and turns[i][1] == question:
-            return next((t for r, t in turns[i + 1 :] if r == "user"), None)
-    return None
-
-
-def _call(messages: list[dict[str, Any]], name: str, **args: Any) -> dict[str, Any]:
-    n = sum(len(m.get("tool_calls") or []) for m in messages) + 1
-    call = {"id": f"call_{n}", "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
-    return {"role": "assistant", "content": "", "tool_calls": [call]}
-
-
-def _say(text: str) -> dict[str, Any]:
-    return {"role": "assistant", "content": text}
 
 
 def _pick(plans: list[dict[str, Any]], said: str) -> dict[str, Any]:
