@@ -13,8 +13,9 @@ import functools
 import re
 from dataclasses import dataclass, field
 
+from usersim.lang.acts import agent_acts
 from usersim.personas.schema import Persona
-from usersim.simulator import signals
+from usersim.simulator import grounding, signals
 from usersim.simulator.signals import unknown_topics
 
 # slot -> regex over one asking sentence. Order matters only for ties within a sentence.
@@ -233,6 +234,9 @@ class _Target:
     key: str
     strong: list[re.Pattern[str]] = field(default_factory=list)  # a hit names the target
     words: set[str] = field(default_factory=set)  # content words: a hit is a weaker cue
+    concepts: set[str] = field(default_factory=set)  # lang.concepts it means (employee_id -> id)
+    own: set[str] = field(default_factory=set)  # tokens of its own words (key, label, aliases)
+    undecided: bool = False  # a built-in slot the persona has no value for
 
     def score(self, sentence: str) -> int:
         if any(p.search(sentence) for p in self.strong):
@@ -242,6 +246,7 @@ class _Target:
 
 
 UNKNOWN_PREFIX = "unknown:"
+SAID_PREFIX = "said:"  # the user's own earlier words answer it: said:<the clause>
 
 
 class FactMatcher:
@@ -279,36 +284,71 @@ class FactMatcher:
                 if not d.isascii() and len(d) <= 8 and (r := _phrase_re(d)):
                     t.strong.append(r)
             t.words = _content_words(" ".join([key, *labels, *descriptions]))
+            t.concepts = grounding.fact_concepts(key, labels + aliases + descriptions, facts[0].value)
+            t.own = grounding.tokens(" ".join([key.replace("_", " "), *labels, *aliases]))
             self.targets.append(t)
         if "name" not in keys:
-            self.targets.append(_Target("name", strong=[_COMPILED["name"]]))
+            self.targets.append(_Target("name", strong=[_COMPILED["name"]], concepts={"name"}))
         if travel:  # undecided travel/shopping slots still get an honest "not decided yet"
             for slot, pattern in _COMPILED.items():
                 if slot not in keys and slot != "name":
-                    self.targets.append(_Target(slot, strong=[pattern]))
+                    self.targets.append(_Target(slot, strong=[pattern], concepts={slot}, undecided=True))
         for topic in unknown_topics(persona):
             t = _Target(UNKNOWN_PREFIX + topic)
             if (r := _phrase_re(topic)) is not None:
                 t.strong.append(r)
             t.words = _content_words(topic)
+            t.concepts = grounding.fact_concepts(topic, [])
+            t.own = grounding.tokens(topic)
             self.targets.append(t)
 
-    def asked(self, text: str) -> list[str]:
-        """The targets the reply asks about, in the order it asks them (each once)."""
+    def open_question(self, text: str) -> bool:
+        """Whether the reply asks what else the user wants ("Anything else?", "还有什么需要吗？")."""
+        return any(grounding.open_question(s) for s in asking_sentences(text))
+
+    def _by_concept(self, sentence: str, concept: str) -> _Target | None:
+        """The target a concept the sentence asks for grounds to: one repeating its own words first,
+        then the most specific (fewest concepts), then the first listed."""
+        low = grounding.tokens(sentence)
+        scored = [
+            (-len(t.own & low), len(t.concepts), i, t)
+            for i, t in enumerate(self.targets)
+            if concept in t.concepts and not t.undecided
+        ]
+        return min(scored, key=lambda s: s[:3])[3] if scored else None
+
+    def asked(self, text: str, said: list[str] | tuple[str, ...] = ()) -> list[str]:
+        """The targets the reply asks about, in the order it asks them (each once). `said`: the
+        user's own earlier messages; a question about something said there (and not a fact) is
+        answered from it (`said:<clause>`)."""
         found: list[tuple[int, int, str]] = []
-        for n, sentence in enumerate(asking_sentences(text)):
-            scored = [(t.score(sentence), i, t.key) for i, t in enumerate(self.targets)]
+        for n, act in enumerate(a for a in agent_acts(text or "") if a.asking):
+            sentence = act.text
+            if grounding.open_question(sentence):
+                continue  # "What else can I do for you?" asks for the goal, not a slot
+            # a go-ahead question names what it proposes, it does not ask for it
+            info = act.kind in ("request", "clarify")
+            focus, mentioned = grounding.asked_hits(sentence) if info else ([], [])
+            grounded = [(h.cue.start, t.key) for h in focus if (t := self._by_concept(sentence, h.concept))]
+            plain = grounding.blank_spans(sentence, mentioned)  # nothing counts inside a modifier
+            scored = [(t.score(plain), i, t.key) for i, t in enumerate(self.targets)]
             scored = [s for s in scored if s[0]]
-            if any(sc == 2 for sc, _i, _k in scored):
+            if grounded or any(sc == 2 for sc, _i, _k in scored):
                 scored = [s for s in scored if s[0] == 2]  # a named target beats loose word overlaps
             keys = [k for _sc, _i, k in scored]
             specific = [k for k in keys if k not in _GENERIC]
             if specific:  # "对品牌有偏好吗" is about the brand, not the generic preferences
                 keys = specific
-            if not keys and INFO_REQUEST.search(sentence):
+            undecided = {t.key for t in self.targets if t.undecided}
+            if info and said and all(k in undecided for k in keys) and not grounded:
+                if (clause := grounding.recall(sentence, said)) is not None:
+                    keys, scored = [SAID_PREFIX + clause], []
+            if not keys and not grounded and INFO_REQUEST.search(sentence):
                 keys = [UNKNOWN_PREFIX]
+            for pos, k in grounded:
+                found.append((n, pos, k))
             for k in keys:
-                m = next((p.search(sentence) for t in self.targets if t.key == k for p in t.strong), None)
+                m = next((p.search(plain) for t in self.targets if t.key == k for p in t.strong), None)
                 found.append((n, m.start() if m else 0, k))
         ordered: list[str] = []
         for _n, _pos, key in sorted(found):
