@@ -210,8 +210,10 @@ def decide(agenda: Agenda, obs: Observation, events: list[Event], upcoming: bool
     if obs.violations:
         v = obs.violations[0]
         acts.append(Act("reject", slot=v.constraint, found=v.found, limit=v.limit))
-    acts += answer_acts(agenda, obs.asked, ANSWERS_BY_TRAIT[persona.traits.cooperativeness])
     spoke = any(a.kind != "silent" and a.text for a in acts[: len(events)])  # an event already answered
+    answers = answer_acts(agenda, obs.asked, ANSWERS_BY_TRAIT[persona.traits.cooperativeness])
+    # a scripted change of mind is the answer: never repeat the old words after it
+    acts += [a for a in answers if not (spoke and a.kind == "repeat_said")]
     if obs.asked_unnamed and not obs.violations and not spoke:
         # a go-ahead question gets a yes (or a doubt from an indecisive user), others a shrug
         doubtful = obs.confirm and persona.traits.decisiveness == "low" and not hesitating

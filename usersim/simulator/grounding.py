@@ -86,7 +86,7 @@ def open_question(sentence: str) -> bool:
 
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _LATIN = re.compile(r"[a-z][a-z0-9]+|\d+[a-z]*")
-_CLAUSES = re.compile(r"[，,。.;；!！?？\n]+")
+_CLAUSES = re.compile(r"(?:[，。;；!！?？\n]|,(?!\d{3})|\.(?!\d))+")  # never inside 1,000 or 2.5
 
 
 def _links() -> set[str]:
@@ -118,7 +118,8 @@ def recall(sentence: str, said: Sequence[str]) -> str | None:
     sharing most content tokens with it (ties: the latest said)."""
     stops = _stops()
     want = _tokens(sentence, stops)
-    if not want:
+    asked = {h.concept for h in concepts_in(sentence)}
+    if not want and not asked:
         return None
     best: tuple[int, int, str] | None = None
     order = 0
@@ -127,6 +128,9 @@ def recall(sentence: str, said: Sequence[str]) -> str | None:
             clause = clause.strip()
             order += 1
             shared = len(want & _tokens(clause, stops))
+            if asked and clause:  # "月费能接受多少" asks the budget; "每月不超过50元" states one
+                named = {h.concept for h in concepts_in(clause)} | set(value_concepts(clause))
+                shared += 2 * len(asked & named)
             if clause and shared and (best is None or (shared, order) >= best[:2]):
                 best = (shared, order, clause)
     return best[2] if best else None
