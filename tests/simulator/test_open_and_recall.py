@@ -61,6 +61,7 @@ def test_open_question_restates_what_is_still_needed(case: dict) -> None:
         for key in p.goal.required:
             assert key not in message or key in " ".join(DATA["personas"][case["persona"]]["names"]), message
         assert not any(s in message for s in SHRUGS), message
+        assert not message.rstrip().endswith(("?", "？")), f"a restated need is a statement: {message!r}"
 
 
 def test_open_question_names_only_what_is_not_delivered() -> None:
