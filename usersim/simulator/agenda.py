@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from usersim.personas.schema import Event, Persona
-from usersim.simulator.phrasing import Act
+from usersim.simulator.phrasing import Act, item_label, join_words
 from usersim.simulator.signals import Violation, constraint_violations, delivered_items
 from usersim.simulator.slots import (
+    SAID_PREFIX,
     SLOT_PATTERNS,
     UNKNOWN_PREFIX,
     FactMatcher,
@@ -41,6 +42,7 @@ class Observation:
     delivered: dict[str, str]
     violations: list[Violation]
     helpful: bool
+    open_question: bool = False  # "Anything else?": answered by restating what is still needed
 
 
 @dataclass
@@ -101,9 +103,11 @@ class Agenda:
     def unrevealed(self) -> list[str]:
         return [slot for slot in self.facts if slot not in self.revealed]
 
-    def observe(self, agent_text: str, turn: int) -> Observation:
-        """Update the agenda with one agent reply (deliveries, patience)."""
-        asked = self.matcher.asked(agent_text)
+    def observe(self, agent_text: str, turn: int, said: list[str] | tuple[str, ...] = ()) -> Observation:
+        """Update the agenda with one agent reply (deliveries, patience). `said`: the user's own
+        messages so far (what the user already said answers a question about it)."""
+        asked = self.matcher.asked(agent_text, said)
+        opened = self.matcher.open_question(agent_text)
         violations = constraint_violations(self.constraints, agent_text)
         new = {}
         if not violations:  # a rejected proposal delivers nothing
@@ -112,13 +116,13 @@ class Agenda:
             for item in new:
                 self.delivered[item] = turn
         fresh_question = any(s not in self.revealed and s not in self.answered_unknown for s in asked)
-        unnamed = not asked and asks_anything(agent_text)
+        unnamed = not asked and not opened and asks_anything(agent_text)
         repeated = " ".join(agent_text.split()) == self.last_reply  # the same reply again is no progress
         self.last_reply = " ".join(agent_text.split())
-        helpful = not repeated and (bool(new) or fresh_question or (unnamed and not violations))
+        helpful = not repeated and (bool(new) or fresh_question or ((unnamed or opened) and not violations))
         self.unhelpful = 0 if helpful and not violations else self.unhelpful + 1
         confirm = unnamed and asks_confirmation(agent_text)
-        return Observation(asked, unnamed, confirm, new, violations, helpful and not violations)
+        return Observation(asked, unnamed, confirm, new, violations, helpful and not violations, opened)
 
     def apply_event(self, event: Event) -> Act:
         """Fire one scripted event: change the facts / constraints and say so."""
@@ -171,6 +175,8 @@ def answer_acts(agenda: Agenda, slots: list[str], limit: int) -> list[Act]:
         elif slot == "name":  # everyone knows their own name, even when known_info omits it
             name = agenda.persona.name.split("（")[0].split(" (")[0]
             acts.append(Act("answer", slot=slot, value=name, concept="name"))
+        elif slot.startswith(SAID_PREFIX):  # asked about what the user already said: say it again
+            acts.append(Act("repeat_said", slot=slot, value=slot[len(SAID_PREFIX) :]))
         elif slot.startswith(UNKNOWN_PREFIX):  # an unknown_info topic, or information the user lacks
             if not any(a.kind == "dont_know" for a in acts):
                 acts.append(Act("dont_know", slot=slot, label=slot[len(UNKNOWN_PREFIX) :] or None))
@@ -179,6 +185,16 @@ def answer_acts(agenda: Agenda, slots: list[str], limit: int) -> list[Act]:
             acts.append(Act("unknown", slot=slot))
             agenda.answered_unknown.add(slot)
     return acts
+
+
+def restate_act(agenda: Agenda) -> Act:
+    """The goal items not delivered yet, in the user's words (goal.labels, the language's item
+    labels), or the goal's description when an item has no words (never a raw key)."""
+    goal = agenda.persona.goal
+    names = [item_label(agenda.persona.language, item, goal.labels) for item in agenda.pending]
+    if any(n is None for n in names) or not names:
+        return Act("restate_goal", value=goal.description)
+    return Act("restate", value=join_words(agenda.persona.language, [n for n in names if n]))
 
 
 def decide(agenda: Agenda, obs: Observation, events: list[Event], upcoming: bool = False) -> Decision:
@@ -194,8 +210,10 @@ def decide(agenda: Agenda, obs: Observation, events: list[Event], upcoming: bool
     if obs.violations:
         v = obs.violations[0]
         acts.append(Act("reject", slot=v.constraint, found=v.found, limit=v.limit))
-    acts += answer_acts(agenda, obs.asked, ANSWERS_BY_TRAIT[persona.traits.cooperativeness])
     spoke = any(a.kind != "silent" and a.text for a in acts[: len(events)])  # an event already answered
+    answers = answer_acts(agenda, obs.asked, ANSWERS_BY_TRAIT[persona.traits.cooperativeness])
+    # a scripted change of mind is the answer: never repeat the old words after it
+    acts += [a for a in answers if not (spoke and a.kind == "repeat_said")]
     if obs.asked_unnamed and not obs.violations and not spoke:
         # a go-ahead question gets a yes (or a doubt from an indecisive user), others a shrug
         doubtful = obs.confirm and persona.traits.decisiveness == "low" and not hesitating
@@ -217,8 +235,11 @@ def decide(agenda: Agenda, obs: Observation, events: list[Event], upcoming: bool
         return [Act("goal_met")], "goal_met"
     if agenda.unhelpful >= agenda.patience and not events:  # a scripted change is said first: a new chance
         return [Act("give_up")], "gave_up"
+    if obs.open_question and agenda.pending and not obs.violations:
+        acts.append(restate_act(agenda))  # "Anything else?": what is still needed, in the user's words
     # after a yes to a delivered proposal, ask for what is next; a bare go-ahead needs no nagging
-    stalled = not obs.asked and (not obs.asked_unnamed or (obs.confirm and bool(obs.delivered)))
+    stalled = not obs.asked and not obs.open_question
+    stalled = stalled and (not obs.asked_unnamed or (obs.confirm and bool(obs.delivered)))
     if stalled and agenda.pending and not obs.violations:
         acts.append(Act("continue", item=agenda.pending[0], value=agenda.persona.goal.description))
     if not acts:

@@ -88,6 +88,13 @@ def fact_label(language: str, act: Act) -> str:
     return humanize(act.slot or "")
 
 
+def join_words(language: str, names: list[str]) -> str:
+    """Several names as one phrase: "the repair ticket and the replacement laptop", "工单和备用机"."""
+    t = templates(language)
+    sep, last = t.get("list_sep", ", "), t.get("list_and", " and ")
+    return names[0] if len(names) == 1 else sep.join(names[:-1]) + last + names[-1]
+
+
 def item_label(language: str, item: str, labels: dict[str, str] | None = None) -> str | None:
     """How the user names a required item: the persona's own words (goal.labels), the language's
     label for a known item, or None (then the user restates the goal instead of saying a raw key)."""

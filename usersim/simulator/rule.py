@@ -91,9 +91,11 @@ class RuleSimulator:
         acts: list[Act] = []
         stop = None
         triggered: list[str] = []
+        said = [m.content for m in view.transcript if m.role == "user" and m.content]
         for turn in range(2, view.turn + 1):
             reply, tools = moves[turn - 2] if turn - 2 < len(moves) else ("", [])
-            obs = agenda.observe(reply, turn - 1)  # the agent's reply within user turn turn-1
+            # the agent's reply within user turn turn-1, read with what the user had said by then
+            obs = agenda.observe(reply, turn - 1, said[: turn - 1])
             events, triggered = due_events(agenda, turn, reply, tools)
             upcoming = any(
                 e.at_turn is not None and turn < e.at_turn <= view.max_turns for e in persona.events

@@ -13,32 +13,28 @@ import functools
 import re
 from dataclasses import dataclass, field
 
+from usersim.lang.acts import agent_acts
+from usersim.lang.resources import language_codes, resources
 from usersim.personas.schema import Persona
-from usersim.simulator import signals
+from usersim.simulator import grounding, signals
 from usersim.simulator.signals import unknown_topics
 
-# slot -> regex over one asking sentence. Order matters only for ties within a sentence.
-SLOT_PATTERNS: dict[str, str] = {
-    "origin": r"从哪(里|儿|个城市)?(出发|走|飞)|出发(地|城市|点)|哪里出发|哪个城市出发|where .*(from|departing)|departure city|leaving from|flying from|depart(ing)? from|from which city|starting point",
-    "destination": r"去哪(里|儿)?|哪个城市(?!出发)|哪些城市|目的地|想去的地方|哪个国家|where (do you|would you|are you).*(go|travel|visit)|destination|which cit(y|ies)(?!.*(depart|from))|where to\b",
-    "dates": r"什么时候|哪天|哪几天|几号|几月|日期|出发时间|具体时间|when |what dates?|which dates?|travel dates|dates",
-    "duration": r"几天|多少天|多久|多长时间|玩几|待几|how (many|long).*(days|nights|stay|trip)|how long|duration",
-    "budget": r"预算|多少钱|价位|价格区间|花费|价格范围|心理价|budget|price range|how much.*(spend|pay)",
-    "party_size": r"几个人|几位|多少人|几口人|和谁|同行|一个人(去|还是)|和朋友|和家人|带孩子|几个大人|how many (people|travell?ers|guests|of you)|travell?ing with|party size",
-    "purpose": r"用途|用来(做|干)|主要(用|做)|做什么用|什么场景|工作还是|use it for|what.*for\b|purpose|primary use",
-    "brand": r"品牌|牌子|哪家|brand",
-    "weight": r"重量|轻薄|便携|多重|weight|portable|lightweight",
-    "preferences": r"喜欢|偏好|兴趣|感兴趣|风格|类型的|想体验|景点|想玩|prefer|interests?|what kind|what type|style",
-    "accommodation": r"住宿|住什么|住哪|酒店.{0,6}(要求|类型|星级|档次|预算|偏好)|民宿|accommodation|hotel preference|where.*stay",
-    "district": r"哪个区|区域|片区|位置|地段|商圈|which (area|district|neighbou?rhood)|location",
-    "bedrooms": r"几居|几室|户型|几个房间|bedrooms?|how many rooms",
-    "area_sqm": r"面积|平米|多大的房|square (meters|metres|feet)|size of the (flat|apartment)",
-    "diet": r"忌口|过敏|饮食|不吃|吃辣|口味|dietary|allerg|food restriction|spicy",
-    "cuisine": r"菜系|想吃什么|什么菜|cuisine|what food",
-    "screen_size": r"屏幕|尺寸|几寸|screen size|inch",
-    "os": r"系统|Windows|macOS|Mac 还是|operating system",
-    "name": r"怎么称呼|称呼您|您贵姓|你叫什么|您叫什么|姓名|名字|your (full |first |last )?name|may i have your name|who am i (speaking|talking|chatting) (with|to)|what should i call you|under (what|which) name|name on the (account|booking|reservation|order)",
-}
+
+def _merged(key: str) -> dict[str, str]:
+    """slot -> one regex: the `key` mapping of every language's acts.yaml, alternatives joined."""
+    out: dict[str, list[str]] = {}
+    for code in language_codes():
+        for slot, pattern in (resources(code).get("acts", key, {}) or {}).items():
+            out.setdefault(str(slot), []).append(str(pattern).removeprefix("re:"))
+    return {slot: "|".join(parts) for slot, parts in out.items()}
+
+
+def _listed(key: str) -> list[str]:
+    return [str(w) for code in language_codes() for w in resources(code).get("acts", key, ()) or ()]
+
+
+# slot -> regex over one asking sentence (acts.yaml `builtin_slots`, all languages).
+SLOT_PATTERNS: dict[str, str] = _merged("builtin_slots")
 _COMPILED = {slot: re.compile(p, re.IGNORECASE) for slot, p in SLOT_PATTERNS.items()}
 KNOWN_SLOTS = sorted(SLOT_PATTERNS)
 _GENERIC = {"preferences"}
@@ -76,97 +72,29 @@ def asks_confirmation(text: str) -> bool:
     return signals.asks_confirmation(text)
 
 
-# Common customer-service concepts: concept -> (words in a fact's key/description/aliases that
-# name it, a question pattern in Chinese and English). A paraphrase table, not a closed list: any
-# other fact is still recognised by its own key, aliases and description.
-CONCEPTS: dict[str, tuple[set[str], str]] = {
-    "name": ({"name", "full_name", "fullname", "姓名", "名字", "称呼"}, SLOT_PATTERNS["name"]),
-    "user_id": (
-        {
-            "user_id",
-            "userid",
-            "username",
-            "user_name",
-            "account_id",
-            "customer_id",
-            "member_id",
-            "用户名",
-            "账号",
-        },
-        (
-            r"user ?(id|name)\b|account (id|number)|customer (id|number)|member(ship)? (id|number)|"
-            r"用户\s*(id|名|编号|号)|账号|账户(名|号)|会员(号|卡号|编号)"
-        ),
-    ),
-    "email": ({"email", "e_mail", "mail", "邮箱", "电子邮件"}, r"e-?mail|邮箱|电子邮件"),
-    "phone": (
-        {"phone", "mobile", "telephone", "cell", "电话", "手机", "手机号"},
-        r"phone|mobile( number)?|cell number|telephone|contact number|电话|手机",
-    ),
-    "zip": (
-        {"zip", "zipcode", "zip_code", "postcode", "postal", "邮编"},
-        r"\bzip|post(al)? ?code|邮编|邮政编码",
-    ),
-    "address": ({"address", "地址", "住址"}, r"(?<!mail )address|where do you live|地址|住址"),
-    "reservation_id": (
-        {"reservation", "reservation_id", "booking", "booking_id", "confirmation", "pnr", "预订号", "预订"},
-        r"reservation|booking (id|number|reference|code)|confirmation (number|code)|\bpnr\b|预订(号|编号)|预约号",
-    ),
-    "order_id": ({"order", "order_id", "订单", "订单号"}, r"order (id|number|#)|which order|订单(号|编号)?"),
-    "date_of_birth": (
-        {"dob", "birth", "birthday", "date_of_birth", "birthdate", "生日", "出生日期"},
-        r"date of birth|birth ?date|birthday|\bdob\b|生日|出生(日期|年月)",
-    ),
-    "payment": (
-        {"payment", "payment_method", "card", "credit_card", "付款方式", "支付方式"},
-        r"payment method|pay (with|by|for it)|credit card|gift card|which card|付款方式|支付方式|用什么(付|支付)",
-    ),
-}
+def _fact_concepts() -> dict[str, tuple[set[str], str]]:
+    """concept -> (words of a fact's key that name it, a question pattern): acts.yaml
+    `fact_concepts` of every language merged. A paraphrase table, not a closed list: any other fact
+    is still recognised by its own key, aliases and description (and by meaning: grounding.py)."""
+    out: dict[str, tuple[set[str], list[str]]] = {}
+    for code in language_codes():
+        for concept, spec in (resources(code).get("acts", "fact_concepts", {}) or {}).items():
+            words, asks = out.setdefault(str(concept), (set(), []))
+            words.update(str(w) for w in spec.get("keys", ()) or ())
+            if spec.get("asks"):
+                asks.append(str(spec["asks"]).removeprefix("re:"))
+    return {c: (w, "|".join(a)) for c, (w, a) in out.items()}
+
+
+# Common customer-service concepts (user_id, email, zip ...), read by phrasing for their labels.
+CONCEPTS: dict[str, tuple[set[str], str]] = _fact_concepts()
 _CONCEPT_RE = {c: re.compile(p, re.IGNORECASE) for c, (_w, p) in CONCEPTS.items()}
-# Words too common to identify a fact on their own.
-_GENERIC_WORDS = {
-    "your",
-    "the",
-    "and",
-    "for",
-    "with",
-    "that",
-    "this",
-    "what",
-    "which",
-    "from",
-    "have",
-    "please",
-    "number",
-    "code",
-    "info",
-    "information",
-    "details",
-    "detail",
-    "user",
-    "value",
-    "data",
-    "name",
-    "current",
-    "customer",
-    "account",
-    "about",
-    "when",
-    "where",
-    "there",
-    "their",
-    "they",
-    "some",
-}
+# Words too common to identify a fact on their own (acts.yaml `fact_stopwords`).
+_GENERIC_WORDS = set(_listed("fact_stopwords"))
 _WORD = re.compile(r"[a-z][a-z0-9]+")
-# "Could you provide your booking details?": asks for a piece of information, not an opinion.
-INFO_REQUEST = re.compile(
-    r"((provide|share|give|confirm|tell|verify|what('s| is| are)|may i (have|get|know)|can i (have|get)|need)"
-    r"\b.{0,30}\b(id|number|code|e-?mail|address|name|date|details|information|info|phone|zip|account|"
-    r"reservation|booking|order)\b)|(提供|告诉我|说一下).{0,10}(号|码|编号|邮箱|地址|姓名|证件)|"
-    r"(你|您)的.{0,10}(是多少|号码|编号|邮箱|地址)",
-    re.IGNORECASE,
-)
+# "Could you provide your booking details?": asks for a piece of information, not an opinion
+# (acts.yaml `info_requests`).
+INFO_REQUEST = re.compile("|".join(p.removeprefix("re:") for p in _listed("info_requests")), re.IGNORECASE)
 
 
 def concept_of(key: str, extra: list[str] | tuple[str, ...] = ()) -> str | None:
@@ -189,18 +117,11 @@ def _concept_of(key: str, extra: tuple[str, ...]) -> str | None:
     return None
 
 
-# Question words that stand for a content word ("Why ...?" asks for the reason).
-_WORD_SYNONYMS = {
-    "why": "reason",
-    "cost": "price",
-    "pricing": "price",
-    "tier": "level",
-    "status": "level",
-    "booking": "reservation",
-    "booked": "reservation",
-    "mail": "email",
-    "e-mail": "email",
-    "postcode": "zip",
+# Question words that stand for a content word ("Why ...?" asks for the reason): `word_synonyms`.
+_WORD_SYNONYMS: dict[str, str] = {
+    str(k): str(v)
+    for code in language_codes()
+    for k, v in (resources(code).get("acts", "word_synonyms", {}) or {}).items()
 }
 
 
@@ -233,6 +154,9 @@ class _Target:
     key: str
     strong: list[re.Pattern[str]] = field(default_factory=list)  # a hit names the target
     words: set[str] = field(default_factory=set)  # content words: a hit is a weaker cue
+    concepts: set[str] = field(default_factory=set)  # lang.concepts it means (employee_id -> id)
+    own: set[str] = field(default_factory=set)  # tokens of its own words (key, label, aliases)
+    undecided: bool = False  # a built-in slot the persona has no value for
 
     def score(self, sentence: str) -> int:
         if any(p.search(sentence) for p in self.strong):
@@ -242,6 +166,7 @@ class _Target:
 
 
 UNKNOWN_PREFIX = "unknown:"
+SAID_PREFIX = "said:"  # the user's own earlier words answer it: said:<the clause>
 
 
 class FactMatcher:
@@ -279,36 +204,71 @@ class FactMatcher:
                 if not d.isascii() and len(d) <= 8 and (r := _phrase_re(d)):
                     t.strong.append(r)
             t.words = _content_words(" ".join([key, *labels, *descriptions]))
+            t.concepts = grounding.fact_concepts(key, labels + aliases + descriptions, facts[0].value)
+            t.own = grounding.tokens(" ".join([key.replace("_", " "), *labels, *aliases]))
             self.targets.append(t)
         if "name" not in keys:
-            self.targets.append(_Target("name", strong=[_COMPILED["name"]]))
+            self.targets.append(_Target("name", strong=[_COMPILED["name"]], concepts={"name"}))
         if travel:  # undecided travel/shopping slots still get an honest "not decided yet"
             for slot, pattern in _COMPILED.items():
                 if slot not in keys and slot != "name":
-                    self.targets.append(_Target(slot, strong=[pattern]))
+                    self.targets.append(_Target(slot, strong=[pattern], concepts={slot}, undecided=True))
         for topic in unknown_topics(persona):
             t = _Target(UNKNOWN_PREFIX + topic)
             if (r := _phrase_re(topic)) is not None:
                 t.strong.append(r)
             t.words = _content_words(topic)
+            t.concepts = grounding.fact_concepts(topic, [])
+            t.own = grounding.tokens(topic)
             self.targets.append(t)
 
-    def asked(self, text: str) -> list[str]:
-        """The targets the reply asks about, in the order it asks them (each once)."""
+    def open_question(self, text: str) -> bool:
+        """Whether the reply asks what else the user wants ("Anything else?", "还有什么需要吗？")."""
+        return any(grounding.open_question(s) for s in asking_sentences(text))
+
+    def _by_concept(self, sentence: str, concept: str) -> _Target | None:
+        """The target a concept the sentence asks for grounds to: one repeating its own words first,
+        then the most specific (fewest concepts), then the first listed."""
+        low = grounding.tokens(sentence)
+        scored = [
+            (-len(t.own & low), len(t.concepts), i, t)
+            for i, t in enumerate(self.targets)
+            if concept in t.concepts and not t.undecided
+        ]
+        return min(scored, key=lambda s: s[:3])[3] if scored else None
+
+    def asked(self, text: str, said: list[str] | tuple[str, ...] = ()) -> list[str]:
+        """The targets the reply asks about, in the order it asks them (each once). `said`: the
+        user's own earlier messages; a question about something said there (and not a fact) is
+        answered from it (`said:<clause>`)."""
         found: list[tuple[int, int, str]] = []
-        for n, sentence in enumerate(asking_sentences(text)):
-            scored = [(t.score(sentence), i, t.key) for i, t in enumerate(self.targets)]
+        for n, act in enumerate(a for a in agent_acts(text or "") if a.asking):
+            sentence = act.text
+            if grounding.open_question(sentence):
+                continue  # "What else can I do for you?" asks for the goal, not a slot
+            # a go-ahead question names what it proposes, it does not ask for it
+            info = act.kind in ("request", "clarify")
+            focus, mentioned = grounding.asked_hits(sentence) if info else ([], [])
+            grounded = [(h.cue.start, t.key) for h in focus if (t := self._by_concept(sentence, h.concept))]
+            plain = grounding.blank_spans(sentence, mentioned)  # nothing counts inside a modifier
+            scored = [(t.score(plain), i, t.key) for i, t in enumerate(self.targets)]
             scored = [s for s in scored if s[0]]
-            if any(sc == 2 for sc, _i, _k in scored):
+            if grounded or any(sc == 2 for sc, _i, _k in scored):
                 scored = [s for s in scored if s[0] == 2]  # a named target beats loose word overlaps
             keys = [k for _sc, _i, k in scored]
             specific = [k for k in keys if k not in _GENERIC]
             if specific:  # "对品牌有偏好吗" is about the brand, not the generic preferences
                 keys = specific
-            if not keys and INFO_REQUEST.search(sentence):
+            undecided = {t.key for t in self.targets if t.undecided}
+            if info and said and all(k in undecided for k in keys) and not grounded:
+                if (clause := grounding.recall(sentence, said)) is not None:
+                    keys, scored = [SAID_PREFIX + clause], []
+            if not keys and not grounded and INFO_REQUEST.search(sentence):
                 keys = [UNKNOWN_PREFIX]
+            for pos, k in grounded:
+                found.append((n, pos, k))
             for k in keys:
-                m = next((p.search(sentence) for t in self.targets if t.key == k for p in t.strong), None)
+                m = next((p.search(plain) for t in self.targets if t.key == k for p in t.strong), None)
                 found.append((n, m.start() if m else 0, k))
         ordered: list[str] = []
         for _n, _pos, key in sorted(found):
