@@ -11,7 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from usersim.lang.acts import agent_acts
 from usersim.personas.schema import Event, Persona
+from usersim.simulator.constraints import merge, stated_needs
 from usersim.simulator.phrasing import Act
 from usersim.simulator.signals import Violation, constraint_violations, delivered_items
 from usersim.simulator.slots import (
@@ -41,6 +43,8 @@ class Observation:
     delivered: dict[str, str]
     violations: list[Violation]
     helpful: bool
+    proposal: bool = False  # the reply offers something or asks the go-ahead for it
+    confirm_request: bool = False  # the reply asks the go-ahead ("确认为您办理吗？", "Shall I go ahead?")
 
 
 @dataclass
@@ -59,9 +63,13 @@ class Agenda:
     constraints: dict = field(default_factory=dict)
     unhelpful: int = 0
     last_reply: str = ""
+    # the user's verdict on the last proposal: ("proposal_accepted" | "proposal_refused", why)
+    decision: tuple[str, str] | None = None
 
     @classmethod
-    def start(cls, persona: Persona) -> Agenda:
+    def start(cls, persona: Persona, opening: str | None = None) -> Agenda:
+        """The agenda at the start: the persona's facts and goal, and the needs its opening message
+        (`opening`, else persona.opening_message) states ("流量至少要10G", "under $40") as constraints."""
         facts: dict[str, str] = {}
         labels: dict[str, str] = {}
         for fact in persona.known_info:
@@ -76,7 +84,10 @@ class Agenda:
             facts=facts,
             labels=labels,
             required=list(persona.goal.required),
-            constraints=dict(persona.goal.constraints),
+            constraints=merge(
+                dict(persona.goal.constraints),
+                stated_needs(opening or persona.opening_message or "", persona.language),
+            ),
         )
 
     @property
@@ -104,7 +115,7 @@ class Agenda:
     def observe(self, agent_text: str, turn: int) -> Observation:
         """Update the agenda with one agent reply (deliveries, patience)."""
         asked = self.matcher.asked(agent_text)
-        violations = constraint_violations(self.constraints, agent_text)
+        violations = constraint_violations(self.constraints, agent_text, self.persona.language)
         new = {}
         if not violations:  # a rejected proposal delivers nothing
             goal = self.persona.goal.model_copy(update={"required": self.required})
@@ -118,7 +129,17 @@ class Agenda:
         helpful = not repeated and (bool(new) or fresh_question or (unnamed and not violations))
         self.unhelpful = 0 if helpful and not violations else self.unhelpful + 1
         confirm = unnamed and asks_confirmation(agent_text)
-        return Observation(asked, unnamed, confirm, new, violations, helpful and not violations)
+        kinds = {a.kind for a in agent_acts(agent_text or "")}
+        return Observation(
+            asked,
+            unnamed,
+            confirm,
+            new,
+            violations,
+            helpful and not violations,
+            proposal=bool(kinds & {"offer", "confirm_request"}),
+            confirm_request="confirm_request" in kinds,
+        )
 
     def apply_event(self, event: Event) -> Act:
         """Fire one scripted event: change the facts / constraints and say so."""
@@ -142,10 +163,35 @@ class Agenda:
         return Act(event.kind, slot=event.slot, value=event.value, text=event.text)
 
     def _add_constraint(self, key: str, value: str | None) -> None:
-        if key == "exclude":
-            self.constraints["exclude"] = list(self.constraints.get("exclude", [])) + [value]
+        """An add_constraint event: `exclude` / `require` add a word, `min.<measure>` /
+        `max.<measure>` a limit with its unit ("min.data" = "10 GB"), a legacy key its number; a
+        value stating a need in words ("至少要 20G") adds what it states."""
+        if key in ("exclude", "require"):
+            self.constraints[key] = list(self.constraints.get(key) or []) + [value]
+        elif key.split(".", 1)[0] in ("min", "max") and "." in key:
+            kind, measure = key.split(".", 1)
+            self.constraints[kind] = {**(self.constraints.get(kind) or {}), measure: value}
+        elif key in ("min", "max", "needs"):
+            stated = stated_needs(value or "", self.persona.language)
+            self.constraints = merge({k: v for k, v in self.constraints.items()}, stated)
+            for kind in ("min", "max"):  # a later need replaces the earlier limit of the same measure
+                if stated.get(kind):
+                    self.constraints[kind] = {**(self.constraints.get(kind) or {}), **stated[kind]}
         else:
             self.constraints[key] = float(value) if value is not None else None
+
+
+def _in_force(constraints: dict) -> str:
+    """The constraints in force, in a few words for sim_events ("max_price 60; min data 10G")."""
+    parts = []
+    for key, value in constraints.items():
+        if isinstance(value, dict):
+            parts += [f"{key} {m} {v}" for m, v in value.items()]
+        elif isinstance(value, list):
+            parts += [f"{key} {w}" for w in value]
+        elif value is not None:
+            parts.append(f"{key} {value}")
+    return "; ".join(parts) or "no constraints"
 
 
 def _short_chinese(text: str | None) -> bool:
@@ -191,9 +237,13 @@ def decide(agenda: Agenda, obs: Observation, events: list[Event], upcoming: bool
         # an indecisive user does not close the deal while a change of mind is still to come
         acts.append(Act("hesitate"))
         hesitating = True
-    if obs.violations:
-        v = obs.violations[0]
-        acts.append(Act("reject", slot=v.constraint, found=v.found, limit=v.limit))
+    agenda.decision = None
+    if obs.violations:  # refuse with the reasons (at most two: a user names the worst, not a list)
+        for v in obs.violations[:2]:
+            acts.append(Act("reject", slot=v.constraint, found=v.found, limit=v.limit))
+        agenda.decision = ("proposal_refused", "; ".join(v.describe() for v in obs.violations))
+    elif obs.proposal and obs.confirm_request:
+        agenda.decision = ("proposal_accepted", f"meets {_in_force(agenda.constraints)}")
     acts += answer_acts(agenda, obs.asked, ANSWERS_BY_TRAIT[persona.traits.cooperativeness])
     spoke = any(a.kind != "silent" and a.text for a in acts[: len(events)])  # an event already answered
     if obs.asked_unnamed and not obs.violations and not spoke:

@@ -1,0 +1,298 @@
+"""A user's constraints and whether a proposal meets them.
+
+Constraints come from the goal (`min: {data: 10 GB}`, `max: {price: $40}`, `require: [roaming]`,
+`exclude: [...]`, and the legacy `max_price` / `max_total_price_wan` / `max_weight_kg`), from
+the needs the persona states in its opening message ("流量至少要10G", "under $40", "needs
+roaming"; cue words in lang/data/<code>/needs.yaml) and from add_constraint events. `violations`
+reads one agent reply through the language layer: quantities by dimension (lang.quantity),
+features by polarity (lang.polarity: "不含国际漫游" is a negated mention) and synonyms
+(lang.lexicon).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from usersim.lang import acts, lexicon, quantity
+from usersim.lang.cues import NEGATIVE
+from usersim.lang.polarity import Reader
+from usersim.lang.resources import language_codes, resources
+
+# Legacy keys: (kind, measure, dimension, unit shown after the number)
+LEGACY = {
+    "max_price": ("max", "price", "money", ""),
+    "max_total_price_wan": ("max", "total_price_wan", "total_wan", "万"),
+    "max_weight_kg": ("max", "weight", "weight", "kg"),
+}
+# Sentences that reject or warn rather than propose ("超出预算的 9000 元机型不推荐").
+_REJECTING = re.compile(
+    r"(不推荐|超出|超过|超预算|排除|不考虑|不适合|exceed|over budget|not recommend)", re.IGNORECASE
+)
+_TOTAL = re.compile(r"(合计|总计|共计|一共|总共|total|altogether)[^，,；;]{0,4}$", re.IGNORECASE)
+_CLAUSE = re.compile(r"[，,。；;！!？?\n]+|\.(?!\d)|\s+and\s+|\s+but\s+", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Limit:
+    """One numeric limit: kind min|max, the measure's name, its dimension and the limit as written."""
+
+    kind: str
+    measure: str
+    dimension: str
+    value: float
+    text: str
+    currency: str | None = None
+    legacy_unit: str | None = None  # legacy keys show the value found as a number + this unit
+
+
+@dataclass
+class Violation:
+    """A proposal that breaks a constraint: which (max_price, min, max, require, require_missing,
+    exclude ...), the value found and the limit."""
+
+    constraint: str
+    found: str
+    limit: str
+
+    def describe(self) -> str:
+        if self.constraint == "require_missing":
+            return f"require: {self.limit} not offered"
+        if self.constraint == "require":
+            return f"require: proposed {self.found}, needs {self.limit}"
+        return f"{self.constraint}: proposed {self.found}, limit {self.limit}"
+
+
+def _needs(code: str) -> dict[str, Any]:
+    """needs.yaml of one language (resources() caches the merged files; cleared with them)."""
+    return resources(code).topic("needs")
+
+
+def _measure_dimensions() -> dict[str, str]:
+    out: dict[str, str] = {}
+    for code in language_codes():
+        out.update({str(k).lower(): str(v) for k, v in (_needs(code).get("measures") or {}).items()})
+    return out
+
+
+def limits(constraints: dict, language: str | None = None) -> list[Limit]:
+    """The numeric limits of a constraints mapping (legacy keys and `min:` / `max:`); a legacy
+    max_price is shown in `language`'s money format (60 -> 60元, $40)."""
+    out: list[Limit] = []
+    money = str(_needs(language).get("money_format") or "{value}") if language else "{value}"
+    for key, (kind, measure, dim, unit) in LEGACY.items():
+        if constraints.get(key) is not None:
+            value = float(constraints[key])
+            shown = money.format(value=f"{value:g}") if dim == "money" else f"{value:g}{unit}"
+            out.append(Limit(kind, measure, dim, value, shown, legacy_unit=unit))
+    dims = _measure_dimensions()
+    for kind in ("min", "max"):
+        for measure, raw in (constraints.get(kind) or {}).items():
+            q = quantity.parse(str(raw))
+            if q is None:
+                raise ValueError(
+                    f"constraints.{kind}.{measure}: {raw!r} is not a quantity (e.g. '10 GB', '$40')"
+                )
+            dim = q.dimension if q.kind in ("money", "measure", "duration") and q.dimension else None
+            dim = dim or dims.get(str(measure).lower()) or str(measure)
+            out.append(Limit(kind, str(measure), dim, q.value, str(raw).strip(), q.currency))
+    return out
+
+
+def _values(limit: Limit, sentence: str) -> list[tuple[float, str]]:
+    """(value, as written) of each quantity in `sentence` measuring what `limit` limits."""
+    out = []
+    for q in quantity.quantities(sentence):
+        if limit.dimension == "total_wan":
+            if not (q.scale == 10000 and q.per is None and q.kind in ("number", "money")):
+                continue
+            vals = [q.value / 10000] + ([q.high / 10000] if q.high is not None else [])
+        elif limit.dimension == "money":
+            if q.kind != "money" or (limit.currency and q.currency and q.currency != limit.currency):
+                continue
+            if _TOTAL.search(sentence[max(0, q.start - 8) : q.start]):
+                continue  # "2 人合计约 ¥2,580" is a group total, not the price of one item
+            vals = [q.value] + ([q.high] if q.high is not None else [])
+        elif limit.dimension == "duration":
+            if q.kind != "duration":
+                continue
+            vals = [q.value] + ([q.high] if q.high is not None else [])
+        else:
+            if q.dimension != limit.dimension:
+                continue
+            vals = [q.value] + ([q.high] if q.high is not None else [])
+        out += [(v, q.text) for v in vals]
+    return out
+
+
+def feature_words(feature: str) -> list[str]:
+    """A required feature and its synonyms (lang.lexicon: 国际漫游 = 漫游 = roaming ...)."""
+    words = [feature] + [w for _c, w in lexicon.synonyms(feature)]
+    return sorted(dict.fromkeys(w for w in words if w), key=len, reverse=True)
+
+
+def _mentions(text: str, words: list[str]) -> list[tuple[int, int]]:
+    low, spans = text.lower(), []
+    for w in words:
+        for m in re.finditer(re.escape(w.lower()), low):
+            if not any(s <= m.start() < e for s, e in spans):
+                spans.append((m.start(), m.end()))
+    return spans
+
+
+def violations(constraints: dict, text: str, language: str | None = None) -> list[Violation]:
+    """Constraint breaches in what one agent reply proposes (results, offers, confirmation requests).
+
+    Limits and exclusions are read in every proposed sentence; `min` and `require` only in a reply
+    that offers something or asks the go-ahead (a statement of the current plan is no proposal). A
+    required feature is breached when the offer negates it ("不含国际漫游", "no roaming") or, in an
+    offer carrying a constrained quantity (a price, a data allowance), leaves it out.
+    """
+    if not constraints:
+        return []
+    read = acts.agent_acts(text or "")
+    proposing = any(a.kind in ("offer", "confirm_request") for a in read)
+    sentences = [a.text for a in read if a.kind in ("inform", "offer", "confirm_request")]
+    sentences = [s for s in sentences if not _REJECTING.search(s)]
+    found: list[Violation] = []
+    all_limits = limits(constraints, language)
+    for limit in all_limits:
+        if limit.kind == "min" and not proposing:
+            continue
+        for sentence in sentences:
+            for value, written in _values(limit, sentence):
+                if (limit.kind == "max" and value > limit.value) or (
+                    limit.kind == "min" and value < limit.value
+                ):
+                    shown = written if limit.legacy_unit is None else f"{value:g}{limit.legacy_unit}"
+                    _add(found, Violation(_key(limit), shown, limit.text))
+    for word in constraints.get("exclude") or []:
+        for sentence in sentences:
+            for s, e in _mentions(sentence, [str(word)]):
+                if Reader(sentence).at(s, e).polarity not in NEGATIVE and not _left_out(sentence, s, e):
+                    _add(found, Violation("exclude", str(word), f"no {word}"))
+    if proposing and constraints.get("require"):
+        body = "\n".join(sentences)
+        concrete = any(_values(limit, body) for limit in all_limits)
+        reader = Reader(body)
+        for feature in constraints["require"]:
+            spans = _mentions(body, feature_words(str(feature)))
+            readings = [(s, e, reader.at(s, e)) for s, e in spans]
+            if any(r.polarity not in NEGATIVE for _s, _e, r in readings):
+                continue
+            if readings:
+                s, e, r = readings[0]
+                start = min([s] + [c.start for c in r.cues])
+                found.append(Violation("require", body[start:e], str(feature)))
+            elif concrete:
+                found.append(Violation("require_missing", "", str(feature)))
+    return found
+
+
+def _add(found: list[Violation], v: Violation) -> None:
+    """Add a breach once (a price repeated in the offer and its confirmation is one breach)."""
+    key = (v.constraint, v.found.replace(" ", ""), v.limit)
+    if not any((f.constraint, f.found.replace(" ", ""), f.limit) == key for f in found):
+        found.append(v)
+
+
+def _key(limit: Limit) -> str:
+    """The reject template key: legacy keys as before, a money limit max_price, else min / max."""
+    if limit.dimension == "total_wan":
+        return "max_total_price_wan"
+    if limit.kind == "max" and limit.dimension == "money":
+        return "max_price"
+    if limit.kind == "max" and limit.dimension == "weight" and limit.text.endswith("kg"):
+        return "max_weight_kg"
+    return limit.kind
+
+
+def _cue_words(key: str) -> list[str]:
+    return [str(w).lower() for code in language_codes() for w in _needs(code).get(key) or []]
+
+
+def _left_out(sentence: str, start: int, end: int) -> bool:
+    """Whether an excluded word's mention says it is left out although lang.polarity reads it as
+    neutral: a negation right before it ("无海鲜") or a restriction right after ("海鲜过敏",
+    "gluten-free"); the words are needs.yaml's negated_before / restriction_after."""
+    before, after = sentence[max(0, start - 6) : start].lower(), sentence[end : end + 12].lower()
+    return any(w in before for w in _cue_words("negated_before")) or any(
+        after.lstrip(" ").startswith(w.strip()) or after.startswith(w)
+        for w in _cue_words("restriction_after")
+    )
+
+
+def stated_needs(text: str, language: str) -> dict:
+    """The needs a user message states, as a constraints mapping: "流量至少要10G" -> min data 10G,
+    "每月不超过60元" / "under $40" -> max price, "得能用国际漫游" / "needs roaming" -> require."""
+    cues = _needs(language)
+    out: dict = {}
+    for clause in _CLAUSE.split(text or ""):
+        low = clause.lower()
+        qs = [q for q in quantity.quantities(clause) if q.kind in ("money", "measure", "duration")]
+        for q in qs:
+            before, after = low[: q.start], low[q.end :].lstrip()
+            for kind in ("min", "max"):
+                words = cues.get(kind) or {}
+                if any(_ends_with_cue(before, w) for w in words.get("before") or []) or any(
+                    after.startswith(str(w).lower()) for w in words.get("after") or []
+                ):
+                    measure = "price" if q.kind == "money" else q.dimension or q.kind
+                    out.setdefault(kind, {}).setdefault(measure, q.text)
+                    break
+        if qs:
+            continue
+        feature = _feature(clause, cues)
+        if feature:
+            out.setdefault("require", [])
+            if feature not in out["require"]:
+                out["require"].append(feature)
+    return out
+
+
+def _ends_with_cue(before: str, word: object) -> bool:
+    """Whether a comparator cue stands in the words right before a quantity (a few words between
+    are fine: "流量至少要10G", "a budget of $40")."""
+    w = str(word).lower()
+    idx = before.rfind(w)
+    if idx < 0 or (w.isascii() and idx > 0 and before[idx - 1].isalpha()):
+        return False
+    return len(before) - idx - len(w) <= (12 if w.isascii() else 4)
+
+
+def _feature(clause: str, cues: dict) -> str | None:
+    low = clause.lower()
+    req = cues.get("require") or {}
+    for cue in sorted((str(c).lower() for c in req.get("before") or []), key=len, reverse=True):
+        m = re.search(rf"(?<![a-z]){re.escape(cue)}(?![a-z])" if cue.isascii() else re.escape(cue), low)
+        if not m:
+            continue
+        rest = clause[m.end() :].strip(" \t:：*")
+        if rest.isascii():
+            rest = re.sub(r"^(an?|the|some)\s+", "", rest, flags=re.IGNORECASE)
+        for t in sorted((str(t) for t in req.get("trim") or []), key=len, reverse=True):
+            if rest.lower().endswith(t.lower()):
+                rest = rest[: -len(t)].strip()
+        limit = 4 if rest.isascii() else 10
+        size = len(rest.split()) if rest.isascii() else len(rest)
+        return rest if rest and size <= limit else None
+    return None
+
+
+def merge(base: dict, extra: dict) -> dict:
+    """`base` with `extra`'s constraints added where base does not already set them."""
+    out = dict(base)
+    has_max_price = base.get("max_price") is not None
+    for kind in ("min", "max"):
+        if extra.get(kind):
+            merged = dict(base.get(kind) or {})
+            for measure, value in extra[kind].items():
+                if kind == "max" and measure == "price" and has_max_price:
+                    continue  # the goal's max_price already limits the price
+                merged.setdefault(measure, value)
+            out[kind] = merged
+    for key in ("require", "exclude"):
+        if extra.get(key):
+            out[key] = list(base.get(key) or []) + [w for w in extra[key] if w not in (base.get(key) or [])]
+    return out
