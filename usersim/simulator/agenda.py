@@ -11,9 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from usersim.lang.acts import agent_acts
 from usersim.personas.schema import Event, Persona
-from usersim.simulator.constraints import merge, stated_needs
+from usersim.simulator.constraints import asks_go_ahead, merge, proposes, stated_needs
 from usersim.simulator.phrasing import Act
 from usersim.simulator.signals import Violation, constraint_violations, delivered_items
 from usersim.simulator.slots import (
@@ -129,7 +128,6 @@ class Agenda:
         helpful = not repeated and (bool(new) or fresh_question or (unnamed and not violations))
         self.unhelpful = 0 if helpful and not violations else self.unhelpful + 1
         confirm = unnamed and asks_confirmation(agent_text)
-        kinds = {a.kind for a in agent_acts(agent_text or "")}
         return Observation(
             asked,
             unnamed,
@@ -137,8 +135,8 @@ class Agenda:
             new,
             violations,
             helpful and not violations,
-            proposal=bool(kinds & {"offer", "confirm_request"}),
-            confirm_request="confirm_request" in kinds,
+            proposal=proposes(agent_text),
+            confirm_request=asks_go_ahead(agent_text),
         )
 
     def apply_event(self, event: Event) -> Act:
@@ -248,8 +246,9 @@ def decide(agenda: Agenda, obs: Observation, events: list[Event], upcoming: bool
     spoke = any(a.kind != "silent" and a.text for a in acts[: len(events)])  # an event already answered
     if obs.asked_unnamed and not obs.violations and not spoke:
         # a go-ahead question gets a yes (or a doubt from an indecisive user), others a shrug
-        doubtful = obs.confirm and persona.traits.decisiveness == "low" and not hesitating
-        acts.append(Act("hesitate" if doubtful else "confirm" if obs.confirm else "generic"))
+        go_ahead = obs.confirm or (obs.proposal and obs.confirm_request)  # "您看可以办吗" asks a yes too
+        doubtful = go_ahead and persona.traits.decisiveness == "low" and not hesitating
+        acts.append(Act("hesitate" if doubtful else "confirm" if go_ahead else "generic"))
         hesitating = hesitating or doubtful  # a doubting user does not close the deal this turn
     if persona.reveal_policy in ("gradually", "all_at_once"):
         extra = agenda.unrevealed()[: 1 if persona.reveal_policy == "gradually" else None]

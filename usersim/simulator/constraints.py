@@ -58,7 +58,7 @@ class Violation:
 
     def describe(self) -> str:
         if self.constraint == "require_missing":
-            return f"require: {self.limit} not offered"
+            return f"require_missing: {self.limit} not offered"
         if self.constraint == "require":
             return f"require: proposed {self.found}, needs {self.limit}"
         return f"{self.constraint}: proposed {self.found}, limit {self.limit}"
@@ -152,8 +152,9 @@ def violations(constraints: dict, text: str, language: str | None = None) -> lis
     if not constraints:
         return []
     read = acts.agent_acts(text or "")
-    proposing = any(a.kind in ("offer", "confirm_request") for a in read)
-    sentences = [a.text for a in read if a.kind in ("inform", "offer", "confirm_request")]
+    proposing = proposes(text)
+    kinds = ("inform", "offer", "confirm_request") + (("request",) if proposing else ())
+    sentences = [a.text for a in read if a.kind in kinds]
     sentences = [s for s in sentences if not _REJECTING.search(s)]
     found: list[Violation] = []
     all_limits = limits(constraints, language)
@@ -174,7 +175,7 @@ def violations(constraints: dict, text: str, language: str | None = None) -> lis
                     _add(found, Violation("exclude", str(word), f"no {word}"))
     if proposing and constraints.get("require"):
         body = "\n".join(sentences)
-        concrete = any(_values(limit, body) for limit in all_limits)
+        concrete = _carries_terms(body)
         reader = Reader(body)
         for feature in constraints["require"]:
             spans = _mentions(body, feature_words(str(feature)))
@@ -188,6 +189,32 @@ def violations(constraints: dict, text: str, language: str | None = None) -> lis
             elif concrete:
                 found.append(Violation("require_missing", "", str(feature)))
     return found
+
+
+def proposes(text: str) -> bool:
+    """Whether an agent reply puts something to the user: an offer, a go-ahead question ("确认为您
+    办理吗？"), or a question asked about something carrying a price or measure ("58元/月，流量20G，
+    您看可以办吗", "Lite | $25 | 4GB ... Do you want this one?")."""
+    read = acts.agent_acts(text or "")
+    if any(a.kind in ("offer", "confirm_request") for a in read):
+        return True
+    return any(a.asking for a in read) and _carries_terms(text)
+
+
+def _carries_terms(text: str) -> bool:
+    """Whether a text states the terms of something: a price or a measure (GB, kg, km), not a
+    count ("身份证后六位" is no offer)."""
+    return any(
+        q.kind == "money" or (q.kind == "measure" and q.dimension not in (None, "count"))
+        for q in quantity.quantities(text or "")
+    )
+
+
+def asks_go_ahead(text: str) -> bool:
+    """Whether the reply asks the user's yes to what it proposes (a confirmation request, or any
+    question in a reply that proposes something)."""
+    read = acts.agent_acts(text or "")
+    return any(a.kind == "confirm_request" for a in read) or (proposes(text) and any(a.asking for a in read))
 
 
 def _add(found: list[Violation], v: Violation) -> None:
@@ -230,7 +257,7 @@ def stated_needs(text: str, language: str) -> dict:
     out: dict = {}
     for clause in _CLAUSE.split(text or ""):
         low = clause.lower()
-        qs = [q for q in quantity.quantities(clause) if q.kind in ("money", "measure", "duration")]
+        qs = [q for q in quantity.quantities(clause) if q.kind != "number" or _priced(low[: q.start])]
         for q in qs:
             before, after = low[: q.start], low[q.end :].lstrip()
             for kind in ("min", "max"):
@@ -238,8 +265,11 @@ def stated_needs(text: str, language: str) -> dict:
                 if any(_ends_with_cue(before, w) for w in words.get("before") or []) or any(
                     after.startswith(str(w).lower()) for w in words.get("after") or []
                 ):
-                    measure = "price" if q.kind == "money" else q.dimension or q.kind
-                    out.setdefault(kind, {}).setdefault(measure, q.text)
+                    measure = "price" if q.kind in ("money", "number") else q.dimension or q.kind
+                    written = q.text
+                    if q.kind == "number":  # "预算3000以内": a bare number after a money word is money
+                        written = str(cues.get("money_format") or "{value}").format(value=f"{q.value:g}")
+                    out.setdefault(kind, {}).setdefault(measure, written)
                     break
         if qs:
             continue
@@ -249,6 +279,13 @@ def stated_needs(text: str, language: str) -> dict:
             if feature not in out["require"]:
                 out["require"].append(feature)
     return out
+
+
+def _priced(before: str) -> bool:
+    """Whether a money word (needs.yaml measures mapped to money: 预算, budget ...) names the
+    bare number that follows in its clause."""
+    dims = _measure_dimensions()
+    return any(word in before for word, dim in dims.items() if dim == "money")
 
 
 def _ends_with_cue(before: str, word: object) -> bool:
