@@ -1,6 +1,6 @@
-"""Persona lint's constraint parts: are a goal's constraint values readable, and which proposal
-breaks each constraint (a price a quarter over the limit, half the minimum data, the required
-feature negated), written from the language layer's `probes.proposals` templates."""
+"""Persona lint's constraint parts: which proposal breaks each constraint (a price a quarter over
+the limit, half the minimum data, the required feature negated), written from the language
+layer's `probes.proposals` templates."""
 
 from __future__ import annotations
 
@@ -17,28 +17,6 @@ _LEGACY_UNITS = {
     "max_total_price_wan": ("万", " 万"),
     "max_weight_kg": (" 公斤", " kg"),
 }
-
-
-def constraint_value_problems(constraints: dict[str, Any]) -> Iterator[tuple[str, tuple, str]]:
-    """(key, path under it, message) for constraint values the simulator cannot read: `min` / `max`
-    must map a measure to a quantity with its unit, `require` / `exclude` must be lists of words."""
-    for kind in ("min", "max"):
-        if kind not in constraints:
-            continue
-        values = constraints[kind]
-        if not isinstance(values, dict):
-            yield kind, (), f"`{kind}` maps a measure to a value with its unit, e.g. {kind}: {{data: 10 GB}}"
-            continue
-        for measure, raw in values.items():
-            if quantity.parse(str(raw)) is None:
-                yield (
-                    kind,
-                    (measure,),
-                    f"{kind}.{measure}: '{raw}' is not a quantity (write it with a unit: 10 GB, 60 元, $40)",
-                )
-    for kind in ("require", "exclude"):
-        if kind in constraints and not isinstance(constraints[kind], list):
-            yield kind, (), f"`{kind}` is a list of words, e.g. {kind}: [roaming]"
 
 
 def _scaled(written: str, factor: float) -> str | None:

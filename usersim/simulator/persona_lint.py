@@ -14,7 +14,7 @@ from usersim.core.registry import did_you_mean
 from usersim.core.yamlfile import FileProblems, LineIndex, Problem
 from usersim.personas.loader import read_persona_file
 from usersim.personas.schema import Persona
-from usersim.simulator.lint_constraints import breaking_proposals, constraint_value_problems
+from usersim.simulator.lint_constraints import breaking_proposals
 from usersim.simulator.phrasing import humanize, slot_label
 from usersim.simulator.signals import (
     CONSTRAINT_KEYS,
@@ -94,8 +94,6 @@ def semantic_problems(p: Persona, path: str, lines: LineIndex) -> list[LintProbl
                 ("goal", "constraints", key),
                 f"unknown constraint '{key}'.{did_you_mean(key, set(CONSTRAINT_KEYS))} Known: {', '.join(sorted(CONSTRAINT_KEYS))}",
             )
-    for key, field_path, message in constraint_value_problems(p.goal.constraints):
-        add(("goal", "constraints", key, *field_path), message)
 
     changed = {e.slot for e in p.events if e.kind in ("change_fact", "change_mind") and e.slot}
     first: dict[str, tuple[int, str]] = {}
