@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from usersim.core.messages import Message
-from usersim.personas.schema import Persona
+from usersim.personas.schema import Event, Persona
 from usersim.simulator.base import SimulatorView
 from usersim.simulator.rule import RuleSimulator
 
@@ -75,3 +75,40 @@ def test_proposal_is_accepted_or_refused_with_the_reason(case):
         assert "reject" not in acts, (case["proposal"], turn.message, kinds)
         assert "confirm" in acts, (case["proposal"], turn.message, acts)
         assert "proposal_accepted" in kinds and "proposal_refused" not in kinds
+
+
+def test_an_add_constraint_event_holds_from_the_turn_it_is_said():
+    """`add_constraint` with min.<measure> (a limit with its unit) or needs (the need in words)."""
+    for slot, value, said in (
+        ("min.data", "20 GB", "我还要流量 20G 以上"),
+        ("needs", "流量至少要 20G", "流量至少要 20G"),
+    ):
+        case = {"language": "zh", "constraints": {"max_price": 100}, "proposal": ""}
+        p = _persona(case).model_copy(
+            update={"events": [Event(at_turn=2, kind="add_constraint", slot=slot, value=value, text=said)]}
+        )
+        offer = "推荐 58 元套餐，每月 58 元，15GB 流量，要我帮您办理吗？"
+        transcript = [
+            Message(role="user", content="你好"),
+            Message(role="assistant", content="请问有什么需要？"),
+            Message(role="user", content=said),
+            Message(role="assistant", content=offer),
+        ]
+        before = RuleSimulator().respond(_view(p, transcript[:2], 2))
+        assert before.meta["constraints"]["min"] == {"data": "20 GB" if slot == "min.data" else "20G"}
+        turn = RuleSimulator().respond(_view(p, transcript, 3))
+        assert "reject" in turn.meta["acts"], turn.message
+        assert "15GB" in turn.message and "20" in turn.message
+        assert any(e.kind == "proposal_refused" and "min:" in e.detail for e in turn.events)
+
+
+def _view(p: Persona, transcript: list[Message], turn: int) -> SimulatorView:
+    return SimulatorView(
+        case_id="P-2",
+        persona=p,
+        opening_message="你好",
+        transcript=transcript,
+        turn=turn,
+        max_turns=10,
+        seed=1,
+    )

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from usersim.core.errors import CaseError
 from usersim.lang import acts, lexicon, quantity
 from usersim.lang.cues import NEGATIVE
 from usersim.lang.polarity import Reader
@@ -90,12 +91,13 @@ def limits(constraints: dict, language: str | None = None) -> list[Limit]:
     for kind in ("min", "max"):
         for measure, raw in (constraints.get(kind) or {}).items():
             q = quantity.parse(str(raw))
-            if q is None:
-                raise ValueError(
-                    f"constraints.{kind}.{measure}: {raw!r} is not a quantity (e.g. '10 GB', '$40')"
+            if q is None:  # an add_constraint event's value (the goal's are checked by the persona schema)
+                raise CaseError(
+                    f"constraints.{kind}.{measure}: {raw!r} is not a quantity (e.g. '10 GB', '$40')",
+                    where="persona add_constraint event",
                 )
-            dim = q.dimension if q.kind in ("money", "measure", "duration") and q.dimension else None
-            dim = dim or dims.get(str(measure).lower()) or str(measure)
+            found = q.dimension if q.kind in ("money", "measure", "duration") else None
+            dim = found or dims.get(str(measure).lower()) or str(measure)
             out.append(Limit(kind, str(measure), dim, q.value, str(raw).strip(), q.currency))
     return out
 
@@ -133,7 +135,7 @@ def feature_words(feature: str) -> list[str]:
 
 
 def _mentions(text: str, words: list[str]) -> list[tuple[int, int]]:
-    low, spans = text.lower(), []
+    low, spans = text.lower(), list[tuple[int, int]]()
     for w in words:
         for m in re.finditer(re.escape(w.lower()), low):
             if not any(s <= m.start() < e for s, e in spans):
