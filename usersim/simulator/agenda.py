@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from usersim.personas.schema import Event, Persona
-from usersim.simulator.constraints import asks_go_ahead, merge, proposes, stated_needs
+from usersim.simulator.constraints import asks_go_ahead, proposes
+from usersim.simulator.needs import merge, stated_needs
 from usersim.simulator.phrasing import Act
 from usersim.simulator.signals import Violation, constraint_violations, delivered_items
 from usersim.simulator.slots import (

@@ -3,7 +3,7 @@
 Constraints come from the goal (`min: {data: 10 GB}`, `max: {price: $40}`, `require: [roaming]`,
 `exclude: [...]`, and the legacy `max_price` / `max_total_price_wan` / `max_weight_kg`), from
 the needs the persona states in its opening message ("流量至少要10G", "under $40", "needs
-roaming"; cue words in lang/data/<code>/needs.yaml) and from add_constraint events. `violations`
+roaming"; read by simulator/needs.py) and from add_constraint events. `violations`
 reads one agent reply through the language layer: quantities by dimension (lang.quantity),
 features by polarity (lang.polarity: "不含国际漫游" is a negated mention) and synonyms
 (lang.lexicon).
@@ -32,7 +32,8 @@ _REJECTING = re.compile(
     r"(不推荐|超出|超过|超预算|排除|不考虑|不适合|exceed|over budget|not recommend)", re.IGNORECASE
 )
 _TOTAL = re.compile(r"(合计|总计|共计|一共|总共|total|altogether)[^，,；;]{0,4}$", re.IGNORECASE)
-_CLAUSE = re.compile(r"[，,。；;！!？?\n]+|\.(?!\d)|\s+and\s+|\s+but\s+", re.IGNORECASE)
+# Clause breaks a stated need does not reach across (needs.py).
+CLAUSE = re.compile(r"[，,。；;！!？?\n]+|\.(?!\d)|\s+and\s+|\s+but\s+", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -65,15 +66,16 @@ class Violation:
         return f"{self.constraint}: proposed {self.found}, limit {self.limit}"
 
 
-def _needs(code: str) -> dict[str, Any]:
+def needs_resource(code: str) -> dict[str, Any]:
     """needs.yaml of one language (resources() caches the merged files; cleared with them)."""
     return resources(code).topic("needs")
 
 
-def _measure_dimensions() -> dict[str, str]:
+def measure_dimensions() -> dict[str, str]:
+    """Measure names (price, 流量 ...) -> the dimension of their quantities, all languages merged."""
     out: dict[str, str] = {}
     for code in language_codes():
-        out.update({str(k).lower(): str(v) for k, v in (_needs(code).get("measures") or {}).items()})
+        out.update({str(k).lower(): str(v) for k, v in (needs_resource(code).get("measures") or {}).items()})
     return out
 
 
@@ -81,13 +83,13 @@ def limits(constraints: dict, language: str | None = None) -> list[Limit]:
     """The numeric limits of a constraints mapping (legacy keys and `min:` / `max:`); a legacy
     max_price is shown in `language`'s money format (60 -> 60元, $40)."""
     out: list[Limit] = []
-    money = str(_needs(language).get("money_format") or "{value}") if language else "{value}"
+    money = str(needs_resource(language).get("money_format") or "{value}") if language else "{value}"
     for key, (kind, measure, dim, unit) in LEGACY.items():
         if constraints.get(key) is not None:
             value = float(constraints[key])
             shown = money.format(value=f"{value:g}") if dim == "money" else f"{value:g}{unit}"
             out.append(Limit(kind, measure, dim, value, shown, legacy_unit=unit))
-    dims = _measure_dimensions()
+    dims = measure_dimensions()
     for kind in ("min", "max"):
         for measure, raw in (constraints.get(kind) or {}).items():
             q = quantity.parse(str(raw))
@@ -238,7 +240,7 @@ def _key(limit: Limit) -> str:
 
 
 def _cue_words(key: str) -> list[str]:
-    return [str(w).lower() for code in language_codes() for w in _needs(code).get(key) or []]
+    return [str(w).lower() for code in language_codes() for w in needs_resource(code).get(key) or []]
 
 
 def _left_out(sentence: str, start: int, end: int) -> bool:
@@ -250,88 +252,3 @@ def _left_out(sentence: str, start: int, end: int) -> bool:
         after.lstrip(" ").startswith(w.strip()) or after.startswith(w)
         for w in _cue_words("restriction_after")
     )
-
-
-def stated_needs(text: str, language: str) -> dict:
-    """The needs a user message states, as a constraints mapping: "流量至少要10G" -> min data 10G,
-    "每月不超过60元" / "under $40" -> max price, "得能用国际漫游" / "needs roaming" -> require."""
-    cues = _needs(language)
-    out: dict = {}
-    for clause in _CLAUSE.split(text or ""):
-        low = clause.lower()
-        qs = [q for q in quantity.quantities(clause) if q.kind != "number" or _priced(low[: q.start])]
-        for q in qs:
-            before, after = low[: q.start], low[q.end :].lstrip()
-            for kind in ("min", "max"):
-                words = cues.get(kind) or {}
-                if any(_ends_with_cue(before, w) for w in words.get("before") or []) or any(
-                    after.startswith(str(w).lower()) for w in words.get("after") or []
-                ):
-                    measure = "price" if q.kind in ("money", "number") else q.dimension or q.kind
-                    written = q.text
-                    if q.kind == "number":  # "预算3000以内": a bare number after a money word is money
-                        written = str(cues.get("money_format") or "{value}").format(value=f"{q.value:g}")
-                    out.setdefault(kind, {}).setdefault(measure, written)
-                    break
-        if qs:
-            continue
-        feature = _feature(clause, cues)
-        if feature:
-            out.setdefault("require", [])
-            if feature not in out["require"]:
-                out["require"].append(feature)
-    return out
-
-
-def _priced(before: str) -> bool:
-    """Whether a money word (needs.yaml measures mapped to money: 预算, budget ...) names the
-    bare number that follows in its clause."""
-    dims = _measure_dimensions()
-    return any(word in before for word, dim in dims.items() if dim == "money")
-
-
-def _ends_with_cue(before: str, word: object) -> bool:
-    """Whether a comparator cue stands in the words right before a quantity (a few words between
-    are fine: "流量至少要10G", "a budget of $40")."""
-    w = str(word).lower()
-    idx = before.rfind(w)
-    if idx < 0 or (w.isascii() and idx > 0 and before[idx - 1].isalpha()):
-        return False
-    return len(before) - idx - len(w) <= (12 if w.isascii() else 4)
-
-
-def _feature(clause: str, cues: dict) -> str | None:
-    low = clause.lower()
-    req = cues.get("require") or {}
-    for cue in sorted((str(c).lower() for c in req.get("before") or []), key=len, reverse=True):
-        m = re.search(rf"(?<![a-z]){re.escape(cue)}(?![a-z])" if cue.isascii() else re.escape(cue), low)
-        if not m:
-            continue
-        rest = clause[m.end() :].strip(" \t:：*")
-        if rest.isascii():
-            rest = re.sub(r"^(an?|the|some)\s+", "", rest, flags=re.IGNORECASE)
-        for t in sorted((str(t) for t in req.get("trim") or []), key=len, reverse=True):
-            if rest.lower().endswith(t.lower()):
-                rest = rest[: -len(t)].strip()
-        limit = 4 if rest.isascii() else 10
-        size = len(rest.split()) if rest.isascii() else len(rest)
-        return rest if rest and size <= limit else None
-    return None
-
-
-def merge(base: dict, extra: dict) -> dict:
-    """`base` with `extra`'s constraints added where base does not already set them."""
-    out = dict(base)
-    has_max_price = base.get("max_price") is not None
-    for kind in ("min", "max"):
-        if extra.get(kind):
-            merged = dict(base.get(kind) or {})
-            for measure, value in extra[kind].items():
-                if kind == "max" and measure == "price" and has_max_price:
-                    continue  # the goal's max_price already limits the price
-                merged.setdefault(measure, value)
-            out[kind] = merged
-    for key in ("require", "exclude"):
-        if extra.get(key):
-            out[key] = list(base.get(key) or []) + [w for w in extra[key] if w not in (base.get(key) or [])]
-    return out
