@@ -125,3 +125,39 @@ def test_lint_probes_report_what_the_rule_simulator_gets_wrong(tmp_path, monkeyp
         and "625元" in found[1].message
     )
     assert "推荐您选 海鲜" in found[2].message
+
+
+def test_lint_probes_break_min_max_and_require_constraints(tmp_path, monkeypatch):
+    """min / max with units and require get a breaking proposal each (half the minimum, a quarter
+    over the maximum, the feature left out); the real simulator refuses all, a yes-man does not."""
+    from usersim.simulator.base import SimulatorTurn
+    from usersim.simulator.rule import RuleSimulator
+
+    constraints = {"min": {"data": "10 GB"}, "max": {"price": "$40"}, "require": ["roaming"]}
+    data = {**BASE, "language": "en", "goal": {**BASE["goal"], "constraints": constraints}}
+    path = write(tmp_path, data)
+    assert [p for p in lint_file(path) if "rule simulator" in p.message] == []
+    monkeypatch.setattr(
+        RuleSimulator, "respond", lambda self, view: SimulatorTurn(message="Sure", meta={"acts": ["confirm"]})
+    )
+    found = {p.field: p.message for p in lint_file(path) if "rule simulator" in p.message}
+    assert set(found) == {
+        "goal.constraints.min.data",
+        "goal.constraints.max.price",
+        "goal.constraints.require.0",
+    }
+    assert (
+        "breaks min.data = 10 GB" in found["goal.constraints.min.data"]
+        and "5 GB" in found["goal.constraints.min.data"]
+    )
+    assert "$50" in found["goal.constraints.max.price"]
+    assert "does not include roaming" in found["goal.constraints.require.0"]
+
+
+def test_min_and_max_values_need_units_a_reader_understands(tmp_path):
+    goal = {**BASE["goal"], "constraints": {"min": {"data": "lots"}}}
+    msgs = errors(write(tmp_path, {**BASE, "goal": goal}))
+    assert any("goal.constraints" in m and "min.data: 'lots' is not a quantity" in m for m in msgs), msgs
+    goal = {**BASE["goal"], "constraints": {"require": {"roaming": True}}}
+    msgs = errors(write(tmp_path, {**BASE, "goal": goal}))
+    assert any("`require` is a list of words" in m for m in msgs), msgs

@@ -33,6 +33,8 @@ SimEventKind = Literal[
     "event_reminded",
     "guard",
     "resimulated",
+    "proposal_accepted",
+    "proposal_refused",
 ]
 
 
@@ -81,7 +83,9 @@ class SimEvent(Strict):
     kind: SimEventKind = Field(
         description="retry | rejected (an output was regenerated) | stop_accepted | stop_refused | give_up | "
         "event_said | event_missed | event_reminded | guard (leak, character, language, length) | "
-        "resimulated (an earlier attempt was simulator-suspect: this conversation was simulated again)."
+        "resimulated (an earlier attempt was simulator-suspect: this conversation was simulated again) | "
+        "proposal_accepted / proposal_refused (the user's verdict on an offer or confirmation request, "
+        "with the constraints it met or the one it broke)."
     )
     detail: str = Field(default="", description="Why, in words a user can check against the transcript.")
 

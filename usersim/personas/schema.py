@@ -78,10 +78,40 @@ class Goal(Strict):
     constraints: dict[str, Any] = Field(
         default_factory=dict,
         description=(
-            "Hard constraints proposals must meet: max_price (元/$), max_total_price_wan (万), max_weight_kg, "
-            "exclude (words never to accept: brands, allergens, 辣 ...)."
+            "Hard constraints every proposal and confirmation request must meet. `min` / `max`: a measure "
+            "name -> a value with its unit, read by usersim.lang.quantity ({data: 10 GB}, {price: 60 元}, "
+            "{price: $40}, {weight: 1.5 kg}, {duration: 30 min}); `require`: features the proposal must "
+            "affirm (a negated mention, 'no roaming' / '不含国际漫游', or an offer that leaves it out is a "
+            "breach; synonyms from lang/lexicon.yaml); `exclude`: words never to accept (brands, allergens, "
+            "辣 ...); legacy max_price (a number, any currency), max_total_price_wan (万), max_weight_kg. "
+            "Needs the persona states in its opening message ('流量至少要10G', 'under $40', 'needs "
+            "roaming') hold as well."
         ),
     )
+
+    @field_validator("constraints")
+    @classmethod
+    def _readable_constraints(cls, value: dict[str, Any]) -> dict[str, Any]:
+        from usersim.lang import quantity
+
+        for kind in ("min", "max"):
+            if kind not in value:
+                continue
+            if not isinstance(value[kind], dict):
+                raise ValueError(
+                    f"`{kind}` maps a measure to a value with its unit, e.g. {kind}: {{data: 10 GB}}"
+                )
+            for measure, raw in value[kind].items():
+                if quantity.parse(str(raw)) is None:
+                    raise ValueError(
+                        f"{kind}.{measure}: '{raw}' is not a quantity (write it with a unit: 10 GB, 60 元, $40)"
+                    )
+        for kind in ("require", "exclude"):
+            if kind in value and isinstance(value[kind], str):
+                value = {**value, kind: [value[kind]]}  # a single word is a list of one
+            elif kind in value and not isinstance(value[kind], list):
+                raise ValueError(f"`{kind}` is a list of words, e.g. {kind}: [roaming]")
+        return value
 
 
 class When(Strict):

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from usersim.personas.schema import Event, Persona
+from usersim.simulator.constraints import asks_go_ahead, proposes
+from usersim.simulator.needs import merge, stated_needs
 from usersim.simulator.phrasing import Act, item_label, join_words
 from usersim.simulator.signals import Violation, constraint_violations, delivered_items
 from usersim.simulator.slots import (
@@ -43,6 +45,8 @@ class Observation:
     violations: list[Violation]
     helpful: bool
     open_question: bool = False  # "Anything else?": answered by restating what is still needed
+    proposal: bool = False  # the reply offers something or asks the go-ahead for it
+    confirm_request: bool = False  # the reply asks the go-ahead ("确认为您办理吗？", "Shall I go ahead?")
 
 
 @dataclass
@@ -61,9 +65,13 @@ class Agenda:
     constraints: dict = field(default_factory=dict)
     unhelpful: int = 0
     last_reply: str = ""
+    # the user's verdict on the last proposal: ("proposal_accepted" | "proposal_refused", why)
+    decision: tuple[str, str] | None = None
 
     @classmethod
-    def start(cls, persona: Persona) -> Agenda:
+    def start(cls, persona: Persona, opening: str | None = None) -> Agenda:
+        """The agenda at the start: the persona's facts and goal, and the needs its opening message
+        (`opening`, else persona.opening_message) states ("流量至少要10G", "under $40") as constraints."""
         facts: dict[str, str] = {}
         labels: dict[str, str] = {}
         for fact in persona.known_info:
@@ -78,7 +86,10 @@ class Agenda:
             facts=facts,
             labels=labels,
             required=list(persona.goal.required),
-            constraints=dict(persona.goal.constraints),
+            constraints=merge(
+                dict(persona.goal.constraints),
+                stated_needs(opening or persona.opening_message or "", persona.language),
+            ),
         )
 
     @property
@@ -108,7 +119,7 @@ class Agenda:
         messages so far (what the user already said answers a question about it)."""
         asked = self.matcher.asked(agent_text, said)
         opened = self.matcher.open_question(agent_text)
-        violations = constraint_violations(self.constraints, agent_text)
+        violations = constraint_violations(self.constraints, agent_text, self.persona.language)
         new = {}
         if not violations:  # a rejected proposal delivers nothing
             goal = self.persona.goal.model_copy(update={"required": self.required})
@@ -122,7 +133,17 @@ class Agenda:
         helpful = not repeated and (bool(new) or fresh_question or ((unnamed or opened) and not violations))
         self.unhelpful = 0 if helpful and not violations else self.unhelpful + 1
         confirm = unnamed and asks_confirmation(agent_text)
-        return Observation(asked, unnamed, confirm, new, violations, helpful and not violations, opened)
+        return Observation(
+            asked,
+            unnamed,
+            confirm,
+            new,
+            violations,
+            helpful and not violations,
+            open_question=opened,
+            proposal=proposes(agent_text),
+            confirm_request=asks_go_ahead(agent_text),
+        )
 
     def apply_event(self, event: Event) -> Act:
         """Fire one scripted event: change the facts / constraints and say so."""
@@ -146,10 +167,35 @@ class Agenda:
         return Act(event.kind, slot=event.slot, value=event.value, text=event.text)
 
     def _add_constraint(self, key: str, value: str | None) -> None:
-        if key == "exclude":
-            self.constraints["exclude"] = list(self.constraints.get("exclude", [])) + [value]
+        """An add_constraint event: `exclude` / `require` add a word, `min.<measure>` /
+        `max.<measure>` a limit with its unit ("min.data" = "10 GB"), a legacy key its number; a
+        value stating a need in words ("至少要 20G") adds what it states."""
+        if key in ("exclude", "require"):
+            self.constraints[key] = list(self.constraints.get(key) or []) + [value]
+        elif key.split(".", 1)[0] in ("min", "max") and "." in key:
+            kind, measure = key.split(".", 1)
+            self.constraints[kind] = {**(self.constraints.get(kind) or {}), measure: value}
+        elif key in ("min", "max", "needs"):
+            stated = stated_needs(value or "", self.persona.language)
+            self.constraints = merge({k: v for k, v in self.constraints.items()}, stated)
+            for kind in ("min", "max"):  # a later need replaces the earlier limit of the same measure
+                if stated.get(kind):
+                    self.constraints[kind] = {**(self.constraints.get(kind) or {}), **stated[kind]}
         else:
             self.constraints[key] = float(value) if value is not None else None
+
+
+def _in_force(constraints: dict) -> str:
+    """The constraints in force, in a few words for sim_events ("max_price 60; min data 10G")."""
+    parts = []
+    for key, value in constraints.items():
+        if isinstance(value, dict):
+            parts += [f"{key} {m} {v}" for m, v in value.items()]
+        elif isinstance(value, list):
+            parts += [f"{key} {w}" for w in value]
+        elif value is not None:
+            parts.append(f"{key} {value}")
+    return "; ".join(parts) or "no constraints"
 
 
 def _short_chinese(text: str | None) -> bool:
@@ -207,17 +253,22 @@ def decide(agenda: Agenda, obs: Observation, events: list[Event], upcoming: bool
         # an indecisive user does not close the deal while a change of mind is still to come
         acts.append(Act("hesitate"))
         hesitating = True
-    if obs.violations:
-        v = obs.violations[0]
-        acts.append(Act("reject", slot=v.constraint, found=v.found, limit=v.limit))
+    agenda.decision = None
+    if obs.violations:  # refuse with the reasons (at most two: a user names the worst, not a list)
+        for v in obs.violations[:2]:
+            acts.append(Act("reject", slot=v.constraint, found=v.found, limit=v.limit))
+        agenda.decision = ("proposal_refused", "; ".join(v.describe() for v in obs.violations))
+    elif obs.proposal and obs.confirm_request:
+        agenda.decision = ("proposal_accepted", f"meets {_in_force(agenda.constraints)}")
     spoke = any(a.kind != "silent" and a.text for a in acts[: len(events)])  # an event already answered
     answers = answer_acts(agenda, obs.asked, ANSWERS_BY_TRAIT[persona.traits.cooperativeness])
     # a scripted change of mind is the answer: never repeat the old words after it
     acts += [a for a in answers if not (spoke and a.kind == "repeat_said")]
     if obs.asked_unnamed and not obs.violations and not spoke:
         # a go-ahead question gets a yes (or a doubt from an indecisive user), others a shrug
-        doubtful = obs.confirm and persona.traits.decisiveness == "low" and not hesitating
-        acts.append(Act("hesitate" if doubtful else "confirm" if obs.confirm else "generic"))
+        go_ahead = obs.confirm or (obs.proposal and obs.confirm_request)  # "您看可以办吗" asks a yes too
+        doubtful = go_ahead and persona.traits.decisiveness == "low" and not hesitating
+        acts.append(Act("hesitate" if doubtful else "confirm" if go_ahead else "generic"))
         hesitating = hesitating or doubtful  # a doubting user does not close the deal this turn
     if persona.reveal_policy in ("gradually", "all_at_once"):
         extra = agenda.unrevealed()[: 1 if persona.reveal_policy == "gradually" else None]

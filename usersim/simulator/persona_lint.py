@@ -14,6 +14,7 @@ from usersim.core.registry import did_you_mean
 from usersim.core.yamlfile import FileProblems, LineIndex, Problem
 from usersim.personas.loader import read_persona_file
 from usersim.personas.schema import Persona
+from usersim.simulator.lint_constraints import breaking_proposals
 from usersim.simulator.phrasing import humanize, slot_label
 from usersim.simulator.signals import (
     CONSTRAINT_KEYS,
@@ -135,7 +136,11 @@ def semantic_problems(p: Persona, path: str, lines: LineIndex) -> list[LintProbl
             )
         if e.kind in ("change_fact", "add_constraint") and (not e.slot or e.value is None):
             add(("events", i), f"a {e.kind} event needs both `slot` and `value`.")
-        if e.kind == "add_constraint" and e.slot and e.slot not in CONSTRAINT_KEYS:
+        if (
+            e.kind == "add_constraint"
+            and e.slot
+            and e.slot.split(".", 1)[0] not in {*CONSTRAINT_KEYS, "needs"}
+        ):
             add(
                 ("events", i, "slot"),
                 f"unknown constraint '{e.slot}'.{did_you_mean(e.slot, set(CONSTRAINT_KEYS))}",
@@ -190,27 +195,11 @@ def _squash(text: str) -> str:
     return "".join(text.split()).casefold()
 
 
-def _over(limit: object, key: str, language: str) -> str | None:
-    """A value that breaks a max_* constraint by a quarter, written as an agent would."""
-    try:
-        number = float(str(limit).replace(",", ""))
-    except ValueError:
-        return None
-    value = f"{number * 1.25:,.0f}" if number >= 10 else f"{number * 1.25:g}"
-    unit = {
-        "max_price": ("元", "$"),
-        "max_total_price_wan": ("万", " 万"),
-        "max_weight_kg": (" 公斤", " kg"),
-    }[key]
-    return (
-        f"{value}{unit[0]}" if language == "zh" else (f"${value}" if key == "max_price" else value + unit[1])
-    )
-
-
 def probe_problems(p: Persona, path: str, lines: LineIndex) -> list[LintProblem]:
     """Put the language layer's ways of asking for each fact (resource `probes.fact_questions`) to the
     rule simulator and report the facts it cannot answer; propose something that breaks each goal
-    constraint (`probes.proposals`) and report an acceptance. Warnings: a persona still runs."""
+    constraint (`probes.proposals`, see lint_constraints.breaking_proposals) and report an
+    acceptance. Warnings: a persona still runs."""
     out: list[LintProblem] = []
     probes = lang.resources(p.language).topic("probes")
     hidden = {t.lower() for t in unknown_topics(p)}
@@ -238,24 +227,17 @@ def probe_problems(p: Persona, path: str, lines: LineIndex) -> list[LintProblem]
                     "warning",
                 )
             )
-    proposals = probes.get("proposals", {})
-    for key, limit in p.goal.constraints.items():
-        if key == "exclude":
-            words = limit if isinstance(limit, list) else [limit]
-            value = str(words[0]) if words else None
-        else:
-            value = _over(limit, key, p.language) if key in proposals else None
-        if not value or key not in proposals:
-            continue
-        proposal = proposals[key].format(value=value)
+    for field_path, shown, proposal in breaking_proposals(
+        p.goal.constraints, probes.get("proposals", {}), p.language
+    ):
         reply, acts = _ask(p, proposal)
         if "reject" not in acts:
             out.append(
                 LintProblem(
                     path,
-                    lines.line(("goal", "constraints", key)),
-                    f"goal.constraints.{key}",
-                    f"the rule simulator did not refuse a proposal that breaks {key} = {limit}: "
+                    lines.line(("goal", "constraints", *field_path)),
+                    "goal.constraints." + ".".join(str(f) for f in field_path),
+                    f"the rule simulator did not refuse a proposal that breaks {shown}: "
                     f"{proposal!r} -> {reply!r} (acts: {', '.join(acts) or 'none'})",
                     "warning",
                 )

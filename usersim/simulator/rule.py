@@ -10,6 +10,7 @@ from __future__ import annotations
 import random
 from typing import Literal
 
+from usersim.core.events import SimEvent
 from usersim.core.messages import Message
 from usersim.personas.schema import Event
 from usersim.simulator.agenda import Agenda, decide
@@ -83,7 +84,7 @@ class RuleSimulator:
     def respond(self, view: SimulatorView) -> SimulatorTurn:
         """`next_turn` without an event loop (it waits on nothing): persona lint probes with it."""
         persona = view.persona
-        agenda = Agenda.start(persona)
+        agenda = Agenda.start(persona, view.opening_message or persona.opening_message)
         opening_acts = self._opening(view, agenda)
         if view.turn <= 1:
             return self._turn(view, agenda, opening_acts, None, "opening")
@@ -146,10 +147,15 @@ class RuleSimulator:
                 f"{agenda.unhelpful} consecutive unhelpful agent turns (patience {agenda.patience}); "
                 f"still missing: {', '.join(agenda.pending) or 'nothing'}"
             )
+        events = []
+        if agenda.decision is not None:  # the verdict on the agent's proposal, for sim_events
+            kind, why = agenda.decision
+            events.append(SimEvent(turn=view.turn, kind=kind, detail=why))  # type: ignore[arg-type]
         return SimulatorTurn(
             message=message,
             stop=stop,
             reason=reason,
+            events=events,
             meta={
                 "acts": [a.kind for a in acts],
                 "pending": agenda.pending,

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 
 from usersim.lang import acts, quantity
 from usersim.personas.schema import Goal, Persona
+from usersim.simulator.constraints import Violation, violations
 
 # Required-item names mapped to a canonical item, so personas can write 机票 or flights.
 ITEM_ALIASES: dict[str, str] = {
@@ -61,14 +61,6 @@ DEFAULT_DELIVERABLE_KEYWORDS: dict[str, list[str]] = {
     "trains": ["车次", "高铁", "G", "train"],
 }
 
-_NEGATION = re.compile(
-    r"(不|无|没有|避开|避免|排除|不含|免|非|去掉|without|no |free of|avoid|exclud)", re.IGNORECASE
-)
-_RESTRICTION = re.compile(r"\s*(过敏|忌口|不耐受|-free|free\b| allerg)", re.IGNORECASE)
-# Sentences that reject or warn rather than propose ("超出预算的 9000 元机型不推荐").
-_REJECTING = re.compile(
-    r"(不推荐|超出|超过|超预算|排除|不考虑|不适合|exceed|over budget|not recommend)", re.IGNORECASE
-)
 
 _ROLE_FLIP = re.compile(
     r"(作为(一个|一名|您的|你的)?\s*(AI\s*助手|AI|人工智能助手|人工智能|语言模型|智能助手|助手)|"
@@ -84,6 +76,9 @@ _ROLE_FLIP = re.compile(
 DELIVERABLE_QUANTITIES: dict[str, tuple[str, str]] = {"hotel": ("money", "night")}
 
 CONSTRAINT_KEYS = {
+    "min": "smallest value per measure, with its unit ({data: 10 GB, duration: 2 hours})",
+    "max": "largest value per measure, with its unit ({price: 60 元, price: $40, weight: 1.5 kg})",
+    "require": "features a proposal must affirm (roaming, 国际漫游; synonyms via lang/lexicon)",
     "max_price": "largest price (元/$) a proposal may carry",
     "max_total_price_wan": "largest total price in 万 (housing)",
     "max_weight_kg": "largest weight in kg",
@@ -234,74 +229,16 @@ def undelivered(goal: Goal, assistant_texts: list[str], constraints: dict | None
     return [item for item in goal.required if item not in done]
 
 
-@dataclass
-class Violation:
-    """A proposal that breaks a constraint: which, the value found and the limit."""
-
-    constraint: str
-    found: str
-    limit: str
-
-    def describe(self) -> str:
-        return f"{self.constraint}: proposed {self.found}, limit {self.limit}"
-
-
-_TOTAL = re.compile(r"(合计|总计|共计|一共|总共|total|altogether)[^，,；;]{0,4}$", re.IGNORECASE)
-
-
-def _numbers(key: str, sentence: str, skip_totals: bool = False) -> list[float]:
-    """The values a sentence proposes for one constraint, read by usersim.lang.quantity: prices
-    (max_price, any currency, per unit or not), totals in 万 (max_total_price_wan, not 万/平) and
-    weights in kg (max_weight_kg: 1.31kg, 1500 克, 3 斤). A range counts with both ends."""
-    out = []
-    for q in quantity.quantities(sentence):
-        if key == "max_price":
-            hit, value, high = q.kind == "money", q.value, q.high
-        elif key == "max_total_price_wan":
-            hit = q.scale == 10000 and q.per is None and q.kind in ("number", "money")
-            value, high = q.value / 10000, (q.high / 10000 if q.high is not None else None)
-        else:
-            hit, value, high = q.dimension == "weight", q.value, q.high
-        if not hit:
-            continue
-        if skip_totals and _TOTAL.search(sentence[max(0, q.start - 8) : q.start]):
-            continue  # "2 人合计约 ¥2,580" is a group total, not the price of one item
-        out += [value] + ([high] if high is not None else [])
-    return out
-
-
-def _negated(sentence: str, start: int, end: int) -> bool:
-    """Whether the word at [start, end) is negated or named as a restriction ("无海鲜", "花生过敏")."""
-    return bool(
-        _NEGATION.search(sentence[max(0, start - 6) : start]) or _RESTRICTION.match(sentence[end : end + 8])
-    )
-
-
 def proposed_sentences(text: str) -> list[str]:
     """Pieces that put something to the user: results and offers, and the action a confirmation
     request proposes ("推荐您选 X，要我帮您办理吗？" proposes X as much as "推荐 X。" does)."""
     return [a.text for a in acts.agent_acts(text or "") if a.kind in ("inform", "offer", "confirm_request")]
 
 
-def constraint_violations(constraints: dict, text: str) -> list[Violation]:
-    """Constraint breaches in what one agent reply proposes (results, offers, confirmation requests)."""
-    if not constraints:
-        return []
-    found: list[Violation] = []
-    for sentence in proposed_sentences(text):
-        if _REJECTING.search(sentence):
-            continue
-        for key, unit in (("max_price", ""), ("max_total_price_wan", "万"), ("max_weight_kg", "kg")):
-            if key in constraints:
-                limit = float(constraints[key])
-                for value in _numbers(key, sentence, skip_totals=key == "max_price"):
-                    if value > limit:
-                        found.append(Violation(key, f"{value:g}{unit}", f"{limit:g}{unit}"))
-        for word in constraints.get("exclude", []) or []:
-            idx = sentence.lower().find(str(word).lower())
-            if idx >= 0 and not _negated(sentence, idx, idx + len(str(word))):
-                found.append(Violation("exclude", str(word), f"no {word}"))
-    return found
+def constraint_violations(constraints: dict, text: str, language: str | None = None) -> list[Violation]:
+    """Constraint breaches in what one agent reply proposes (results, offers, confirmation
+    requests): limits with units, required features, exclusions (simulator/constraints.py)."""
+    return violations(constraints, text, language)
 
 
 def role_flip(text: str) -> str | None:

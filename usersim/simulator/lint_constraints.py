@@ -1,0 +1,67 @@
+"""Persona lint's constraint parts: which proposal breaks each constraint (a price a quarter over
+the limit, half the minimum data, the required feature negated), written from the language
+layer's `probes.proposals` templates."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from usersim.lang import quantity
+
+_NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
+# Legacy keys: the unit a breaking value is written with, (zh, en)
+_LEGACY_UNITS = {
+    "max_price": ("元", "$"),
+    "max_total_price_wan": ("万", " 万"),
+    "max_weight_kg": (" 公斤", " kg"),
+}
+
+
+def _scaled(written: str, factor: float) -> str | None:
+    """`written` ("10 GB", "$40", "60 元") with its number multiplied by `factor`."""
+    m = _NUMBER.search(written)
+    if not m:
+        return None
+    number = float(m.group(0).replace(",", "")) * factor
+    shown = f"{number:,.0f}" if number >= 10 else f"{number:g}"
+    return written[: m.start()] + shown + written[m.end() :]
+
+
+def _legacy_over(limit: object, key: str, language: str) -> str | None:
+    """A value that breaks a legacy max_* constraint by a quarter, written as an agent would."""
+    try:
+        number = float(str(limit).replace(",", ""))
+    except ValueError:
+        return None
+    value = f"{number * 1.25:,.0f}" if number >= 10 else f"{number * 1.25:g}"
+    zh, en = _LEGACY_UNITS[key]
+    if language == "zh":
+        return f"{value}{zh}"
+    return f"${value}" if key == "max_price" else value + en
+
+
+def breaking_proposals(
+    constraints: dict[str, Any], templates: dict[str, str], language: str
+) -> Iterator[tuple[tuple, str, str]]:
+    """(path of the constraint, how it reads, a proposal breaking it) for each constraint a
+    `probes.proposals` template exists for: legacy keys, `min.<measure>` (half the minimum),
+    `max.<measure>` (a quarter over), `require` (the feature negated), `exclude` (the word offered)."""
+    for key, limit in constraints.items():
+        if key in _LEGACY_UNITS and key in templates:
+            value = _legacy_over(limit, key, language)
+            if value:
+                yield (key,), f"{key} = {limit}", templates[key].format(value=value)
+        elif key in ("min", "max") and key in templates and isinstance(limit, dict):
+            for measure, raw in limit.items():
+                value = _scaled(str(raw), 0.5 if key == "min" else 1.25)
+                if value and quantity.parse(str(raw)) is not None:
+                    yield (key, measure), f"{key}.{measure} = {raw}", templates[key].format(value=value)
+        elif key in ("require", "exclude") and key in templates:
+            words = limit if isinstance(limit, list) else [limit]
+            for i, word in enumerate(words):
+                where = (key,) if key == "exclude" else (key, i)
+                yield where, f"{key} {word}", templates[key].format(value=word)
+                if key == "exclude":
+                    break  # one excluded word shows whether exclusions are held
