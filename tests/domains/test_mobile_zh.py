@@ -32,14 +32,7 @@ def _user_lines(record: dict) -> list[str]:
     return [m["content"] for m in record["transcript"] if m["role"] == "user" and m.get("content")]
 
 
-POLITE_ASKS_BY_MEANING = pytest.mark.xfail(
-    strict=True,
-    reason="'机主身份证的后六位数字' is not grounded to the fact labelled 身份证后六位 yet: grounding "
-    "requests by meaning is branch sim-ground's part of issue 23; drop this mark when it lands",
-)
-
-
-@pytest.mark.parametrize("agent", ["correct", pytest.param("polite", marks=POLITE_ASKS_BY_MEANING)])
+@pytest.mark.parametrize("agent", ["correct", "polite"])
 def test_an_agent_proposing_the_plan_that_meets_every_need_passes(agent, tmp_path):
     code, stdout, record = _run(agent, tmp_path)
     assert code == 0, stdout

@@ -263,8 +263,10 @@ def decide(agenda: Agenda, obs: Observation, events: list[Event], upcoming: bool
     spoke = any(a.kind != "silent" and a.text for a in acts[: len(events)])  # an event already answered
     answers = answer_acts(agenda, obs.asked, ANSWERS_BY_TRAIT[persona.traits.cooperativeness])
     # a scripted change of mind is the answer: never repeat the old words after it
-    acts += [a for a in answers if not (spoke and a.kind == "repeat_said")]
-    if obs.asked_unnamed and not obs.violations and not spoke:
+    # ... nor repeat them to a go-ahead question: a proposal that names the need is not asking for it
+    go_ahead_on_proposal = obs.proposal and obs.confirm_request and not obs.violations
+    acts += [a for a in answers if not ((spoke or go_ahead_on_proposal) and a.kind == "repeat_said")]
+    if (obs.asked_unnamed or go_ahead_on_proposal) and not obs.violations and not spoke:
         # a go-ahead question gets a yes (or a doubt from an indecisive user), others a shrug
         go_ahead = obs.confirm or (obs.proposal and obs.confirm_request)  # "您看可以办吗" asks a yes too
         doubtful = go_ahead and persona.traits.decisiveness == "low" and not hesitating

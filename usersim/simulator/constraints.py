@@ -202,7 +202,8 @@ def proposes(text: str) -> bool:
     read = acts.agent_acts(text or "")
     if any(a.kind in ("offer", "confirm_request") for a in read):
         return True
-    return any(a.asking for a in read) and _carries_terms(text)
+    # a closing ("有问题随时找我", "anything else?") asks nothing about what was stated
+    return any(a.asking and a.kind != "close" for a in read) and _carries_terms(text)
 
 
 def _carries_terms(text: str) -> bool:
@@ -218,7 +219,9 @@ def asks_go_ahead(text: str) -> bool:
     """Whether the reply asks the user's yes to what it proposes (a confirmation request, or any
     question in a reply that proposes something)."""
     read = acts.agent_acts(text or "")
-    return any(a.kind == "confirm_request" for a in read) or (proposes(text) and any(a.asking for a in read))
+    return any(a.kind == "confirm_request" for a in read) or (
+        proposes(text) and any(a.asking and a.kind != "close" for a in read)
+    )
 
 
 def _add(found: list[Violation], v: Violation) -> None:
