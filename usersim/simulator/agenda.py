@@ -14,7 +14,7 @@ from typing import Literal
 from usersim.personas.schema import Event, Persona
 from usersim.simulator.constraints import asks_go_ahead, proposes
 from usersim.simulator.needs import merge, stated_needs
-from usersim.simulator.phrasing import Act, item_label, join_words
+from usersim.simulator.phrasing import Act, humanize, item_label, join_words
 from usersim.simulator.signals import Violation, constraint_violations, delivered_items
 from usersim.simulator.slots import (
     SAID_PREFIX,
@@ -233,14 +233,30 @@ def answer_acts(agenda: Agenda, slots: list[str], limit: int) -> list[Act]:
     return acts
 
 
+def goal_in_words(agenda: Agenda) -> str | None:
+    """The goal's description while it still says what the user wants; None once a scripted
+    add_required / drop_required changed the items (the description would then contradict it)."""
+    goal = agenda.persona.goal
+    return goal.description if list(agenda.required) == list(goal.required) else None
+
+
+def _item_words(agenda: Agenda, item: str) -> str:
+    """An item in words: goal.labels, the language's item label, else its key as words."""
+    found = item_label(agenda.persona.language, item, agenda.persona.goal.labels)
+    return found or humanize(item)
+
+
 def restate_act(agenda: Agenda) -> Act:
     """The goal items not delivered yet, in the user's words (goal.labels, the language's item
-    labels), or the goal's description when an item has no words (never a raw key)."""
+    labels), or the goal's description when an item has no words (never a raw key); after a
+    change of the items the pending ones are named, so the user never asks for what it dropped."""
     goal = agenda.persona.goal
     names = [item_label(agenda.persona.language, item, goal.labels) for item in agenda.pending]
-    if any(n is None for n in names) or not names:
-        return Act("restate_goal", value=goal.description)
-    return Act("restate", value=join_words(agenda.persona.language, [n for n in names if n]))
+    described = goal_in_words(agenda)
+    if (any(n is None for n in names) or not names) and described:
+        return Act("restate_goal", value=described)
+    words = [_item_words(agenda, item) for item in agenda.pending]
+    return Act("restate", value=join_words(agenda.persona.language, words or [goal.description]))
 
 
 def decide(agenda: Agenda, obs: Observation, events: list[Event], upcoming: bool = False) -> Decision:
@@ -294,7 +310,12 @@ def decide(agenda: Agenda, obs: Observation, events: list[Event], upcoming: bool
     stalled = not obs.asked and not obs.open_question
     stalled = stalled and (not obs.asked_unnamed or (obs.confirm and bool(obs.delivered)))
     if stalled and agenda.pending and not obs.violations:
-        acts.append(Act("continue", item=agenda.pending[0], value=agenda.persona.goal.description))
+        item = agenda.pending[0]
+        described = goal_in_words(agenda)
+        if described is None and not item_label(persona.language, item, persona.goal.labels):
+            acts.append(restate_act(agenda))  # the items changed: name what is still wanted
+        else:
+            acts.append(Act("continue", item=item, value=described))
     if not acts:
         acts.append(Act("ack"))
     return acts, None
