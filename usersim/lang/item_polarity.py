@@ -5,6 +5,7 @@ without a new subject, and the lead-in line governing its list."""
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 
 from usersim.lang.cues import NEUTRAL, CueReader, Reading, _Hit, _list
 from usersim.lang.layout import Item, Section, marks
@@ -12,14 +13,17 @@ from usersim.lang.resources import Cue
 from usersim.lang.segment import Clause
 
 
-class ItemReader(CueReader):
-    """Readings of items; `at` and `subjectless` come from the polarity `Reader`."""
+class ItemReader(CueReader, ABC):
+    """Readings of items. Abstract: the clause-level readings it builds on (`at`, `subjectless`)
+    are the polarity `Reader`'s, which is the only concrete reader."""
 
+    @abstractmethod
     def at(self, start: int, end: int) -> Reading:
-        raise NotImplementedError
+        """The reading of the mention at [start, end) (lang.polarity.Reader.at)."""
 
+    @abstractmethod
     def subjectless(self, j: int) -> Reading | None:
-        raise NotImplementedError
+        """The reading a subjectless clause j gives the clause before it (lang.polarity.Reader)."""
 
     def _item_of(self, offset: int) -> Item | None:
         for it in self.layout.listed + self.layout.table:
