@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from usersim.cases.schema import Case
 from usersim.core.messages import Message
@@ -193,6 +193,39 @@ def fidelity_verdict(
             "caused": caused,
         },
     )
+
+
+def violation(
+    name: str,
+    reason: str,
+    *,
+    kind: str,
+    conv: Conversation,
+    index: int,
+    caused: str,
+    use: Any,
+    unused: str = "the agent never used it",
+) -> Verdict:
+    """A failed fidelity verdict: high precision when the agent then used what the user said
+    (`use`, a Use with `describe()`), else advisory with why it cannot have caused anything."""
+    if use is not None:
+        return fidelity_verdict(
+            name,
+            False,
+            f"{reason}; {use.describe()}",
+            kind=kind,
+            conv=conv,
+            index=index,
+            precision="high",
+            caused=f"{caused}; {use.describe()}",
+        )
+    return fidelity_verdict(
+        name, False, f"{reason} ({unused})", kind=kind, conv=conv, index=index, caused=caused
+    )
+
+
+def is_high(v: Verdict) -> bool:
+    return (v.details or {}).get("precision") == "high"
 
 
 def error_verdict(name: str, kind: str, exc: BaseException) -> Verdict:

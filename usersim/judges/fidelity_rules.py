@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from usersim.core.verdict import Verdict
 from usersim.judges.base import JudgeState
-from usersim.judges.fidelity_evidence import Conversation, fidelity_verdict
+from usersim.judges.fidelity_evidence import Conversation, fidelity_verdict, is_high, violation
 from usersim.lang.acts import accepts
 from usersim.personas.schema import Persona
 from usersim.simulator import guards
@@ -39,24 +39,13 @@ def check_leak(persona: Persona, conv: Conversation) -> Verdict:
         use = conv.used_after(i, found.truth) if found.how != "paraphrase" else None
         how = f"states {what}" if found.how == "exact" else found.describe()
         reason = f"user turn at message {i} {how}, which the persona cannot know"
-        if use is not None:
-            return fidelity_verdict(
-                "fidelity.leak",
-                False,
-                f"{reason}; {use.describe()}",
-                kind="leak",
-                conv=conv,
-                index=i,
-                precision="high",
-                caused=f"{what}; {use.describe()}",
-            )
-        if advisory is None:
-            why = (
-                "a paraphrase (wording heuristic)" if found.how == "paraphrase" else "the agent never used it"
-            )
-            advisory = fidelity_verdict(
-                "fidelity.leak", False, f"{reason} ({why})", kind="leak", conv=conv, index=i, caused=what
-            )
+        why = "a paraphrase (wording heuristic)" if found.how == "paraphrase" else "the agent never used it"
+        v = violation(
+            "fidelity.leak", reason, kind="leak", conv=conv, index=i, caused=what, use=use, unused=why
+        )
+        if is_high(v):
+            return v
+        advisory = advisory or v
     if advisory is not None:
         return advisory
     n_user = sum(1 for _, m in conv.live if m.role == "user")
@@ -160,27 +149,20 @@ def check_swayed(persona: Persona, conv: Conversation, state: JudgeState, said: 
             continue
         reason = f"user accepted at message {j} a proposal breaking {what}: {reply.content[:60]!r}"
         caused = f"the accepted proposal at message {i} ({what})"
-        if (use := conv.acted_on(i, j)) is not None:
-            return fidelity_verdict(
-                name,
-                False,
-                f"{reason}; {use.describe()}",
-                kind="swayed",
-                conv=conv,
-                index=j,
-                precision="high",
-                caused=f"{caused}; {use.describe()}",
-            )
-        if advisory is None:
-            advisory = fidelity_verdict(
-                name,
-                False,
-                f"{reason} (the agent never acted on it)",
-                kind="swayed",
-                conv=conv,
-                index=j,
-                caused=caused,
-            )
+        use = conv.acted_on(i, j)
+        v = violation(
+            name,
+            reason,
+            kind="swayed",
+            conv=conv,
+            index=j,
+            caused=caused,
+            use=use,
+            unused="the agent never acted on it",
+        )
+        if is_high(v):
+            return v
+        advisory = advisory or v
     return advisory or fidelity_verdict(
         name, True, "no proposal breaking goal.constraints was accepted", kind="swayed"
     )
@@ -195,27 +177,19 @@ def check_invented(persona: Persona, conv: Conversation, goal: str | None) -> Ve
             continue
         phrase = found[0]
         reason = f"user turn at message {i}: '{phrase}' is in neither the persona nor the conversation"
-        if (use := conv.used_after(i, phrase)) is not None:
-            return fidelity_verdict(
-                name,
-                False,
-                f"{reason}; {use.describe()}",
-                kind="invented",
-                conv=conv,
-                index=i,
-                precision="high",
-                caused=f"the invented value '{phrase}'; {use.describe()}",
-            )
-        if advisory is None:
-            advisory = fidelity_verdict(
-                name,
-                False,
-                f"{reason} (the agent never used it)",
-                kind="invented",
-                conv=conv,
-                index=i,
-                caused=f"the invented value '{phrase}'",
-            )
+        use = conv.used_after(i, phrase)
+        v = violation(
+            name,
+            reason,
+            kind="invented",
+            conv=conv,
+            index=i,
+            caused=f"the invented value '{phrase}'",
+            use=use,
+        )
+        if is_high(v):
+            return v
+        advisory = advisory or v
     return advisory or fidelity_verdict(
         name, True, "no user turn states a quantity outside the persona and the conversation", kind="invented"
     )
