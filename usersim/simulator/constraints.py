@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from usersim.core.errors import CaseError
-from usersim.lang import acts, lexicon, quantity
+from usersim.lang import acts, lexicon, phrases, quantity
 from usersim.lang.cues import NEGATIVE
 from usersim.lang.polarity import Reader
 from usersim.lang.resources import language_codes, resources
@@ -27,10 +27,6 @@ LEGACY = {
     "max_total_price_wan": ("max", "total_price_wan", "total_wan", "万"),
     "max_weight_kg": ("max", "weight", "weight", "kg"),
 }
-# Sentences that reject or warn rather than propose ("超出预算的 9000 元机型不推荐").
-_REJECTING = re.compile(
-    r"(不推荐|超出|超过|超预算|排除|不考虑|不适合|exceed|over budget|not recommend)", re.IGNORECASE
-)
 _TOTAL = re.compile(r"(合计|总计|共计|一共|总共|total|altogether)[^，,；;]{0,4}$", re.IGNORECASE)
 # Clause breaks a stated need does not reach across (needs.py).
 CLAUSE = re.compile(r"[，,。；;！!？?\n]+|\.(?!\d)|\s+and\s+|\s+but\s+", re.IGNORECASE)
@@ -159,7 +155,9 @@ def violations(constraints: dict, text: str, language: str | None = None) -> lis
     proposing = proposes(text)
     kinds = ("inform", "offer", "confirm_request") + (("request",) if proposing else ())
     sentences = [a.text for a in read if a.kind in kinds]
-    sentences = [s for s in sentences if not _REJECTING.search(s)]
+    sentences = [
+        s for s in sentences if phrases.find(s, "needs", "rejecting") is None
+    ]  # warnings propose nothing
     found: list[Violation] = []
     all_limits = limits(constraints, language)
     for limit in all_limits:

@@ -229,12 +229,6 @@ def undelivered(goal: Goal, assistant_texts: list[str], constraints: dict | None
     return [item for item in goal.required if item not in done]
 
 
-def proposed_sentences(text: str) -> list[str]:
-    """Pieces that put something to the user: results and offers, and the action a confirmation
-    request proposes ("推荐您选 X，要我帮您办理吗？" proposes X as much as "推荐 X。" does)."""
-    return [a.text for a in acts.agent_acts(text or "") if a.kind in ("inform", "offer", "confirm_request")]
-
-
 def constraint_violations(constraints: dict, text: str, language: str | None = None) -> list[Violation]:
     """Constraint breaches in what one agent reply proposes (results, offers, confirmation
     requests): limits with units, required features, exclusions (simulator/constraints.py)."""
