@@ -40,6 +40,9 @@ class AgentReply:
     messages: list[Message]
     usage: Usage | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    # The tool results in `messages` came from the agent's own tools, not the sandbox: the harness
+    # records them as the agent's own tool events (ToolEvent.executed_by="agent").
+    tools_run_by_agent: bool = False
 
 
 class AgentError(RuntimeError):

@@ -43,7 +43,7 @@ class Strict(BaseModel):
 
 
 class ToolEvent(Strict):
-    """One tool call and its result, as the sandbox answered it."""
+    """One tool call and its result, as the sandbox answered it (or the agent's own tool did)."""
 
     turn: int = Field(description="User turn (1-based) during which the call happened.")
     message_index: int = Field(default=-1, description="Transcript index of the tool result message.")
@@ -54,6 +54,12 @@ class ToolEvent(Strict):
     is_error: bool = Field(default=False, description="Whether the result is an error.")
     intercepted: bool = Field(default=False, description="Whether a tool_intercept replaced the result.")
     latency_s: float = Field(default=0.0, description="Simulated latency.")
+    executed_by: Literal["sandbox", "agent"] = Field(
+        default="sandbox",
+        description="Who ran the call: usersim's sandbox, or the agent itself with its own tools (a "
+        "LangGraph graph with ?tools=own, a deployed graph): recorded from the agent's messages, and "
+        "invisible to the sandbox state (state checks say so, unjudged).",
+    )
 
 
 class SkillEvent(Strict):

@@ -12,6 +12,7 @@ from usersim.core.errors import CaseError
 from usersim.core.events import SimEvent, Stop, Usage
 from usersim.core.messages import Message, ToolCall
 from usersim.core.turns import away_unless
+from usersim.graphs.agent_tools import own_events, place_events
 from usersim.graphs.context import RunContext
 from usersim.graphs.finalize import finalize
 from usersim.graphs.judge_step import case_stop, format_traceback, run_judges
@@ -210,6 +211,7 @@ async def agent_turn(state: ConversationState, runtime: Runtime[RunContext]) -> 
             seed=ctx.seed,
             turn=turn,
         )
+        made = len(trace)
         try:
             async with away_unless(ctx.agent):
                 reply = await ctx.agent.respond(inp)
@@ -231,7 +233,11 @@ async def agent_turn(state: ConversationState, runtime: Runtime[RunContext]) -> 
             return update()
         if not reply.messages:
             return update(detail="agent returned no message")
+        first = len(new)
+        place_events(trace[made:], reply.messages, len(base) + first)  # the agent's own loop called them
         new.extend(reply.messages)
+        if reply.tools_run_by_agent:
+            trace.extend(own_events(new, first, len(base), turn, [*state.get("tool_trace", []), *trace]))
         calls = _unanswered_calls(new)
         if not calls:
             break

@@ -187,6 +187,8 @@ class Sandbox:
         calls already in `events` (so intercepts keyed on a call number fire as in the original), and
         the domain state is rebuilt by re-running the environment calls that were not intercepted."""
         for e in events:
+            if e.executed_by == "agent":  # the agent's own tool: the sandbox never ran it
+                continue
             self.calls[e.name] = max(self.calls[e.name], e.call_number)
             if self.env and e.name in self.env.tools and not e.intercepted:
                 self.env.call(e.name, dict(e.arguments))

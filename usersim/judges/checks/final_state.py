@@ -11,7 +11,8 @@
 
 The state is rebuilt by re-running the conversation's tool calls (those not replaced by an
 intercept) on a fresh copy of the case's environment, so re-scoring a stored run sees the same
-state as the live run did.
+state as the live run did. When the agent ran its own tools (ToolEvent.executed_by "agent") the
+sandbox state never saw them: the check is `unjudged` and says so.
 
 Tables, key fields and fields named here must exist in the environment (cases.state_shape):
 `usersim validate` reports a typo at its file:line; met at run time (the state changed shape) it is
@@ -115,7 +116,7 @@ def rebuild(ctx: CheckContext) -> tuple[EnvState, int, str | None]:
     replayed, diverged = 0, None
     if ctx.state.tool_trace:
         for e in ctx.state.tool_trace:
-            if e.intercepted or e.name not in st.tools:
+            if e.intercepted or e.executed_by == "agent" or e.name not in st.tools:
                 continue
             _, is_error = st.call(e.name, dict(e.arguments))
             replayed += 1
@@ -144,6 +145,15 @@ def final_state(params: FinalStateParams, ctx: CheckContext) -> Outcome:
     env = ctx.case.environment
     if env is None:
         return Outcome(False, "the case declares no `environment`, so there is no state to check")
+    own = [e for e in ctx.state.tool_trace if e.executed_by == "agent"]
+    if own:  # the agent's own tools changed its own data, not the sandbox's: nothing here to read
+        names = ", ".join(sorted({e.name for e in own}))
+        return Outcome(
+            None,
+            f"cannot see the state: the agent ran its own tools ({len(own)} call(s): {names}), not "
+            "usersim's sandbox; let the sandbox run them (e.g. drop ?tools=own) to check the state",
+            unseen=True,
+        )
     st, replayed, diverged = rebuild(ctx)  # a python tool's bug: CaseError
     initial: Tables = EnvState(env).tables
     final = st.tables

@@ -39,6 +39,9 @@ class Outcome:
     details: dict | None = None
     uncertain: bool = False
     cues: list[str] | None = None
+    # passed=None: `unjudged` with the reason as given, never escalated (the check cannot see what
+    # it judges, e.g. the state after tools the agent ran itself)
+    unseen: bool = False
 
     @classmethod
     def unsure(
@@ -155,7 +158,7 @@ def evaluate(spec: dict[str, Any], ctx: CheckContext) -> Outcome:
 def to_verdict(spec: dict[str, Any], outcome: Outcome) -> Verdict:
     name = next(iter(spec))
     if outcome.passed is None:
-        value = "unjudged" if outcome.uncertain else "inconclusive"
+        value = "unjudged" if outcome.uncertain or outcome.unseen else "inconclusive"
     else:
         value = "pass" if outcome.passed else "fail"
     reason = outcome.reason
