@@ -8,6 +8,7 @@
 | `callable:NAME` | a callable handed to `usersim.run(..., agent=fn)` in this process |
 | `http://...`, `https://...` | an HTTP chat endpoint (`adapters/http_agent.py`) |
 | `langgraph:module:attr[?mode=thread]` | a LangGraph graph / LangChain Runnable (`adapters/langgraph_agent.py`) |
+| `langgraph-server:URL?assistant=ID` | a graph deployed on LangGraph Server (`adapters/langgraph_server.py`) |
 
 Factories import their module lazily so that, e.g., a typo in a python: spec never costs the
 import of LangChain.
@@ -52,3 +53,10 @@ def _langgraph(spec: str) -> AgentUnderTest:
     from usersim.adapters.langgraph_agent import LangGraphAgent
 
     return LangGraphAgent(spec)
+
+
+@agent_registry.register("langgraph-server")
+def _langgraph_server(spec: str) -> AgentUnderTest:
+    from usersim.adapters.langgraph_server import LangGraphServerAgent
+
+    return LangGraphServerAgent(spec)

@@ -187,7 +187,11 @@ def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
     "--agent",
     default="reference",
     show_default=True,
-    help="Agent SPEC: reference, reference:window-N, openai:MODEL, python:mod:fn, http://...",
+    help=(
+        "Agent SPEC: reference, reference:window-N, openai:MODEL, python:mod:fn, http://..., "
+        "langgraph:mod:graph[?tools=own&mode=thread], "
+        "langgraph-server:URL?assistant=ID[&tools=own]"
+    ),
 )
 @click.option(
     "--simulator",

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, convert_to_openai_messages
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage, convert_to_openai_messages
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.graph import START, MessagesState, StateGraph
@@ -126,6 +126,59 @@ flawed_graph = build(bank.flawed)
 react_graph = _react(flawed=False)
 # a graph whose ToolNode has a tool the bank sandbox does not: refused at start (tools=sandbox)
 extra_tool_graph = build(bank.correct, production_tools([*BANK_TOOLS, "send_sms"]))
+
+
+def _chatty() -> Any:
+    """Two AI messages every turn: an acknowledgement node, then the policy's step."""
+
+    def ack(state: MessagesState) -> dict[str, Any]:
+        last = state["messages"][-1]
+        if last.type != "human":
+            return {}
+        return {"messages": [AIMessage(content="Thanks, one moment while I look into that.")]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("ack", ack)
+    builder.add_node("agent", _decide(bank.correct))
+    builder.add_node("tools", ToolNode(production_tools()))
+    builder.add_edge(START, "ack")
+    builder.add_edge("ack", "agent")
+    builder.add_conditional_edges("agent", tools_condition)
+    builder.add_edge("tools", "agent")
+    return builder.compile()
+
+
+def _inline() -> Any:
+    """Runs its tools inside the agent node (no ToolNode): usersim cannot route them anywhere."""
+    tools = {t.name: t for t in production_tools()}
+
+    def agent(state: MessagesState) -> dict[str, Any]:
+        step = _ai(bank.correct(convert_to_openai_messages(state["messages"]), []))
+        if not step.tool_calls:
+            return {"messages": [step]}
+        call = step.tool_calls[0]
+        result = tools[call["name"]].invoke(call["args"])
+        return {"messages": [step, ToolMessage(content=result, tool_call_id=call["id"], name=call["name"])]}
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", agent)
+    builder.add_edge(START, "agent")
+    return builder.compile()
+
+
+def _broken() -> Any:
+    def agent(state: MessagesState) -> dict[str, Any]:
+        raise RuntimeError("core banking client not configured")
+
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", agent)
+    builder.add_edge(START, "agent")
+    return builder.compile()
+
+
+chatty_graph = _chatty()
+inline_graph = _inline()
+broken_graph = _broken()
 
 
 def factory(tools: list[BaseTool]) -> Any:
