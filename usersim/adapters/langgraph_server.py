@@ -40,6 +40,7 @@ from usersim.adapters.base import AgentEndpointError, AgentError, AgentInput, Ag
 from usersim.adapters.langgraph_wire import from_wire, to_wire, wire_usage
 from usersim.adapters.spec import float_option, split_spec
 from usersim.core.messages import Message
+from usersim.core.registry import did_you_mean
 from usersim.llm.client import redact
 
 try:
@@ -111,7 +112,9 @@ class LangGraphServerAgent:
         if isinstance(exc, httpx.HTTPStatusError):
             status = exc.response.status_code
             if status in (404, 422) and doing.startswith("look up"):
-                return AgentError(f"{where}: no such assistant ({status}); {self._available()}")
+                return AgentError(
+                    f"{where}: no assistant or graph '{self.assistant}' (HTTP {status}); {self._available()}"
+                )
             kind = AgentEndpointError if status >= 500 else AgentError
             return kind(f"{where}: {doing} answered HTTP {status}: {text}")
         if isinstance(exc, (httpx.TransportError, TimeoutError)):
@@ -126,7 +129,7 @@ class LangGraphServerAgent:
                 graphs = sorted({a["graph_id"] for a in client.assistants.search(limit=100)})
         except Exception:  # noqa: BLE001 - only a hint
             return "could not list the server's assistants"
-        return f"graphs there: {', '.join(graphs) or 'none'}"
+        return f"graphs there: {', '.join(graphs) or 'none'}.{did_you_mean(self.assistant, set(graphs))}"
 
     def _decide(self, graph: dict[str, Any]) -> list[str]:
         nodes = {str(n.get("id")) for n in graph.get("nodes", [])}
@@ -150,7 +153,8 @@ class LangGraphServerAgent:
         found = client.assistants.search(graph_id=self.assistant, limit=1)
         if not found:
             raise AgentError(
-                f"LangGraph Server {self.safe}: no assistant or graph '{self.assistant}'; {self._available()}"
+                f"LangGraph Server {self.safe} (assistant {self.assistant}): no assistant or graph "
+                f"'{self.assistant}'; {self._available()}"
             )
         return str(found[0]["assistant_id"])
 
