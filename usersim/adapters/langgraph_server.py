@@ -98,7 +98,7 @@ class LangGraphServerAgent:
         self._key = os.environ.get(env) if env else None
         self._interrupt: list[str] | None = None  # decided from the assistant's graph, once
         self._threads: dict[tuple[str, int], list[_Thread]] = {}
-        self._client: Any = None
+        self._clients: dict[int, Any] = {}
 
     def _kwargs(self) -> dict[str, Any]:
         return {"url": self.url, "api_key": self._key} if self._key else {"url": self.url}
@@ -161,12 +161,14 @@ class LangGraphServerAgent:
     async def respond(self, inp: AgentInput) -> AgentReply:
         if self._interrupt is None:
             await asyncio.to_thread(self.check_mode, inp.tools)
-        if self._client is None:
-            self._client = get_client(**self._kwargs())
-        thread = await self._thread(inp)
+        loop = id(asyncio.get_running_loop())  # an httpx client belongs to the loop it was made on
+        if loop not in self._clients:
+            self._clients[loop] = get_client(**self._kwargs())
+        client = self._clients[loop]
+        thread = await self._thread(inp, client)
         thread.busy = True
         try:
-            produced = await self._run(thread, inp.messages)
+            produced = await self._run(thread, inp.messages, client)
         finally:
             thread.busy = False
         messages = [m for m in (from_wire(x) for x in produced) if m is not None]
@@ -188,25 +190,25 @@ class LangGraphServerAgent:
             messages=messages, usage=wire_usage(produced), tools_run_by_agent=self.tools == "own"
         )
 
-    async def _thread(self, inp: AgentInput) -> _Thread:
+    async def _thread(self, inp: AgentInput, client: Any) -> _Thread:
         """The conversation's thread: the idle one whose messages start `inp.messages`, else a new one."""
         threads = self._threads.setdefault((inp.case.id, inp.seed), [])
         fits = [t for t in threads if not t.busy and t.known and _same(t.known, inp.messages[: len(t.known)])]
         if fits:
             return max(fits, key=lambda t: len(t.known))
         try:
-            created = await self._client.threads.create(metadata={"usersim_case": inp.case.id})
+            created = await client.threads.create(metadata={"usersim_case": inp.case.id})
         except Exception as exc:  # noqa: BLE001
             raise self._error(exc, "create a thread") from None
         thread = _Thread(str(created["thread_id"]))
         threads.append(thread)
         return thread
 
-    async def _run(self, thread: _Thread, messages: list[Message]) -> list[dict[str, Any]]:
+    async def _run(self, thread: _Thread, messages: list[Message], client: Any) -> list[dict[str, Any]]:
         """Send what the thread has not seen, run the graph, return the messages it produced."""
         pending = messages[len(thread.known) :]
         wire = [to_wire(m, f"usersim-{len(thread.known) + i}") for i, m in enumerate(pending)]
-        client, tid = self._client, thread.thread_id
+        tid = thread.thread_id
         doing = "run"
         try:
             state = await client.threads.get_state(tid) if thread.known else {"next": []}
