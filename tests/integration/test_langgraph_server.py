@@ -167,6 +167,14 @@ def test_own_tools_on_the_server_are_recorded_and_the_state_is_unjudged(server, 
     assert state["verdict"] == "unjudged" and "the agent ran its own tools" in state["reason"]
 
 
+def test_a_graph_without_a_tools_node_gets_the_sandboxs_results_in_its_next_run(server, tmp_path):
+    code, recs, out = run(tmp_path, f"langgraph-server:{server}?assistant=bank_client_tools", "BANK-04")
+    assert code == 0, out
+    rec = recs["BANK-04"]
+    assert "A-2004 balance=650" in verdict(rec, "final_state")["reason"]
+    assert "transfer_funds" in [e["name"] for e in rec["tool_trace"] if e["executed_by"] == "sandbox"]
+
+
 def test_several_ai_messages_per_run_are_all_recorded(server, tmp_path):
     code, recs, out = run(tmp_path, f"langgraph-server:{server}?assistant=bank_chatty", "BANK-04")
     assert code == 0, out
@@ -190,7 +198,7 @@ def test_an_unknown_assistant_is_refused_at_start_listing_the_graphs(server, tmp
     code, recs, out = run(tmp_path, f"langgraph-server:{server}?assistant=bank_corect", "BANK-04")
     assert code == 2 and not recs
     assert f"LangGraph Server {server}" in out and "'bank_corect'" in out
-    assert "graphs there: bank_broken, bank_chatty, bank_correct, bank_flawed" in out
+    assert "graphs there: bank_broken, bank_chatty, bank_client_tools, bank_correct, bank_flawed" in out
     assert "Did you mean 'bank_correct'?" in out
 
 

@@ -176,7 +176,16 @@ def _broken() -> Any:
     return builder.compile()
 
 
+def _client_tools() -> Any:
+    """No ToolNode at all: the run ends on the AI message's tool calls and the client answers them."""
+    builder = StateGraph(MessagesState)
+    builder.add_node("agent", _decide(bank.correct))
+    builder.add_edge(START, "agent")
+    return builder.compile()
+
+
 chatty_graph = _chatty()
+client_tools_graph = _client_tools()
 inline_graph = _inline()
 broken_graph = _broken()
 
