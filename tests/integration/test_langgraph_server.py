@@ -122,6 +122,8 @@ def test_correct_agent_on_the_server_passes_with_the_sandbox_running_its_tools(b
         assert state["verdict"] == "pass" and "nothing else changed" in state["reason"]
         assert r["tool_trace"] and {e["executed_by"] for e in r["tool_trace"]} == {"sandbox"}
     assert "cards K-3003 status=blocked" in verdict(recs["BANK-02"], "final_state")["reason"]
+    assert SECRET not in json.dumps(recs) + out  # the x-api-key never reaches a record or the output
+    assert {r["system_config"]["tools"] for r in recs.values()} == {"sandbox"}
 
 
 def test_flawed_agent_on_the_server_fails_its_flaw_cases_for_the_agents_fault(bank_runs):
