@@ -65,6 +65,10 @@ def _ns(seconds: float) -> int:
     return int(round(seconds * 1e9))
 
 
+def _end(span: TimelineSpan) -> int:
+    return _ns(span.start_s) + _ns(span.duration_s)
+
+
 def _clean(attrs: dict[str, Any]) -> dict[str, Any]:
     """OTel attribute values: no None, strings redacted, lists of one primitive type."""
     out: dict[str, Any] = {}
@@ -216,14 +220,15 @@ def emit_record(
 ) -> None:
     """Build the record's trace with the provider's tracer (its processors export the spans)."""
     tracer = provider.get_tracer(SCOPE)
-    t0 = datetime.fromisoformat(record.started_at).timestamp()
+    # integer nanoseconds from the start (whole seconds in started_at): float sums would round
+    t0 = round(datetime.fromisoformat(record.started_at).timestamp() * 1e6) * 1000
     spans = _timeline(record)
-    end_s = max([record.duration_s] + [s.start_s + s.duration_s for s in spans])
+    end = max([_ns(record.duration_s)] + [_end(s) for s in spans])
     ids.next_trace_id = trace_id_of(record)
     root = tracer.start_span(
         f"invoke_agent {redact(record.agent)}",
         kind=SpanKind.INTERNAL,
-        start_time=_ns(t0),
+        start_time=t0,
         attributes=_clean(_conversation_attrs(record, content)),
     )
     ids.next_trace_id = 0
@@ -231,18 +236,18 @@ def emit_record(
     for turn, members in _by_turn(spans):
         parent = root
         if turn:  # one span per user turn: the user's move, the agent's steps and their tool calls
-            first = min(s.start_s for s in members)
-            last = max(s.start_s + s.duration_s for s in members)
+            first = min(_ns(s.start_s) for s in members)
+            last = max(_end(s) for s in members)
             parent = tracer.start_span(
                 f"usersim.turn {turn}",
                 context=trace.set_span_in_context(root),
-                start_time=_ns(t0 + first),
+                start_time=t0 + first,
                 attributes={"usersim.turn": turn},
             )
         _emit_turn(tracer, parent, members, t0, record, tools, content)
         if parent is not root:
-            parent.end(end_time=_ns(t0 + last))
-    verdict_time = _ns(t0 + end_s)
+            parent.end(end_time=t0 + last)
+    verdict_time = t0 + end
     for v in record.verdicts:
         root.add_event(
             "gen_ai.evaluation.result", attributes=_clean(_verdict_attrs(v)), timestamp=verdict_time
@@ -264,7 +269,7 @@ def _emit_turn(
     tracer: trace.Tracer,
     parent: Any,
     members: list[TimelineSpan],
-    t0: float,
+    t0: int,
     record: RunRecord,
     tools: dict[tuple[int, str, int], dict[str, Any]],
     content: bool,
@@ -277,7 +282,7 @@ def _emit_turn(
         otel = tracer.start_span(
             _step_name(step),
             context=ctx,
-            start_time=_ns(t0 + step.start_s),
+            start_time=t0 + _ns(step.start_s),
             attributes=_clean(_leaf_attrs(step, record, tools, content)),
         )
         opened.append((step, otel))
@@ -287,16 +292,16 @@ def _emit_turn(
             f"{'chat' if leaf.kind == 'chat' else 'execute_tool'} {redact(leaf.name)}",
             context=trace.set_span_in_context(holder) if holder is not None else ctx,
             kind=SpanKind.CLIENT if leaf.kind == "chat" else SpanKind.INTERNAL,
-            start_time=_ns(t0 + leaf.start_s),
+            start_time=t0 + _ns(leaf.start_s),
             attributes=_clean(_leaf_attrs(leaf, record, tools, content)),
         )
         if leaf.attrs.get("error") or leaf.attrs.get("is_error"):
             otel.set_status(Status(StatusCode.ERROR))
-        otel.end(end_time=_ns(t0 + leaf.start_s + leaf.duration_s))
+        otel.end(end_time=t0 + _end(leaf))
     for step, otel in opened:
         if step.attrs.get("error"):
             otel.set_status(Status(StatusCode.ERROR, step.attrs["error"]))
-        otel.end(end_time=_ns(t0 + step.start_s + step.duration_s))
+        otel.end(end_time=t0 + _end(step))
 
 
 def _verdict_attrs(v: Any) -> dict[str, Any]:
