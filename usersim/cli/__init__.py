@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "persona": ("usersim.cli.persona:persona", "Author personas: scaffold, lint, preview, list and vary."),
     "judges": ("usersim.cli.judges:judges", "Judges and rule checks: list, calibrate, human review."),
     "report": ("usersim.cli.report:report", "Rebuild summary.json and report.html of a run folder."),
+    "otel": ("usersim.cli.otel:otel", "Export stored runs as OpenTelemetry traces (OTLP/HTTP or OTLP/JSON)."),
 }
 
 

@@ -10,6 +10,7 @@ from typing import Any, cast
 import click
 
 from usersim.cases.loader import load_cases_or_exit
+from usersim.cli.otel import check_otel, export_after, otel_options
 from usersim.core.gate import Tally, decide, pass_rate
 from usersim.core.record import RunRecord
 from usersim.graphs.runner import RunConfig, check_specs, run_suite
@@ -259,6 +260,7 @@ def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
     "and they count in the pass rate's denominator.",
 )
 @personas_option
+@otel_options
 def run(
     paths,
     ids,
@@ -279,6 +281,8 @@ def run(
     resimulate,
     fail_under,
     strict,
+    otel,
+    otel_endpoint,
 ):
     """Run cases against an agent; writes OUT/results.jsonl, summary.json, report.html.
 
@@ -303,8 +307,11 @@ def run(
         bad = [v for v in values or [] if v not in allowed]
         if bad:
             raise click.BadParameter(f"{bad} not in {sorted(allowed)}", param_hint=name)
+    check_otel(otel, otel_endpoint)
     cases = _select(paths, ids)
     cfg = RunConfig(
+        otel=otel,
+        otel_endpoint=otel_endpoint,
         agent=agent,
         simulator=simulator,
         judge_model=",".join(judge_models) or None,
@@ -395,12 +402,15 @@ def demo(out: Path, agent: str) -> None:
     help="Case files or folders to find the cases in (repeatable). Default: the files the run used.",
 )
 @personas_option
+@otel_options
 def rescore(
     run_dir: Path,
     judge_models: tuple[str, ...],
     judge_samples: int,
     out: Path | None,
     cases_paths: tuple[str, ...],
+    otel: bool,
+    otel_endpoint: str | None,
 ) -> None:
     """Re-judge the stored transcripts of RUN_DIR without re-running any conversation."""
     from usersim.core.registry import UnknownNameError
@@ -408,6 +418,7 @@ def rescore(
     from usersim.graphs.rescore import rescore_run
     from usersim.judges.base import JudgeConfig
 
+    check_otel(otel, otel_endpoint)
     try:
         config = JudgeConfig(judge_model=",".join(judge_models) or None, judge_samples=judge_samples)
         records = asyncio.run(rescore_run(run_dir, config, out, list(cases_paths) or None))
@@ -416,6 +427,7 @@ def rescore(
     except (ValueError, UnknownNameError) as exc:
         raise click.ClickException(str(exc)) from None
     print_outcome(records, out or run_dir)
+    export_after(records, otel, otel_endpoint)
 
 
 @click.command()
@@ -437,13 +449,35 @@ def rescore(
 @click.option("--concurrency", default=4, show_default=True, type=click.IntRange(1))
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path))
 @personas_option
-def explore(paths, ids, agent, simulator, judge_model, n, seed, branch_at, branches, concurrency, out):
+@otel_options
+def explore(
+    paths,
+    ids,
+    agent,
+    simulator,
+    judge_model,
+    n,
+    seed,
+    branch_at,
+    branches,
+    concurrency,
+    out,
+    otel,
+    otel_endpoint,
+):
     """Persona variants x seeds on organic cases; failures clustered by judge reasons (OUT/clusters.json)."""
     from usersim.graphs.explore import explore as run_explore
 
+    check_otel(otel, otel_endpoint)
     cases = [c for c in _select(paths, ids) if c.mode == "organic"]
     cfg = RunConfig(
-        agent=agent, simulator=simulator, judge_model=judge_model, concurrency=concurrency, seed=seed
+        agent=agent,
+        simulator=simulator,
+        judge_model=judge_model,
+        concurrency=concurrency,
+        seed=seed,
+        otel=otel,
+        otel_endpoint=otel_endpoint,
     )
     from usersim.graphs.store import check_out_dir
     from usersim.llm.client import LLMCallError

@@ -7,9 +7,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from usersim.core.events import Blame, SimEvent, SkillEvent, Stop, StopReason, ToolEvent, Usage
+from usersim.core.timeline import TimelineSpan
 from usersim.core.verdict import Status, Verdict
 
 # 2: blame, simulator_suspect, sim_events; 3: stop (with its blame), traceback, suspect_reason, attempts.
+# The timeline (when each step happened) was added in schema 3 with a default.
 # Older records stay readable: every field added since has a default.
 RECORD_SCHEMA_VERSION = 3
 
@@ -146,6 +148,11 @@ class RunRecord(Strict):
     usage: dict[str, Usage] = Field(default_factory=dict, description="Per role: agent, simulator, judge.")
     context_tokens: list[int] = Field(
         default_factory=list, description="Tokens in the agent's context per turn."
+    )
+    timeline: list[TimelineSpan] = Field(
+        default_factory=list,
+        description="When each step happened (model calls, tool calls, agent, simulator and judge steps), "
+        "seconds from started_at; what `--otel` and `usersim otel export` build traces from.",
     )
     agent: str = Field(description="Agent SPEC.")
     simulator: str | None = Field(default=None, description="Simulator SPEC (organic).")

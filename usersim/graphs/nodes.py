@@ -8,6 +8,7 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 
 from usersim.adapters.base import AgentEndpointError, AgentError, AgentInput
+from usersim.core import timeline
 from usersim.core.errors import CaseError
 from usersim.core.events import SimEvent, Stop, Usage
 from usersim.core.messages import Message, ToolCall
@@ -95,9 +96,11 @@ async def _simulated_turn(ctx: RunContext, turn: int, messages: list[Message]) -
         max_turns=max_turns,
         seed=origin.seed if origin and origin.seed is not None else ctx.seed,
     )
+    timeline.at_turn(turn + 1)
     try:
-        async with away_unless(ctx.simulator):
-            move = await ctx.simulator.next_turn(view)
+        with timeline.span("simulator", getattr(ctx.simulator, "spec", "simulator")):
+            async with away_unless(ctx.simulator):
+                move = await ctx.simulator.next_turn(view)
     except CaseError as exc:  # the persona's own code (e.g. an event hook) raised: the case's fault
         return case_stop(exc)
     except SimulatorError as exc:
@@ -167,6 +170,7 @@ async def agent_turn(state: ConversationState, runtime: Runtime[RunContext]) -> 
     also when it surfaced inside the agent's own tool loop and the adapter wrapped or swallowed it."""
     ctx = runtime.context
     turn = state.get("turn", 1)
+    timeline.at_turn(turn)
     base = list(state.get("messages", []))
     new: list[Message] = []
     trace = []
@@ -177,7 +181,10 @@ async def agent_turn(state: ConversationState, runtime: Runtime[RunContext]) -> 
 
     async def sandbox_call(name: str, arguments: dict[str, Any]) -> Any:
         try:
-            event = await ctx.sandbox.call(name, arguments, turn=turn)
+            with timeline.span("tool", name) as extra:
+                event = await ctx.sandbox.call(name, arguments, turn=turn)
+                extra.update(call_number=event.call_number, intercepted=event.intercepted or None)
+                extra.update(is_error=event.is_error or None)
         except CaseError as exc:
             case_errors.append(exc)
             raise
@@ -213,8 +220,9 @@ async def agent_turn(state: ConversationState, runtime: Runtime[RunContext]) -> 
         )
         made = len(trace)
         try:
-            async with away_unless(ctx.agent):
-                reply = await ctx.agent.respond(inp)
+            with timeline.span("agent", getattr(ctx.agent, "spec", "agent"), step=step):
+                async with away_unless(ctx.agent):
+                    reply = await ctx.agent.respond(inp)
         except CaseError as exc:
             if not case_errors:
                 case_errors.append(exc)
@@ -274,7 +282,9 @@ async def judge(state: ConversationState, runtime: Runtime[RunContext]) -> dict[
     """Run every selected judge; a judge that raises yields an `error` verdict, never a crash, except
     a CaseError (the test author's code), which ends the conversation as `case_error`."""
     ctx = runtime.context
-    return await run_judges(state, ctx.case, ctx.judges, persona=ctx.persona, variant=ctx.variant)
+    timeline.at_turn(0)
+    with timeline.span("judge", "judges"):
+        return await run_judges(state, ctx.case, ctx.judges, persona=ctx.persona, variant=ctx.variant)
 
 
 async def finalize_node(state: ConversationState, runtime: Runtime[RunContext]) -> dict[str, Any]:

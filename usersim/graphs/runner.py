@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -44,6 +45,10 @@ class RunConfig:
     progress: bool = True
     ray: str | None = None  # Ray address ("local", "auto", "ray://host:10001"); None = this process
     resimulate: int = 2  # a simulator-suspect organic conversation is simulated again up to N times
+    # OpenTelemetry: export each conversation's trace as it finishes (reports.otel); the endpoint, or
+    # None for the standard OTEL_EXPORTER_OTLP_* variables
+    otel: bool = False
+    otel_endpoint: str | None = None
     # the Python API's agent callable (`usersim.run(..., agent=fn)`); `agent` is then its label callable:NAME
     agent_callable: Callable[..., Any] | None = None
 
@@ -87,6 +92,7 @@ async def run_trials(
             ensure_ray(cfg.ray)
 
         turns = Turns()  # conversations compute one at a time, wait on models all at once
+        traces = _trace_export(cfg)
         plan = trial_plan(cfg)  # one plan for the run: each case's persona resolved once
 
         async def one(ordinal: int, trial: Trial) -> None:
@@ -110,6 +116,8 @@ async def run_trials(
             jsonl.write(text + "\n")
             jsonl.flush()
             finished.append((ordinal, record))
+            if traces is not None:  # after the store: a receiver that is down never loses a record
+                traces.export(record)
 
         try:
             await asyncio.gather(*(one(i, t) for i, t in todo))
@@ -117,6 +125,8 @@ async def run_trials(
             writer.shutdown(wait=True)
             jsonl.close()
             progress.close()
+            if traces is not None:
+                print(traces.close().line(), file=sys.stderr)
             from usersim.llm.client import aclose_clients
 
             await aclose_clients()
@@ -126,6 +136,14 @@ async def run_trials(
         store.close()
     await asyncio.to_thread(write_outputs, out_dir, records, meta)  # the report, off the event loop
     return records
+
+
+def _trace_export(cfg: RunConfig) -> Any:
+    if not cfg.otel:
+        return None
+    from usersim.reports.otel import TraceExport
+
+    return TraceExport(cfg.otel_endpoint)
 
 
 def run_meta(cfg: RunConfig, out_dir: Path, case_ids: list[str]) -> dict[str, Any]:
@@ -168,6 +186,13 @@ def check_specs(cases: list[Case], cfg: RunConfig) -> None:
             check_mode(_tool_schemas(cases[0]))
         if any(c.mode == "organic" for c in cases):
             load_simulator(cfg.simulator)
+        if cfg.otel:  # a missing extra or a bad endpoint, before any conversation runs
+            from usersim.reports.otel import OtelUnavailable, TraceExport
+
+            try:
+                TraceExport(cfg.otel_endpoint).close()
+            except OtelUnavailable as exc:
+                raise SpecError(str(exc)) from None
     except (AgentError, UnknownNameError, ValueError) as exc:
         raise SpecError(redact(str(exc))) from None
 

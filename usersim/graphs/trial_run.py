@@ -10,6 +10,7 @@ import time
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from usersim.core import timeline
 from usersim.core.errors import CaseError
 from usersim.core.events import SimEvent, Stop, Usage
 from usersim.core.record import Attempt, RunRecord, TranscriptMessage
@@ -64,13 +65,9 @@ async def run_trial(trial: Trial, cfg: RunConfig, run_id: str, plan: RunPlan | N
     An organic conversation whose attempt is simulator-suspect (see graphs.finalize) is simulated
     again with a derived seed, up to `cfg.resimulate` more times; every attempt is kept in the
     record, and the first clean attempt decides (all suspect: inconclusive, blame simulator)."""
-    from usersim.judges.select import select_judges
-    from usersim.sandbox.base import open_sandbox
-
     case = trial.case
     started = datetime.now(UTC)
     t0 = time.perf_counter()
-    agent = None
     plan = plan or RunPlan.of(cfg)
     base: dict[str, Any] = dict(
         id=trial.id,
@@ -92,6 +89,27 @@ async def run_trial(trial: Trial, cfg: RunConfig, run_id: str, plan: RunPlan | N
     )
     history_len = len(case.input.history) if case.mode == "static" else 0
     attempts: list[tuple[int, dict[str, Any], Finalized]] = []
+    with timeline.collecting() as spans:
+        record = await _run_attempts(trial, cfg, plan, base, attempts, history_len, t0)
+    # offsets from started_at as written (whole seconds), names redacted (SPECs may carry a key)
+    shift = spans.wall0 - started.replace(microsecond=0).timestamp()
+    return record.model_copy(update={"timeline": spans.shifted(shift, redact)})
+
+
+async def _run_attempts(
+    trial: Trial,
+    cfg: RunConfig,
+    plan: RunPlan,
+    base: dict[str, Any],
+    attempts: list[tuple[int, dict[str, Any], Finalized]],
+    history_len: int,
+    t0: float,
+) -> RunRecord:
+    from usersim.judges.select import select_judges
+    from usersim.sandbox.base import open_sandbox
+
+    case = trial.case
+    agent = None
     try:
         agent = plan.load_agent()
         simulator = persona = None
@@ -106,6 +124,7 @@ async def run_trial(trial: Trial, cfg: RunConfig, run_id: str, plan: RunPlan | N
         tries = 1 + (max(0, cfg.resimulate) if case.mode == "organic" and not pinned else 0)
         for attempt in range(tries):
             seed = attempt_seed(trial.seed, attempt)
+            timeline.at_turn(0, attempt)
             # the same world every attempt (sandbox seeded by the trial); only the simulated user differs
             sandbox = open_sandbox(case, seed=trial.seed, skills_on=trial.skills_on)
             if trial.initial_state:  # a branch: per-conversation call counts continue from the checkpoint

@@ -35,6 +35,7 @@ import openai
 import orjson
 from openai import AsyncOpenAI, DefaultAioHttpClient
 
+from usersim.core import timeline
 from usersim.core.events import Usage
 from usersim.core.messages import Message
 from usersim.core.secrets import redact
@@ -295,7 +296,7 @@ async def check_model(
         )
 
 
-async def chat_completion(
+async def _chat_completion(
     *,
     model: str,
     messages: list[dict[str, Any]] | list[Message],
@@ -423,3 +424,18 @@ async def chat_completion(
                 await asyncio.sleep(min(delay, max_wait))
     assert last is not None
     raise LLMCallError(last.endpoint, last.status, f"{last.message} (gave up after {attempts} attempts)")
+
+
+async def chat_completion(*, model: str, role: str = "agent", **kwargs: Any) -> tuple[dict[str, Any], Usage]:
+    """One chat-completions call -> (assistant message dict in OpenAI format, Usage); see
+    `_chat_completion` for the parameters. Timed as a `chat` span of the conversation's timeline
+    (model, role, tokens, whether the cache answered; the error's type when it failed)."""
+    with timeline.span("chat", model, role=role) as extra:
+        message, usage = await _chat_completion(model=model, role=role, **kwargs)
+        extra.update(
+            input_tokens=usage.prompt_tokens,
+            output_tokens=usage.completion_tokens,
+            cached=bool(usage.cached_calls) or None,
+            tool_calls=len(message.get("tool_calls") or []) or None,
+        )
+        return message, usage
