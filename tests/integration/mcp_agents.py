@@ -50,3 +50,11 @@ def sync_correct(messages: list[dict[str, Any]], tools: dict[str, Any]) -> dict[
     import asyncio
 
     return asyncio.run(over_mcp(messages, tools, set()))
+
+
+async def stale(messages: list[dict[str, Any]], tools: dict[str, Any]) -> dict[str, Any]:
+    """An agent that keeps using a URL whose step has ended (here: one that never existed)."""
+    expired = tools["mcp_url"].rsplit("/", 1)[0] + "/expired"
+    async with Client(expired) as client:
+        await client.list_tools()
+    return {"role": "assistant", "content": "unreachable"}
