@@ -14,10 +14,14 @@ from examples.bank.agent import FLAWS, respond
 MAX_CALLS = 12
 
 
-async def over_mcp(messages: list[dict[str, Any]], tools: dict[str, Any], flaws: set[str]) -> dict[str, Any]:
-    """The bank policy's next steps, each tool call made over MCP, until it has something to say."""
+async def over_mcp(
+    messages: list[dict[str, Any]], tools: dict[str, Any], flaws: set[str], mode: str = "auto"
+) -> dict[str, Any]:
+    """The bank policy's next steps, each tool call made over MCP, until it has something to say.
+    mode: the SDK client's protocol negotiation (auto: sessionless 2026-07-28; legacy: initialize
+    handshake with an MCP session)."""
     local = list(messages)
-    async with Client(tools["mcp_url"]) as client:
+    async with Client(tools["mcp_url"], mode=mode) as client:
         listed = {t.name for t in (await client.list_tools()).tools}
         for _ in range(MAX_CALLS):
             step = respond(local, flaws)
@@ -43,6 +47,11 @@ async def correct(messages: list[dict[str, Any]], tools: dict[str, Any]) -> dict
 async def flawed(messages: list[dict[str, Any]], tools: dict[str, Any]) -> dict[str, Any]:
     """examples.bank.agent:flawed (its five flaws), tools over MCP."""
     return await over_mcp(messages, tools, FLAWS)
+
+
+async def correct_legacy(messages: list[dict[str, Any]], tools: dict[str, Any]) -> dict[str, Any]:
+    """examples.bank.agent:correct over a handshake-era MCP session."""
+    return await over_mcp(messages, tools, set(), mode="legacy")
 
 
 def sync_correct(messages: list[dict[str, Any]], tools: dict[str, Any]) -> dict[str, Any]:

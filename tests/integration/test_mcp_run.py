@@ -125,8 +125,9 @@ def test_fault_injection_reaches_the_agent_through_mcp(fault_cases, tmp_path):
     assert rec["status"] == "passed" and code == 0, (err, rec["verdicts"])  # the agent retried
 
 
-def test_a_synchronous_agent_gets_the_mcp_url_too(tmp_path):
-    code, recs, err = run(tmp_path / "out", f"{AGENTS}:sync_correct?tools=mcp", "BANK-04")
+@pytest.mark.parametrize("agent", ["sync_correct", "correct_legacy"])
+def test_a_synchronous_agent_and_a_handshake_era_client_work_too(agent, tmp_path):
+    code, recs, err = run(tmp_path / "out", f"{AGENTS}:{agent}?tools=mcp", "BANK-04")
     assert code == 0 and recs["BANK-04"]["status"] == "passed", err
     assert "transfer_funds" in [e["name"] for e in recs["BANK-04"]["tool_trace"]]
 
