@@ -40,6 +40,7 @@ class Step:
     inp: AgentInput
     loop: asyncio.AbstractEventLoop
     calls: list[tuple[ToolCall, Message]] = field(default_factory=list)
+    call_prefix: str = "mcp"  # tool-call ids: unique across the steps of one turn, too
 
     def messages(self) -> list[Message]:
         """The step's MCP calls as transcript messages: assistant tool call, tool result, in order."""
@@ -71,7 +72,7 @@ class _BridgeHost:
 
     async def call(self, conversation: str, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         step = self._step(conversation)
-        call = ToolCall(id=f"mcp_{step.inp.turn}_{len(step.calls) + 1}", name=name, arguments=arguments)
+        call = ToolCall(id=f"{step.call_prefix}_{len(step.calls) + 1}", name=name, arguments=arguments)
         slot = len(step.calls)
         step.calls.append((call, Message(role="tool", content="")))
 
@@ -124,6 +125,8 @@ class MCPBridge:
         base = await asyncio.to_thread(self.start)
         token = secrets.token_urlsafe(12)
         step = Step(f"{base}/{token}", list(inp.tools), inp, asyncio.get_running_loop())
+        # deterministic (replays compare transcripts) and unique: the conversation grows every step
+        step.call_prefix = f"mcp_{len(inp.messages)}"
         self.host.steps[token] = step
         try:
             yield step

@@ -102,6 +102,8 @@ def load_callable(spec: str) -> Callable[..., Any]:
 class PythonFunctionAgent:
     """Calls a user function `(messages, tools) -> assistant message dict` once per step."""
 
+    tools_mode = "schemas"  # or "mcp" (`?tools=mcp`); a subclass that sets fn itself keeps schemas
+
     def __init__(self, spec: str) -> None:
         self.spec = spec
         target, _, query = spec.partition("?")

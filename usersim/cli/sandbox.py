@@ -23,6 +23,7 @@ def sandbox() -> None:
     "--http",
     "port",
     type=click.IntRange(min=0, max=65535),
+    metavar="PORT",
     default=None,
     help="Serve streamable HTTP on PORT (0: any free port) instead of stdio.",
 )
@@ -31,8 +32,8 @@ def sandbox() -> None:
     "--trace",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Write every tool call as one JSON line: conversation, call_number, name, arguments, result, "
-    "is_error, intercepted.",
+    help="Write every tool call as one JSON line (the file is started afresh): conversation, "
+    "call_number, name, arguments, result, is_error, intercepted, latency_s.",
 )
 @click.option(
     "--skills/--no-skills",
