@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
 import pytest
+
+if os.environ.get("USERSIM_OPTIONAL_SKIP") == "1":  # CI installs the mcp extra: missing there is a failure
+    pytest.importorskip("mcp")
 from aiohttp import web
 
 from tests.integration.mcp_agents import over_mcp
@@ -180,3 +186,30 @@ def test_an_unknown_tools_mode_is_a_usage_error(tmp_path):
     res = usersim("run", CASES, "--id", "BANK-04", "--agent", spec, "--out", str(tmp_path), check=False)
     assert res.returncode == 2
     assert "Option 'tools=mpc'" in res.stderr and "must be one of: schemas, mcp" in res.stderr
+
+
+def test_without_the_mcp_package_the_agent_option_names_the_extra(tmp_path):
+    hide = "import sys; sys.modules['mcp'] = None; from usersim.cli import main; main()"
+    spec = "python:examples.bank.agent:correct?tools=mcp"
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            hide,
+            "run",
+            CASES,
+            "--id",
+            "BANK-04",
+            "--agent",
+            spec,
+            "--out",
+            str(tmp_path),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert res.returncode == 2, res.stderr
+    assert "pip install 'usersim-harness[mcp]'" in res.stderr
+    assert not (tmp_path / "results.jsonl").exists()
