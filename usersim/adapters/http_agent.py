@@ -15,7 +15,10 @@ Tool-call `arguments` may be a JSON string or an object. The harness runs the to
 message has tool calls, their results are appended and the endpoint is called again.
 
 Options go in the URL fragment (never sent to the server): `http://host/chat#timeout=30`
-(seconds; default `USERSIM_HTTP_TIMEOUT_S` or 60). Timeouts, connection errors, non-2xx answers
+(seconds; default `USERSIM_HTTP_TIMEOUT_S` or 60); `#tools=mcp` sends `"mcp_url": URL` (an MCP
+streamable-HTTP endpoint on 127.0.0.1 serving this conversation's tools, valid for this request)
+instead of `"tools"`; the calls made through it are recorded as the conversation's tool calls.
+Timeouts, connection errors, non-2xx answers
 and bodies of the wrong shape raise AgentError naming the URL and the status.
 """
 
@@ -30,6 +33,7 @@ import aiohttp
 
 from usersim.adapters.base import AgentEndpointError, AgentError, AgentInput, AgentReply
 from usersim.adapters.convert import message_from_reply
+from usersim.adapters.mcp_option import tools_mode
 from usersim.core.messages import to_openai_messages
 from usersim.llm.client import redact
 
@@ -41,9 +45,12 @@ class HttpAgent:
         self.spec = spec
         self.url, _, fragment = spec.partition("#")
         opts = dict(parse_qsl(fragment)) if fragment else {}
-        unknown = set(opts) - {"timeout"}
+        unknown = set(opts) - {"timeout", "tools"}
         if unknown:
-            raise AgentError(f"Unknown option(s) {sorted(unknown)} in agent spec '{spec}'. Options: timeout")
+            raise AgentError(
+                f"Unknown option(s) {sorted(unknown)} in agent spec '{spec}'. Options: timeout, tools"
+            )
+        self.tools_mode = tools_mode(spec, opts.get("tools"))
         try:
             self.timeout = float(opts.get("timeout") or os.environ.get("USERSIM_HTTP_TIMEOUT_S") or 60)
         except ValueError:
@@ -51,13 +58,21 @@ class HttpAgent:
         self.safe_url = redact(self.url)
 
     async def respond(self, inp: AgentInput) -> AgentReply:
-        payload = {
+        payload: dict[str, Any] = {
             "messages": to_openai_messages(inp.messages),
-            "tools": inp.tools,
             "case_id": inp.case.id,
             "seed": inp.seed,
             "turn": inp.turn,
         }
+        if self.tools_mode == "mcp":
+            from usersim.adapters.mcp_bridge import mcp_step
+
+            async with mcp_step(inp) as step:
+                reply = await self._post(payload | {"mcp_url": step.url})
+            return AgentReply(messages=[*step.messages(), *reply.messages])
+        return await self._post(payload | {"tools": inp.tools})
+
+    async def _post(self, payload: dict[str, Any]) -> AgentReply:
         try:
             async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=self.timeout)) as session:
                 async with session.post(self.url, json=payload) as resp:
@@ -91,6 +106,7 @@ class HttpAgent:
         return {
             "agent": "http",
             "url": self.safe_url,
+            "tools": self.tools_mode,
             "context_strategy": "full",
             "window_turns": None,
             "profile_injection": False,

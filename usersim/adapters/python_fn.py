@@ -12,6 +12,10 @@ callable is called again.
         return {"role": "assistant", "content": "你好！"}
 
     usersim run ... --agent python:my_agent:respond
+
+`python:my_agent:respond?tools=mcp`: the second argument is `{"mcp_url": URL}` instead of the
+schemas; the agent lists and calls its tools over MCP (streamable HTTP) and returns its answer;
+the calls it made are recorded as the conversation's tool calls (adapters/mcp_bridge.py).
 """
 
 from __future__ import annotations
@@ -23,9 +27,11 @@ import os
 import sys
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import parse_qsl
 
 from usersim.adapters.base import AgentError, AgentInput, AgentReply
 from usersim.adapters.convert import message_from_reply
+from usersim.adapters.mcp_option import tools_mode
 from usersim.core.messages import to_openai_messages
 from usersim.core.registry import did_you_mean
 
@@ -96,18 +102,35 @@ def load_callable(spec: str) -> Callable[..., Any]:
 class PythonFunctionAgent:
     """Calls a user function `(messages, tools) -> assistant message dict` once per step."""
 
+    tools_mode = "schemas"  # or "mcp" (`?tools=mcp`); a subclass that sets fn itself keeps schemas
+
     def __init__(self, spec: str) -> None:
         self.spec = spec
-        self.fn = load_callable(spec)
+        target, _, query = spec.partition("?")
+        options = dict(parse_qsl(query, keep_blank_values=True))
+        unknown = sorted(set(options) - {"tools"})
+        if unknown:
+            raise AgentError(f"Unknown option(s) {unknown} in agent spec '{spec}'. Options: tools")
+        self.tools_mode = tools_mode(spec, options.get("tools"))
+        self.fn = load_callable(target)
 
     async def respond(self, inp: AgentInput) -> AgentReply:
+        if self.tools_mode == "mcp":
+            from usersim.adapters.mcp_bridge import mcp_step
+
+            async with mcp_step(inp) as step:
+                reply = await self._call(inp, {"mcp_url": step.url})
+            return AgentReply(messages=[*step.messages(), *reply.messages])
+        return await self._call(inp, inp.tools)
+
+    async def _call(self, inp: AgentInput, tools: Any) -> AgentReply:
         messages = to_openai_messages(inp.messages)
         try:
             if inspect.iscoroutinefunction(self.fn):
-                result = await self.fn(messages, inp.tools)
+                result = await self.fn(messages, tools)
             else:
                 # A thread keeps a slow sync agent from stalling the other conversations.
-                result = await asyncio.to_thread(self.fn, messages, inp.tools)
+                result = await asyncio.to_thread(self.fn, messages, tools)
                 if inspect.isawaitable(result):
                     result = await result
         except AgentError:
@@ -121,7 +144,8 @@ class PythonFunctionAgent:
     def describe(self) -> dict[str, Any]:
         return {
             "agent": "python",
-            "callable": self.spec.split(":", 1)[1],
+            "callable": self.spec.split(":", 1)[1].partition("?")[0],
+            "tools": self.tools_mode,
             "context_strategy": "full",
             "window_turns": None,
             "profile_injection": False,

@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "explore": ("usersim.cli.run:explore", "Persona variants x seeds on organic cases; failures clustered."),
     "promote": ("usersim.cli.run:promote", "Turn a failing record of a run into a regression case."),
     "tools": ("usersim.cli.tools:tools", "The simulated tool sandbox: list tools, call one."),
+    "sandbox": ("usersim.cli.sandbox:sandbox", "Serve a case's simulated tools to an agent over MCP."),
     "persona": ("usersim.cli.persona:persona", "Author personas: scaffold, lint, preview, list and vary."),
     "judges": ("usersim.cli.judges:judges", "Judges and rule checks: list, calibrate, human review."),
     "report": ("usersim.cli.report:report", "Rebuild summary.json and report.html of a run folder."),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import click
@@ -29,6 +30,10 @@ def _load_case(ref: str) -> Case:
     from usersim.core.registry import UnknownNameError
     from usersim.core.yamlfile import FileProblems
 
+    path = Path(ref)
+    if ref.endswith((".yaml", ".yml")) and not path.is_file():
+        why = "is a folder, not a case file" if path.is_dir() else "does not exist"
+        raise click.ClickException(f"case file {ref} {why}")
     try:
         return find_case(ref)
     except (UnknownNameError, FileNotFoundError) as exc:
@@ -43,9 +48,24 @@ def tools() -> None:
 
 
 @tools.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print the OpenAI tool schemas as a JSON array.")
-def list_tools(as_json: bool) -> None:
-    """List every simulated tool with its arguments."""
+@click.option(
+    "--case",
+    "case_ref",
+    default=None,
+    help="Case id or case YAML: show the tools and state tables the agent gets in that case.",
+)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print JSON: the OpenAI tool schemas (with --case: {case, file, tools, state}).",
+)
+def list_tools(case_ref: str | None, as_json: bool) -> None:
+    """List every simulated tool with its arguments, or (--case) the tools, their parameters and
+    the domain state tables an agent gets in one case."""
+    if case_ref is not None:
+        _list_case(case_ref, as_json)
+        return
     from usersim.sandbox.tools import tool_registry
 
     schemas = [tool_registry.get(n).schema() for n in tool_registry.names()]
@@ -58,6 +78,21 @@ def list_tools(as_json: bool) -> None:
         args = [p if p in params.get("required", []) else f"{p}?" for p in params["properties"]]
         click.echo(f"{fn['name']}({', '.join(args)})")
         click.echo(f"    {fn['description'].split('. ')[0].rstrip('.')}.")
+
+
+def _list_case(case_ref: str, as_json: bool) -> None:
+    from usersim.cli.tools_view import case_view, render_case_view
+
+    case = _load_case(case_ref)
+    try:
+        view = case_view(case)
+    except (KeyError, ValueError) as exc:
+        where = case.file or case_ref
+        raise click.ClickException(f"{where}: {exc}") from None
+    if as_json:
+        click.echo(json.dumps(view, ensure_ascii=False, indent=2))
+    else:
+        click.echo(render_case_view(view))
 
 
 @tools.command("call")
