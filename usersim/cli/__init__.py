@@ -25,6 +25,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "persona": ("usersim.cli.persona:persona", "Author personas: scaffold, lint, preview, list and vary."),
     "judges": ("usersim.cli.judges:judges", "Judges and rule checks: list, calibrate, human review."),
     "report": ("usersim.cli.report:report", "Rebuild summary.json and report.html of a run folder."),
+    "compare": ("usersim.cli.compare:compare", "Pair two runs and test which differences are regressions."),
+    "plan-repeats": ("usersim.cli.compare:plan_repeats", "Repeats needed to detect a drop in pass rate."),
 }
 
 
