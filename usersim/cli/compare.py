@@ -31,6 +31,19 @@ def _check_stats() -> None:
         _usage(str(exc))
 
 
+def check_baseline(run_dir: Path) -> None:
+    """`run --baseline`: numpy/scipy installed and RUN_DIR a readable run, else exit 2 before running."""
+    from usersim.reports.compare import CompareError, load_run
+
+    _check_stats()
+    try:
+        load_run(run_dir)
+    except CompareError as exc:
+        _usage(f"--baseline: {exc}")
+    except click.ClickException as exc:
+        _usage(f"--baseline: {exc.message}")
+
+
 def print_comparison(comparison, out: Path) -> None:
     """The changed cases, the suite line, noise notes and warnings; the verdict line last."""
     c = comparison

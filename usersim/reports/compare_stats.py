@@ -46,16 +46,15 @@ def require() -> tuple[Any, Any]:
 
 
 def mcnemar_p(worse: int, better: int) -> float:
-    """Exact two-sided McNemar p-value of `worse` vs `better` discordant pairs (1.0 when none)."""
-    if worse + better == 0:
-        return 1.0
-    _, stats = require()
-    return float(stats.binomtest(worse, worse + better, 0.5, alternative="two-sided").pvalue)
+    """Exact two-sided McNemar p-value of `worse` vs `better` discordant pairs (1.0 when none):
+    scipy.stats.binomtest(worse, worse + better, 0.5).pvalue, computed as `mcnemar_p_array` does
+    (a test holds the two equal) because binomtest's general search is ~100 times slower."""
+    return float(mcnemar_p_array(worse, better))
 
 
 def mcnemar_p_array(worse: Any, better: Any) -> Any:
-    """Vectorised `mcnemar_p` (the same numbers: for p = 1/2 binomtest's two-sided p-value is
-    min(1, 2 * P(X <= min(worse, better)))); used by plan-repeats' simulation."""
+    """Vectorised `mcnemar_p`: for p = 1/2 binomtest's two-sided p-value is
+    min(1, 2 * P(X <= min(worse, better))), X ~ Binomial(worse + better, 1/2)."""
     np, stats = require()
     worse, better = np.asarray(worse), np.asarray(better)
     n = worse + better
@@ -64,12 +63,17 @@ def mcnemar_p_array(worse: Any, better: Any) -> Any:
 
 
 def wilson(k: int, n: int, confidence: float) -> tuple[float, float]:
-    """Wilson score interval of k successes in n (scipy); (0, 1) when n is 0."""
+    """Wilson score interval of k successes in n; (0, 1) when n is 0. The same numbers as
+    scipy's binomtest(k, n).proportion_ci(method="wilson") (a test holds them equal), without
+    its per-call overhead: z from scipy's normal quantile, then the score formula."""
     if n == 0:
         return 0.0, 1.0
     _, stats = require()
-    ci = stats.binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
-    return float(ci.low), float(ci.high)
+    z = float(stats.norm.ppf(1 - (1 - confidence) / 2))
+    p = k / n
+    center = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return max(0.0, center - half), min(1.0, center + half)
 
 
 def newcombe_paired(
