@@ -351,6 +351,8 @@ def exit_for(
     significant regression, 2 nothing paired) replaces the gate's code when it is not 0."""
     gate = decide(records, strict=strict, fail_under=fail_under)
     click.echo(gate.reason, err=True)
+    if compared:
+        click.echo(f"--baseline: compare exits {compared} (the gate alone: exit {gate.exit_code})", err=True)
     code = compared or gate.exit_code
     if code:
         raise SystemExit(code)
