@@ -25,7 +25,11 @@ REPEATS = "8"
 def runs(tmp_path_factory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("bank-compare")
     out = {}
-    for name, agent, seed in (("correct", "correct", "0"), ("again", "correct", "7"), ("flawed", "flawed", "0")):
+    for name, agent, seed in (
+        ("correct", "correct", "0"),
+        ("again", "correct", "7"),
+        ("flawed", "flawed", "0"),
+    ):
         out[name] = root / name
         usersim(
             "run",

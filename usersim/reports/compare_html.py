@@ -54,7 +54,7 @@ def forest_plot(comparison: Comparison) -> str:
     ticks = "".join(
         f'<line class="grid" x1="{x(t):.1f}" y1="{top - 6}" x2="{x(t):.1f}" y2="{height - 20}"/>'
         f'<text x="{x(t):.1f}" y="{top - 10}" text-anchor="middle">{t * 100:+.0f}</text>'
-        for t in (-1, -0.5, 0.5, 1)
+        for t in (-1, -0.5, 0, 0.5, 1)
     )
     rows = []
     for i, c in enumerate(cases):
