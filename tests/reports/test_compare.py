@@ -207,6 +207,7 @@ def test_identical_transcripts_make_a_verdict_change_judge_noise():
     assert any("identical transcripts" in n and "judge noise" in n for n in c.noise.notes)
     assert c.a.judge_noise.sampled_verdicts == 1 and c.a.judge_noise.split_verdicts == 1
     assert any("judges on A: 1 of 1 sampled verdicts split" in n for n in c.noise.notes)
+    assert any("every pair has identical transcripts" in w and "none is the agent's" in w for w in c.warnings)
 
 
 def test_agent_flip_rate_within_each_side_is_reported():

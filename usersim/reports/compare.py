@@ -290,6 +290,11 @@ def _warnings(a: Side, b: Side, pairs: list[Pair], unpaired: list[Unpaired]) -> 
             f"the runs used different seeds (A {a.seed}, B {b.seed}): pairs are matched by repeat index, "
             "the simulated users differ, so the test is still valid but has less power"
         )
+    if pairs and all(p.same_transcript for p in pairs):
+        out.append(
+            "every pair has identical transcripts (a rescore of the same run?): every difference here is the "
+            "judges' (judge noise or a judge change), none is the agent's"
+        )
     if (a.judge_model or "") != (b.judge_model or ""):
         out.append(f"the judges differ (A {a.judge_model}, B {b.judge_model}): a change may be the judge's")
     if unpaired:
