@@ -144,6 +144,23 @@ def test_runs_of_different_suites_cannot_be_compared(runs, tmp_path):
     assert res.returncode == 2
     assert "case not in run B (different suites)" in res.stdout
     assert res.stdout.strip().splitlines()[-1].startswith("nothing to compare")
+    # run --baseline with a baseline of another suite: the run happens, then exit 2
+    res = usersim(
+        "run",
+        "examples/bank/cases",
+        "--id",
+        "BANK-04",
+        "--agent",
+        "python:examples.bank.agent:correct",
+        "--out",
+        str(tmp_path / "b2"),
+        "--no-progress",
+        "--baseline",
+        str(runs["a"]),
+        check=False,
+    )
+    assert res.returncode == 2 and "--baseline: compare exits 2 (the gate alone: exit 0)" in res.stderr
+    assert (tmp_path / "b2" / "results.jsonl").is_file() and (tmp_path / "b2" / "compare.json").is_file()
 
 
 def test_missing_results_and_missing_scipy_are_usage_errors(runs, tmp_path, monkeypatch):
