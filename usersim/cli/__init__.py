@@ -27,6 +27,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "judges": ("usersim.cli.judges:judges", "Judges and rule checks: list, calibrate, human review."),
     "report": ("usersim.cli.report:report", "Rebuild summary.json and report.html of a run folder."),
     "otel": ("usersim.cli.otel:otel", "Export stored runs as OpenTelemetry traces (OTLP/HTTP or OTLP/JSON)."),
+    "compare": ("usersim.cli.compare:compare", "Pair two runs and test which differences are regressions."),
+    "plan-repeats": ("usersim.cli.compare:plan_repeats", "Repeats needed to detect a drop in pass rate."),
 }
 
 

@@ -259,6 +259,13 @@ def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
     help="Unjudged conversations (a criterion no judge could decide) fail the gate like failures: exit 1, "
     "and they count in the pass rate's denominator.",
 )
+@click.option(
+    "--baseline",
+    default=None,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="An earlier run folder: after the run, `usersim compare BASELINE OUT` writes OUT/compare.json and "
+    "compare.html, and a significant regression exits 1 (see the exit codes).",
+)
 @personas_option
 @otel_options
 def run(
@@ -283,6 +290,7 @@ def run(
     strict,
     otel,
     otel_endpoint,
+    baseline,
 ):
     """Run cases against an agent; writes OUT/results.jsonl, summary.json, report.html.
 
@@ -295,6 +303,10 @@ def run(
       3  the only non-passes are inconclusive (the simulator could not give a clean
          conversation even when simulated again)
       2  usage error (bad option, spec, case or persona file; nothing was run)
+    With --baseline RUN_A, compare's code takes precedence when it is not 0: 1 on a
+    significant regression against RUN_A (even when the gate alone is green), 2 when no
+    conversation pairs with RUN_A (the run's outputs are kept). --fail-under 0 with --baseline
+    gates on regressions only.
 
     Pass rate = passed / (passed + failed + error); unjudged (unless --strict) and inconclusive
     conversations are left out of it and shown beside it. `usersim.run(...).passed` and the
@@ -308,6 +320,10 @@ def run(
         if bad:
             raise click.BadParameter(f"{bad} not in {sorted(allowed)}", param_hint=name)
     check_otel(otel, otel_endpoint)
+    if baseline is not None:
+        from usersim.cli.compare import check_baseline
+
+        check_baseline(baseline)  # numpy/scipy and a readable baseline, before any conversation runs
     cases = _select(paths, ids)
     cfg = RunConfig(
         otel=otel,
@@ -329,17 +345,28 @@ def run(
     )
     records = _run(cases, cfg, out)
     print_outcome(records, out)
-    exit_for(records, fail_under, strict)
+    compared = 0
+    if baseline is not None:
+        from usersim.cli.compare import run_compare
+
+        compared = run_compare(baseline, out, out, 0.05)
+    exit_for(records, fail_under, strict, compared)
 
 
-def exit_for(records: list[RunRecord], fail_under: float | None, strict: bool = False) -> None:
+def exit_for(
+    records: list[RunRecord], fail_under: float | None, strict: bool = False, compared: int = 0
+) -> None:
     """Exit with the gate's code (usersim.core.gate.decide): 0 green, 1 any failed or errored (with
     --strict also unjudged; with --fail-under: the pass rate is below it), 3 the only non-passes are
-    inconclusive. The gate's reason goes to stderr."""
+    inconclusive. The gate's reason goes to stderr. `compared` (--baseline: compare's exit code, 1
+    significant regression, 2 nothing paired) replaces the gate's code when it is not 0."""
     gate = decide(records, strict=strict, fail_under=fail_under)
     click.echo(gate.reason, err=True)
-    if gate.exit_code:
-        raise SystemExit(gate.exit_code)
+    if compared:
+        click.echo(f"--baseline: compare exits {compared} (the gate alone: exit {gate.exit_code})", err=True)
+    code = compared or gate.exit_code
+    if code:
+        raise SystemExit(code)
 
 
 DEMO_MARKER = ".usersim-demo"
