@@ -63,12 +63,13 @@ def phoenix(tmp_path_factory):
         PHOENIX_GRPC_PORT=str(_free_port()),
         PHOENIX_HOST="127.0.0.1",
         PHOENIX_TELEMETRY_ENABLED="false",
+        PYTHONUNBUFFERED="1",
     )
     log = (work / "phoenix.log").open("w")
     proc = subprocess.Popen([_phoenix_executable(), "serve"], env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 180
+        deadline = time.monotonic() + 420  # its imports alone take minutes on a loaded machine
         while True:
             try:
                 urllib.request.urlopen(f"{base}/healthz", timeout=2)
