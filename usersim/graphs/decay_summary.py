@@ -155,15 +155,20 @@ def _mean(values: list[float]) -> float | None:
 
 
 def check_sla(points: list[DecayPoint], sla: SlaThreshold, source: str | None = None) -> SlaMark:
-    """Where a curve stands against one SLA."""
+    """Where a curve stands against one SLA. The SLA holds for conversations up to `at_turn`
+    turns, so a point below the line at fewer turns misses it too, even when the sweep stops short
+    of `at_turn`; met is null only when nothing below was seen and no point reaches `at_turn`."""
     scored = [p for p in points if p.score is not None]
     at = next((p for p in scored if p.turns >= sla.at_turn), None)
     mark = SlaMark(scenario=sla.scenario, min_score=sla.min_score, at_turn=sla.at_turn, source=source)
-    if at is None:
-        return mark
-    mark.checked_turn, mark.score = at.turns, at.score
-    mark.met = at.score is not None and at.score >= sla.min_score
-    mark.below_turns = [p.turns for p in scored if p.turns <= at.turns and (p.score or 0.0) < sla.min_score]
+    if at is not None:
+        mark.checked_turn, mark.score = at.turns, at.score
+    limit = at.turns if at is not None else sla.at_turn
+    mark.below_turns = [p.turns for p in scored if p.turns <= limit and (p.score or 0.0) < sla.min_score]
+    if mark.below_turns:
+        mark.met = False
+    elif at is not None:
+        mark.met = True
     return mark
 
 
@@ -223,10 +228,11 @@ def summarize_decay(
         )
     brk_of = {t: c.breakpoint for t, c in curves.items()}
     violations = [
-        f"{t}: {m.label} — {m.score:.0%} at {m.checked_turn} turns; below the line at {m.below_turns}"
+        f"{t}: {m.label} — below the line at {', '.join(map(str, m.below_turns))} turns"
+        + (f" ({m.score:.0%} at {m.checked_turn} turns)" if m.score is not None else "")
         for t, c in curves.items()
         for m in c.sla
-        if m.met is False and m.score is not None
+        if m.met is False
     ]
     return DecaySummary(
         agent=agent,

@@ -50,9 +50,9 @@ def _sla_text(curve: dict[str, Any]) -> tuple[str, str]:
             parts.append(f"{sla_label(m)}: met ({pct(m.get('score'))} at {m.get('checked_turn')} turns)")
         else:
             bad = True
+            at = f"; {pct(m.get('score'))} at {m.get('checked_turn')} turns" if m.get("checked_turn") else ""
             parts.append(
-                f"{sla_label(m)}: BELOW SLA ({pct(m.get('score'))} at {m.get('checked_turn')} turns; "
-                f"below the line at {', '.join(map(str, m.get('below_turns') or []))} turns)"
+                f"{sla_label(m)}: BELOW SLA at {', '.join(map(str, m.get('below_turns') or []))} turns{at}"
             )
     return "; ".join(parts), "fail" if bad else "pass"
 

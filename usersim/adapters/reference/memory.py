@@ -5,7 +5,8 @@ keep what the window drops.
 Key information is read with the language layer: a user sentence is kept when one of its clauses
 carries a quantity (`lang.quantity`), a date (`lang.dates`), a slot the agent understands (its own
 slot extractor: cities, budgets, allergies, excluded brands ...), a restriction (`needs.yaml`
-restriction_after: 过敏, 忌口) or who the user is (name, city, job).
+restriction_after: 过敏, 忌口) or who the user is (name, city, job); a relative day in a question
+(今天天气怎么样？) is not one.
 
 The external memory is a store independent of the context window: every user turn is written to
 it once, when the agent first sees the turn that followed it, and each step retrieves the stored
@@ -24,6 +25,7 @@ from datetime import date
 from usersim.adapters.reference.slots import Slots, extract
 from usersim.core.messages import Message
 from usersim.lang import topics
+from usersim.lang.acts import questions
 from usersim.lang.dates import find_dates
 from usersim.lang.phrases import find
 from usersim.lang.quantity import quantities
@@ -35,14 +37,19 @@ IDENTITY = re.compile(
 )
 
 
-def is_key_clause(text: str, today: date) -> bool:
-    """Whether a clause carries a fact or a constraint worth keeping when the turn is dropped."""
+def is_key_clause(text: str, today: date, *, question: bool = False) -> bool:
+    """Whether a clause carries a fact or a constraint worth keeping when the turn is dropped. In
+    a question a relative day ("今天天气怎么样？") is what is asked about, not a fact of the user's."""
+    dates = [d for d in find_dates(text, today) if not (question and d.kind == "relative")]
+    slots = extract(text, Slots(), today)
+    if question and not dates:  # the extractor's reading of that same day is no fact either
+        slots.start, slots.end, slots.dates_now, slots.dates_fuzzy = None, None, False, False
     return bool(
         quantities(text)
-        or find_dates(text, today)
+        or dates
         or IDENTITY.search(text)
         or find(text, "needs", "restriction_after")
-        or extract(text, Slots(), today) != Slots()
+        or slots != Slots()
     )
 
 
@@ -54,7 +61,9 @@ def key_sentences(turns: list[list[Message]], today: date) -> list[str]:
         if not turn or turn[0].role != "user":
             continue
         for sentence in sentences(turn[0].content):
-            if any(is_key_clause(c.text, today) for c in clauses(sentence.text)) and sentence.text not in out:
+            asked = bool(questions(sentence.text))
+            key = any(is_key_clause(c.text, today, question=asked) for c in clauses(sentence.text))
+            if key and sentence.text not in out:
                 out.append(sentence.text)
     return out[-KEY_INFO_MAX_FACTS:]
 
