@@ -12,9 +12,10 @@ conversation on the seed's scale (100 anchored / 70 drifted but back / 30 drifte
 and its score is the point. The checks are the seed's: recall score;
 销售/数据/分析 for the reference; 100 for the switch; for the instruction conflict 30 and no stray 5. The summary
 follows the seed's terms: memory half-life (memory is roughly exponential), reference fail point
-(step-shaped at the window edge) and stable-interval lower bounds (switch, conflict) — each the
-first turn count whose mean score drops below 0.5 — with the agent's system configuration recorded
-beside every curve, because the curve measures that configuration, not the bare model.
+(step-shaped at the window edge) and stable-interval lower bounds (switch, conflict, drift) — each
+the first turn count whose mean score drops below 0.5 — with the agent's system configuration
+recorded beside every curve, because the curve measures that configuration, not the bare model
+(graphs.decay_summary; strategy comparisons in graphs.decay_strategies, SLAs in graphs.decay_sla).
 """
 
 from __future__ import annotations
