@@ -273,6 +273,18 @@ class LongContextSpec(Strict):
     )
 
 
+class SlaThreshold(Strict):
+    """A business SLA for a decay curve (seed 003: "客服 Agent ≥ 80% @ 10 轮"): at `at_turn` turns
+    the dimension's score must be at least `min_score`. Read by `usersim decay --sla`."""
+
+    dimension: Literal["memory", "reference", "switch", "conflict", "drift"] = Field(
+        description="The decay dimension: memory, reference, switch, conflict or drift."
+    )
+    min_score: float = Field(ge=0, le=1, description="Lowest acceptable score, 0-1 (0.8 = 80%).")
+    at_turn: int = Field(ge=1, description="Conversation length (turns) the SLA is stated for.")
+    scenario: str | None = Field(default=None, description="Whose SLA, e.g. 客服 Agent.")
+
+
 class PromotedFrom(Strict):
     """Where a promoted regression case came from."""
 
@@ -353,6 +365,11 @@ class Case(Strict):
     notes: str | None = Field(default=None, description="备注 from the seed.")
     promoted_from: PromotedFrom | None = Field(
         default=None, description="Set on regression cases promoted from a run record (`usersim promote`)."
+    )
+    sla: list[SlaThreshold] = Field(
+        default_factory=list,
+        description="Business SLAs for the decay curves (`usersim decay --sla FILE`); usually shared "
+        "through a suite file (`include:`), e.g. [{dimension: memory, min_score: 0.8, at_turn: 10}].",
     )
     reference_transcript: list[Message] = Field(
         default_factory=list,

@@ -84,23 +84,56 @@ def expand(
 
 
 @click.command()
-@click.option("--agent", required=True, help="Agent SPEC, e.g. reference, reference:window-10, openai:MODEL.")
+@click.option(
+    "--agent",
+    default="reference",
+    show_default=True,
+    help="Agent SPEC, e.g. reference, reference:window-10, openai:MODEL.",
+)
+@click.option(
+    "--strategies",
+    default=None,
+    help="Compare context strategies: comma-separated options of --agent (full, window-N, summary[-N], "
+    "key-info[-N], profile, external-memory[-K]; join two with '+', e.g. window-4+profile) or whole "
+    "agent SPECs (openai:m). One sweep each in DIR/<strategy>/; DIR/decay.json holds the comparison table.",
+)
 @click.option("--turns", default="3,5,7,8,10,12,15,20", show_default=True, help="Turn counts to test.")
 @click.option(
     "--repeats", type=int, default=3, show_default=True, help="Runs per turn count (seed 003: at least 3)."
 )
-@click.option("--tests", default="memory,reference,switch,conflict", show_default=True, help="Tests to run.")
+@click.option(
+    "--tests", default="memory,reference,switch,conflict,drift", show_default=True, help="Tests to run."
+)
+@click.option(
+    "--sla",
+    "sla_refs",
+    multiple=True,
+    help="SLA file: a case or suite file with an `sla:` list, or a bundled suite name "
+    "(customer_service = 客服 Agent ≥ 80% @ 10 轮, data_analysis, companion). Repeatable.",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Run seed.")
 @click.option("--concurrency", type=int, default=4, show_default=True, help="Conversations at once.")
 @click.option("--resume", is_flag=True, help="Continue an interrupted sweep in the same --out directory.")
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False), help="Output directory.")
 def decay(
-    agent: str, turns: str, repeats: int, tests: str, seed: int, concurrency: int, resume: bool, out_dir: str
+    agent: str,
+    strategies: str | None,
+    turns: str,
+    repeats: int,
+    tests: str,
+    sla_refs: tuple[str, ...],
+    seed: int,
+    concurrency: int,
+    resume: bool,
+    out_dir: str,
 ) -> None:
-    """Decay sweep (seed 003): memory / reference / switch / conflict at each turn count; writes
-    DIR/decay.json with the curves, memory half-life, reference fail point and stable intervals."""
+    """Decay sweep (seed 003): memory / reference / switch / conflict / drift at each turn count;
+    writes DIR/decay.json with the curves, memory half-life, reference fail point, stable intervals,
+    token cost and SLA marks. With --strategies, one sweep per context strategy and the comparison."""
     from usersim.core.registry import did_you_mean
+    from usersim.core.yamlfile import FileProblems
     from usersim.graphs.decay import DECAY_TESTS, run_decay
+    from usersim.graphs.decay_sla import load_sla
 
     names = [t.strip() for t in tests.split(",") if t.strip()]
     for t in names:
@@ -111,18 +144,23 @@ def decay(
                 param_hint="--tests",
             )
     try:
-        summary = asyncio.run(
-            run_decay(
-                agent=agent,
-                out_dir=out_dir,
-                turns=_int_list(turns),
-                tests=names,
-                repeats=repeats,
-                seed=seed,
-                concurrency=concurrency,
-                resume=resume,
-            )
-        )
+        sla = [item for ref in sla_refs for item in load_sla(ref)]
+    except (FileProblems, FileNotFoundError) as exc:
+        raise click.ClickException(str(exc)) from None
+    common = dict(
+        turns=_int_list(turns),
+        tests=names,
+        repeats=repeats,
+        seed=seed,
+        concurrency=concurrency,
+        resume=resume,
+        sla=sla,
+    )
+    try:
+        if strategies is not None:
+            _strategies(agent, strategies, out_dir, common)
+            return
+        summary = asyncio.run(run_decay(agent=agent, out_dir=out_dir, **common))  # type: ignore[arg-type]
     except (KeyError, ValueError) as exc:  # unknown agent SPEC, occupied --out directory ...
         raise click.ClickException(str(exc)) from None
     sys_cfg = ", ".join(f"{k}={v}" for k, v in summary.system.items())
@@ -130,4 +168,41 @@ def decay(
     for test, curve in summary.curves.items():
         pts = "  ".join(f"{p.turns}:{p.score:.0%}" for p in curve.points if p.score is not None)
         click.echo(f"{test:>9} {pts}   {curve.measure}={curve.breakpoint}")
+    for line in summary.sla_violations:
+        click.echo(f"BELOW SLA {line}")
     click.echo(f"wrote {out_dir}/decay.json")
+
+
+def _strategies(agent: str, strategies: str, out_dir: str, common: dict) -> None:
+    from usersim.graphs.decay_strategies import run_strategies
+
+    items = [s.strip().replace("+", ",") for s in strategies.split(",") if s.strip()]
+    if not items:
+        raise click.BadParameter(
+            "give at least one strategy, e.g. full,window-4,summary", param_hint="--strategies"
+        )
+    comparison = asyncio.run(run_strategies(agent=agent, strategies=items, out_dir=out_dir, **common))
+    flag = {True: "yes", False: "no", None: "-"}
+    header = (
+        f"{'strategy':<18} {'kept':>4} {'profile':>7} {'ext-mem':>7} {'half-life':>9} {'ref-fail':>8} "
+        f"{'switch':>6} {'conflict':>8} {'drift':>5} {'tokens':>8}"
+    )
+    click.echo(header)
+    longest = max(comparison.turns)
+
+    def b(v: int | None) -> str:
+        return f">{longest}" if v is None else str(v)
+
+    for r in comparison.strategies:
+        kept = "all" if r.window_turns is None else str(r.window_turns)
+        tokens = "-" if r.mean_agent_tokens is None else f"{r.mean_agent_tokens:,.0f}"
+        click.echo(
+            f"{r.strategy:<18} {kept:>4} {flag[r.profile_injection]:>7} {flag[r.external_memory]:>7} "
+            f"{b(r.memory_half_life):>9} {b(r.reference_fail_point):>8} {b(r.switch_stable_lower):>6} "
+            f"{b(r.conflict_stable_lower):>8} {b(r.drift_stable_lower):>5} {tokens:>8}"
+        )
+        for line in r.sla_violations:
+            click.echo(f"  BELOW SLA {line}")
+    click.echo(
+        f"wrote {out_dir}/decay.json and {out_dir}/report.html (each strategy in {out_dir}/<strategy>/)"
+    )

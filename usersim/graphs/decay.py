@@ -1,16 +1,21 @@
-"""Decay sweeps (seed 003): how memory, reference resolution, topic switching and conflict
-handling hold up as the conversation gets longer.
+"""Decay sweeps (seed 003): how memory, reference resolution, topic switching, conflict handling
+and semantic drift hold up as the conversation gets longer.
 
 For each turn count n the seed's four tests become static scripted cases that the agent answers
 live: the probe goes in turn 1, then n - 1 turns of unrelated small talk (capped at 12, as the
 seed's code does with its 12 filler topics), then the last turn asks for what was planted (memory),
 refers to it with a pronoun (reference), switches back to it (switch) or changes the instruction
-(conflict, four levels averaged as the seed does). The checks are the seed's: recall score;
+(conflict, four levels averaged as the seed does). Semantic drift (维度五, 理解一致性保持) follows
+the seed's own test: a precise instruction, then n - 1 follow-up questions about its details that
+never restate it (用户追问细节), then a request to sum up; the drift judge scores the whole
+conversation on the seed's scale (100 anchored / 70 drifted but back / 30 drifted / 0 forgotten)
+and its score is the point. The checks are the seed's: recall score;
 销售/数据/分析 for the reference; 100 for the switch; for the instruction conflict 30 and no stray 5. The summary
 follows the seed's terms: memory half-life (memory is roughly exponential), reference fail point
-(step-shaped at the window edge) and stable-interval lower bounds (switch, conflict) — each the
-first turn count whose mean score drops below 0.5 — with the agent's system configuration recorded
-beside every curve, because the curve measures that configuration, not the bare model.
+(step-shaped at the window edge) and stable-interval lower bounds (switch, conflict, drift) — each
+the first turn count whose mean score drops below 0.5 — with the agent's system configuration
+recorded beside every curve, because the curve measures that configuration, not the bare model
+(graphs.decay_summary; strategy comparisons in graphs.decay_strategies, SLAs in graphs.decay_sla).
 """
 
 from __future__ import annotations
@@ -19,18 +24,36 @@ import hashlib
 import random
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from usersim.cases.schema import Case
+from usersim.cases.schema import Case, SlaThreshold
 from usersim.core.registry import UnknownNameError, did_you_mean
+from usersim.graphs.decay_summary import (
+    DECAY_TESTS,
+    HALF,
+    DecayCurve,
+    DecayPoint,
+    DecaySummary,
+    expected_recall,
+    summarize_decay,
+)
+
+__all__ = [
+    "DECAY_TESTS",
+    "HALF",
+    "DecayCurve",
+    "DecayPoint",
+    "DecaySummary",
+    "build_decay_case",
+    "build_decay_cases",
+    "expected_recall",
+    "run_decay",
+    "summarize_decay",
+]
 
 SEED_FILE = "003_a968a190fd70a84b.txt"
 DEFAULT_TURNS = [3, 5, 7, 8, 10, 12, 15, 20]
-DECAY_TESTS = ("memory", "reference", "switch", "conflict")
 CONFLICT_LEVELS = ("instruction", "goal", "constraint", "implicit")
-HALF = 0.5  # the seed's "降到 50% 以下"
 FILLER_CAP = 12  # seed 003 test_memory: range(min(n_turns - 1, len(filler_topics))) with 12 topics
 
 # The seed's filler topics (test_memory), then more of the same kind so 20 turns never repeat one.
@@ -61,10 +84,29 @@ FILLER_TOPICS = [
 # Arithmetic small talk would blur tests whose probe is itself a calculation.
 _NO_ARITHMETIC = {"switch", "conflict"}
 
+# 维度五: the seed's method (精准指令 -> 追问细节 -> 5-10 轮后检查是否还锚定在原话题上) in a domain every
+# agent with the default tools can serve; follow-ups are detail questions that name no city, date
+# or product, so only an agent that still holds the instruction can answer on topic.
+DRIFT_INSTRUCTION = "帮我查一下 6 月 15 日从上海飞大阪的机票，一个人，经济舱。"
+DRIFT_FOLLOW_UPS = [
+    "有直飞的吗？",
+    "最便宜的是哪一班？",
+    "行李怎么算？",
+    "早上出发的有吗？",
+    "大概要飞多久？",
+    "哪一班到得最早？",
+    "晚上出发的呢？",
+    "有没有全服务航空的？",
+    "改成两个人呢？",
+    "要是只带手提行李呢？",
+    "哪一班性价比最高？",
+    "能帮我比较一下前两班吗？",
+]
+DRIFT_CHECK = "好，最后把刚才的结果汇总一下。"
+DRIFT_THRESHOLD = 70  # seed 003: 70 = 轻微发散但能拉回, the lowest level that still holds the intent
+
 _MEMORY_FACTS = {"name": "张三", "location": "北京", "job": "测试工程师"}
 RECALL_QUESTION = "你还记得我叫什么名字吗？在哪里工作？做什么的？"
-# Seed 003's expected recall by conversation length (1-3: ≥90%, 4-6: ≥70%, 7-10: ≥50%, >10: ≥30%).
-_EXPECTED_RECALL = [(3, 0.9), (6, 0.7), (10, 0.5)]
 
 REFERENCE_WORDS = ("销售", "数据", "分析")  # seed 003 test_reference: any of them counts
 # Seed 003 test_conflict (instruction): "30" in the reply and no "5" once "5*6" is removed — a stray 5
@@ -94,12 +136,7 @@ _CONFLICTS: dict[str, tuple[str, str, list[dict[str, Any]]]] = {
     ),
 }
 
-_ID = re.compile(r"^DECAY-(memory|reference|switch|conflict)(?:-([a-z]+))?-(\d+)$")
-
-
-def expected_recall(n_turns: int) -> float:
-    """Seed 003's 期望召回率 for a conversation of n turns."""
-    return next((v for limit, v in _EXPECTED_RECALL if n_turns <= limit), 0.3)
+_ID = re.compile(r"^DECAY-(memory|reference|switch|conflict|drift)(?:-([a-z]+))?-(\d+)$")
 
 
 def filler_turns(n_turns: int) -> int:
@@ -120,7 +157,10 @@ def parse_decay_id(case_id: str) -> tuple[str, str | None, int] | None:
 
 
 def _fillers(test: str, n: int, seed: int, count: int) -> list[str]:
-    pool = [t for t in FILLER_TOPICS if not (test in _NO_ARITHMETIC and "计算" in t)]
+    if test == "drift":
+        pool = list(DRIFT_FOLLOW_UPS)
+    else:
+        pool = [t for t in FILLER_TOPICS if not (test in _NO_ARITHMETIC and "计算" in t)]
     rng = random.Random(int.from_bytes(hashlib.sha256(f"{test}|{n}|{seed}".encode()).digest()[:8], "big"))
     rng.shuffle(pool)
     return [pool[i % len(pool)] for i in range(count)]
@@ -167,12 +207,21 @@ def _probe(name: str, level: str, n_turns: int) -> tuple[str, list[str], str, li
             "话题切换（切到别的话题后第 n 轮切回）",
             "话题切换",
         )
+    if name == "drift":
+        return (
+            DRIFT_INSTRUCTION,
+            [],
+            DRIFT_CHECK,
+            [],  # scored by the drift judge (judging.drift_threshold)
+            "语义漂移（精准指令后连续追问细节，第 n 轮检查是否仍锚定原话题）",
+            "语义漂移",
+        )
     probe, ask, checks = _CONFLICTS[level]
     return probe, [], ask, checks, f"冲突处理·{level}（第 n 轮改指令）", "冲突处理"
 
 
 def build_decay_case(test: str, n_turns: int, seed: int = 0) -> Case:
-    """The seed-003 test `test` (memory / reference / switch / conflict[:level]) as a static
+    """The seed-003 test `test` (memory / reference / switch / conflict[:level] / drift) as a static
     scripted case of `n_turns` user turns. Plain `conflict` picks level CONFLICT_LEVELS[seed % 4]."""
     name, _, level = test.partition(":")
     if name not in DECAY_TESTS:
@@ -210,6 +259,7 @@ def build_decay_case(test: str, n_turns: int, seed: int = 0) -> Case:
                 "expected_behavior": [f"第 {n_turns} 轮仍能正确处理第 1 轮的信息：{ask}"],
                 "scoring": {"methods": ["auto"], "note": "自动（衰减曲线，seed 003）"},
                 "checks": checks,
+                **({"drift_threshold": DRIFT_THRESHOLD} if name == "drift" else {}),
             },
         }
     )
@@ -227,127 +277,6 @@ def build_decay_cases(tests: list[str], turns: list[int], seed: int = 0) -> list
     return out
 
 
-class DecayPoint(BaseModel):
-    """One turn count of one curve."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    turns: int = Field(
-        description="The seed's turn count n: probe, min(n - 1, 12) small-talk turns, then the check."
-    )
-    score: float | None = Field(
-        description="Mean score over repeats (and conflict levels); null if nothing scored."
-    )
-    runs: int = Field(description="Conversations that scored.")
-    scores: list[float] = Field(default_factory=list, description="Each conversation's score.")
-    mean_context_tokens: float | None = Field(
-        default=None, description="Mean peak prompt tokens the agent saw (token cost grows with turns)."
-    )
-    expected_min: float | None = Field(
-        default=None, description="Seed 003's expected recall at this length (memory)."
-    )
-    meets_expectation: bool | None = Field(default=None, description="score >= expected_min (memory).")
-
-
-class DecayCurve(BaseModel):
-    """One test's score by turn count, with the system configuration it measures."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    test: str = Field(description="memory / reference / switch / conflict.")
-    measure: Literal["half_life", "fail_point", "stable_lower"] = Field(
-        description="The seed's term for this decay."
-    )
-    breakpoint: int | None = Field(description="First turn count whose score is below 0.5; null if none.")
-    system: dict[str, Any] = Field(
-        description="Agent configuration: window, profile injection, memory, temperature."
-    )
-    points: list[DecayPoint] = Field(description="Ascending turn counts.")
-
-
-class DecaySummary(BaseModel):
-    """decay.json: the curves and seed 003's summary numbers."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    version: int = Field(default=1, description="decay.json format version.")
-    agent: str | None = Field(default=None, description="Agent SPEC.")
-    system: dict[str, Any] = Field(default_factory=dict, description="Agent configuration under test.")
-    curves: dict[str, DecayCurve] = Field(description="Per test.")
-    memory_half_life: int | None = Field(default=None, description="信息记忆半衰期 (turns).")
-    reference_fail_point: int | None = Field(default=None, description="指代消解失效点 (turns).")
-    switch_stable_lower: int | None = Field(default=None, description="话题切换稳定区间下限 (turns).")
-    conflict_stable_lower: int | None = Field(default=None, description="冲突处理稳定区间下限 (turns).")
-
-
-_MEASURE = {
-    "memory": "half_life",
-    "reference": "fail_point",
-    "switch": "stable_lower",
-    "conflict": "stable_lower",
-}
-
-
-def _get(rec: Any, key: str, default: Any = None) -> Any:
-    return rec.get(key, default) if isinstance(rec, dict) else getattr(rec, key, default)
-
-
-def _record_score(rec: Any) -> float | None:
-    score = _get(rec, "score")
-    if score is not None:
-        return float(score)
-    return {"passed": 1.0, "failed": 0.0}.get(_get(rec, "status"))
-
-
-def summarize_decay(
-    records: list[Any], *, system: dict[str, Any] | None = None, agent: str | None = None
-) -> DecaySummary:
-    """Curves and breakpoints from run records (RunRecord or dicts with case_id, score, status)."""
-    grouped: dict[str, dict[int, list[tuple[float, Any]]]] = {}
-    for rec in records:
-        parsed = parse_decay_id(_get(rec, "case_id", ""))
-        score = _record_score(rec)
-        if parsed is None or score is None:
-            continue
-        test, _, n = parsed
-        grouped.setdefault(test, {}).setdefault(n, []).append((score, rec))
-    if system is None:
-        system = next((_get(r, "system_config") for r in records if _get(r, "system_config")), None) or {}
-    curves: dict[str, DecayCurve] = {}
-    for test in [t for t in DECAY_TESTS if t in grouped]:
-        points = []
-        for n in sorted(grouped[test]):
-            vals = [s for s, _ in grouped[test][n]]
-            peaks = [max(c) for _, r in grouped[test][n] if (c := _get(r, "context_tokens"))]
-            mean = round(sum(vals) / len(vals), 4)
-            exp = expected_recall(n) if test == "memory" else None
-            points.append(
-                DecayPoint(
-                    turns=n,
-                    score=mean,
-                    runs=len(vals),
-                    scores=vals,
-                    mean_context_tokens=round(sum(peaks) / len(peaks), 1) if peaks else None,
-                    expected_min=exp,
-                    meets_expectation=None if exp is None else mean >= exp,
-                )
-            )
-        brk = next((p.turns for p in points if p.score is not None and p.score < HALF), None)
-        curves[test] = DecayCurve(
-            test=test, measure=_MEASURE[test], breakpoint=brk, system=system, points=points
-        )  # type: ignore[arg-type]
-    brk_of = {t: c.breakpoint for t, c in curves.items()}
-    return DecaySummary(
-        agent=agent,
-        system=system,
-        curves=curves,
-        memory_half_life=brk_of.get("memory"),
-        reference_fail_point=brk_of.get("reference"),
-        switch_stable_lower=brk_of.get("switch"),
-        conflict_stable_lower=brk_of.get("conflict"),
-    )
-
-
 Runner = Callable[..., Awaitable[list[Any]]]
 
 
@@ -362,6 +291,7 @@ async def run_decay(
     concurrency: int = 4,
     resume: bool = False,
     runner: Runner | None = None,
+    sla: list[tuple[SlaThreshold, str | None]] | None = None,
 ) -> DecaySummary:
     """Build the sweep, run it (graphs.runner.run_cases unless `runner` is given) and summarise.
     The seed asks for at least 3 repeats per turn count: sampling noise hides the real decay."""
@@ -383,9 +313,9 @@ async def run_decay(
         resume=resume,
     )
     # the configuration recorded with the runs is authoritative; describe() covers runs that recorded none
-    summary = summarize_decay(records, agent=agent)
+    summary = summarize_decay(records, agent=agent, sla=sla)
     if not summary.system:
-        summary = summarize_decay(records, agent=agent, system=described)
+        summary = summarize_decay(records, agent=agent, system=described, sla=sla)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "decay.json").write_text(summary.model_dump_json(indent=2), encoding="utf-8")

@@ -17,7 +17,6 @@ Informational (counts_toward_status False) unless the case sets a drift threshol
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,37 +27,16 @@ from usersim.core.verdict import Verdict
 from usersim.judges.base import JudgeConfig, JudgeState, judge_registry
 from usersim.judges.llm import Complete, JudgeModelError, ask_structured, model_complete, prompt
 from usersim.judges.render import render_transcript
+from usersim.lang import topics as topic_reading
 
-# Function words and filler split Chinese text into content segments.
-_STOP = re.compile(
-    r"(?:帮我|给我|一下|我想|想要|可以|能不能|请问|请|麻烦|怎么样|怎么|什么|这个|那个|一些|有没有|是不是|"
-    r"我们|你们|他们|然后|还有|或者|以及|如果|因为|所以|但是|就是|比较|大概|左右|好的|对了|顺便|一个|"
-    r"[的了吗呢吧啊呀哦嗯我你他她它在是和与及或也都就还要把被让从到去个看查搜下]|\s|[^\w])"
-)
-_LATIN = re.compile(r"[A-Za-z][A-Za-z0-9\-]+|\d+")
 LEVELS = (100, 70, 30, 0)
-# A user message that refers back ("这些车", "继续", "刚才") continues the topic; one that opens
-# with a switch marker ("对了", "另外") and brings a new subject, or says it changes the topic
-# ("换个话题"), is an explicit switch.
-_CONTINUES = re.compile(r"(这|那|它|继续|刚才|上面|之前|接着|然后|再|还|嗯|好的|详细|具体)")
-_SWITCHES = re.compile(r"^\W*(对了|另外|顺便|换个|话说|by the way)", re.IGNORECASE)
-_EXPLICIT = re.compile(
-    r"(换个话题|换一个话题|换个问题|换一个问题|聊点别的|说点别的|问点别的|问个别的|另一个问题|另外一个问题|"
-    r"别的问题|先不(?:说|聊|管)(?:这个|那个|了)?|不聊(?:这个|了)|另外一件事|还有一件事|"
-    r"change (?:the )?(?:topic|subject)|another question|something else)",
-    re.IGNORECASE,
-)
+MIN_TERMS = 2  # fewer content terms than this in the instruction: what it is about cannot be read
 
 
 def keywords(text: str) -> set[str]:
-    """Content bigrams of CJK segments plus latin words / numbers, lower-cased."""
-    out = {w.lower() for w in _LATIN.findall(text)}
-    for seg in _STOP.split(text):
-        seg = "".join(ch for ch in seg if "\u4e00" <= ch <= "\u9fff")
-        if len(seg) == 1:
-            continue
-        out.update(seg[i : i + 2] for i in range(len(seg) - 1))
-    return out
+    """Content terms of a turn (lang.topics): CJK two-character pieces between function words,
+    Latin content words, numbers."""
+    return topic_reading.content_terms(text)
 
 
 def level(overlap: float) -> int:
@@ -72,10 +50,14 @@ def level(overlap: float) -> int:
     return 0
 
 
-def overall(curve: list[dict[str, Any]]) -> int:
+def overall(curve: list[dict[str, Any]]) -> int | None:
     """Seed 003's scale from the curve: 100 all anchored; 70 drifted but back by the end;
-    30 drifted and did not return; 0 the last reply has nothing of the intent left."""
-    levels = [p["anchoring"] for p in curve]
+    30 drifted and did not return; 0 the last reply has nothing of the intent left. Turns whose
+    reading is uncertain are left out; None when the last reply is one (whether the agent came
+    back cannot be told)."""
+    if curve and curve[-1].get("uncertain"):
+        return None
+    levels = [p["anchoring"] for p in curve if not p.get("uncertain")]
     if not levels or min(levels) == 100:
         return 100
     last = levels[-1]
@@ -126,11 +108,16 @@ def lexical_curve(transcript: list[Message], history_len: int) -> tuple[list[dic
     pending = False  # "换个话题吧" without a subject: the next user message names the new topic
     curve, prev_reply = [], first_user
     for turn, user, idx, reply in turns_of(transcript, history_len):
-        u_kw = keywords(_EXPLICIT.sub(" ", user))
+        u_kw = keywords(topic_reading.without_announcements(user))
         r_kw = keywords(reply)
         unrelated = len(u_kw) >= 2 and not (u_kw & anchor) and not (u_kw & keywords(prev_reply))
         earlier = next((t for t in reversed(topics[:-1]) if u_kw & t), None) if turn > 1 else None
-        explicit = turn > 1 and (bool(_EXPLICIT.search(user)) or (unrelated and bool(_SWITCHES.search(user))))
+        if earlier is None and turn > 1 and len(topics) > 1 and topic_reading.returns_to_earlier(user):
+            earlier = topics[0]  # "回到正题" / "back to the main question": the original intent
+        explicit = turn > 1 and (
+            topic_reading.announces_switch(user) is not None
+            or (unrelated and topic_reading.switch_opener(user) is not None)
+        )
         point: dict[str, Any] = {"turn": turn, "message_index": idx}
         if pending and u_kw:
             anchor, pending = set(u_kw), False
@@ -148,7 +135,7 @@ def lexical_curve(transcript: list[Message], history_len: int) -> tuple[list[dic
             topics.append(anchor)
             base, kind = anchor, None
             point["back_to_earlier_topic"] = True
-        elif unrelated and not _CONTINUES.search(user):
+        elif unrelated and topic_reading.continues(user) is None:
             # the user's follow-up left the anchor without saying so: a reply that follows it is
             # passive drift (被动漂移), measured against the anchor
             base, kind = anchor, "passive_drift"
@@ -158,6 +145,9 @@ def lexical_curve(transcript: list[Message], history_len: int) -> tuple[list[dic
         lv = 100 if kind == "user_switch" and not u_kw else level(share)
         if kind == "passive_drift" and lv == 100:
             kind = "anchored"  # the agent kept to the anchor despite the user's detour
+        if kind != "user_switch" and len(r_kw) < MIN_TERMS:
+            # "好的。" / "OK": a reply with no content words is neither on nor off the topic
+            point["uncertain"] = True
         point.update(
             anchoring=lv,
             kind=kind or _kind(lv),
@@ -219,10 +209,36 @@ class DriftJudge:
                 note = f" (LLM drift judge failed, lexical fallback: {exc})"
         score = overall(curve)
         threshold = drift_threshold(case)
+        first_user = next((m.content for m in transcript if m.role == "user"), "")
+        unsure = None
+        if len(intent) < MIN_TERMS:
+            unsure = (
+                f"the first request ({first_user[:60]!r}) has too few content words to tell what its topic is"
+            )
+        elif score is None:
+            last = curve[-1]
+            unsure = (
+                f"the last reply (turn {last['turn']}) has no content words to tell whether it is "
+                "still on the original topic"
+            )
+        if unsure is not None:
+            return [
+                Verdict(
+                    judge=self.name,
+                    verdict="unjudged",
+                    reason=f"uncertain: {unsure}{note}",
+                    criterion=f"semantic drift (threshold {threshold})"
+                    if threshold is not None
+                    else "semantic drift",
+                    counts_toward_status=threshold is not None,
+                    details={"curve": curve, "overall": None, "mode": mode, "intent_keywords": intent},
+                )
+            ]
+        assert score is not None
         agent_drift = [p["turn"] for p in curve if p["kind"] in ("expansion", "off_topic")]
         passive = [p["turn"] for p in curve if p["kind"] == "passive_drift"]
         switches = [p["turn"] for p in curve if p["kind"] == "user_switch"]
-        points = ", ".join(f"t{p['turn']}={p['anchoring']}" for p in curve)
+        points = ", ".join(f"t{p['turn']}={'?' if p.get('uncertain') else p['anchoring']}" for p in curve)
         reason = f"drift score {score} ({mode}); per turn: {points}"
         if agent_drift:
             reason += f"; agent-initiated drift (主动扩展) in turn(s) {', '.join(map(str, agent_drift))}"
@@ -291,7 +307,8 @@ class DriftJudge:
         for p in lexical:
             t = rated.get(p["turn"])
             curve.append(
-                {**p, "anchoring": t.anchoring, "kind": t.kind, "reason": t.reason}
+                {**{k: v for k, v in p.items() if k != "uncertain"}, "anchoring": t.anchoring, "kind": t.kind}
+                | {"reason": t.reason}
                 if t
                 else {**p, "reason": "lexical (judge gave no rating)"}
             )

@@ -4,8 +4,11 @@ SPEC `reference[:OPTIONS]`, options comma-separated:
 
 * context strategy: `full` (default), `window-N` (sees only its last N user turns), `summary` or
   `summary-N` (older turns replaced by an extractive summary, N verbatim turns, default 4),
-  `profile` (user facts/constraints extracted into a profile prepended to the context; combinable
-  with a window or summary);
+  `key-info` or `key-info-N` (older turns reduced to the sentences carrying key information, N
+  verbatim turns, default 1), `external-memory` or `external-memory-K` (a store written per turn,
+  the K most relevant stored turns retrieved per step, default 3; beside window-N, or a 2-turn
+  window), `profile` (user facts/constraints extracted into a profile prepended to the context;
+  combinable with any of them);
 * flaws, for proving the judges tell a good agent from a flawed one: `flaw=forget-constraints`
   (ignores budgets, weight limits, brand exclusions, allergies), `flaw=no-clarify` (never asks:
   assumes missing details), `flaw=give-up-on-error` (a tool error ends the task with an apology),
@@ -24,17 +27,28 @@ from datetime import timedelta
 from typing import Any
 
 from usersim.adapters.base import AgentError, AgentInput, AgentReply
-from usersim.adapters.reference.context import SUMMARY_KEEP_TURNS, ContextConfig, View, build_view, view_slots
+from usersim.adapters.reference.context import (
+    EXTERNAL_MEMORY_K,
+    EXTERNAL_MEMORY_WINDOW,
+    KEY_INFO_KEEP_TURNS,
+    SUMMARY_KEEP_TURNS,
+    ContextConfig,
+    View,
+    build_view,
+    view_slots,
+)
 from usersim.adapters.reference.dialogue import Digest, ListOps, RateFix, Reference, conflict_notes
 from usersim.adapters.reference.info import Housing, Recall, Search, Trains, Zhihu
 from usersim.adapters.reference.intents import asked_slots, choose, clause_for, detect
 from usersim.adapters.reference.itinerary import Itinerary
 from usersim.adapters.reference.lexicon import COUNTRY_DEFAULT_CITY
+from usersim.adapters.reference.memory import Stores
 from usersim.adapters.reference.planner import Call, Ctx, Done, Handler, question_block
 from usersim.adapters.reference.shopping import Products
 from usersim.adapters.reference.slots import Slots, extract
 from usersim.adapters.reference.travel import Flights, Hotels, Restaurants, Weather
 from usersim.adapters.reference.trip import Trip
+from usersim.core.events import Usage
 from usersim.core.messages import Message, ToolCall
 from usersim.core.registry import did_you_mean
 
@@ -73,7 +87,18 @@ def parse_spec(spec: str) -> tuple[ContextConfig, list[str]]:
     """(context config, flaws) of a `reference[:OPTIONS]` spec."""
     cfg, flaws = ContextConfig(), []
     body = spec.split(":", 1)[1] if ":" in spec else ""
-    known = ["full", "window-N", "summary", "summary-N", "profile", *(f"flaw={f}" for f in FLAWS)]
+    known = [
+        "full",
+        "window-N",
+        "summary",
+        "summary-N",
+        "key-info",
+        "key-info-N",
+        "external-memory",
+        "external-memory-K",
+        "profile",
+        *(f"flaw={f}" for f in FLAWS),
+    ]
     for raw in filter(None, (p.strip() for p in body.split(","))):
         name = raw.removeprefix("flaw=")
         if name in FLAWS:
@@ -86,13 +111,24 @@ def parse_spec(spec: str) -> tuple[ContextConfig, list[str]]:
             cfg.window = int(m.group(1))
         elif m := re.fullmatch(r"summary(?:-(\d+))?", raw):
             cfg.summary = int(m.group(1) or SUMMARY_KEEP_TURNS)
+        elif m := re.fullmatch(r"key-info(?:-(\d+))?", raw):
+            cfg.key_info = max(1, int(m.group(1) or KEY_INFO_KEEP_TURNS))
+        elif m := re.fullmatch(r"external-memory(?:-(\d+))?", raw):
+            cfg.external_memory = max(1, int(m.group(1) or EXTERNAL_MEMORY_K))
         else:
             raise AgentError(
                 f"Unknown option '{raw}' in agent spec '{spec}'.{did_you_mean(raw, known)} "
                 f"Options: {', '.join(known)}"
             )
-    if cfg.window is not None and cfg.summary is not None:
-        raise AgentError(f"Agent spec '{spec}': choose window-N or summary, not both")
+    chosen = [
+        n
+        for n, v in (("window-N", cfg.window), ("summary", cfg.summary), ("key-info", cfg.key_info))
+        if v is not None
+    ]
+    if len(chosen) > 1:
+        raise AgentError(
+            f"Agent spec '{spec}': choose one of window-N, summary, key-info, not {' and '.join(chosen)}"
+        )
     cfg.ignore_history = "ignore-history" in flaws
     return cfg, flaws
 
@@ -105,29 +141,58 @@ class ReferenceAgent:
     def __init__(self, spec: str = "reference") -> None:
         self.spec = spec
         self.cfg, self.flaws = parse_spec(spec)
+        self.stores = Stores()  # external memory, one store per conversation
 
     def describe(self) -> dict[str, Any]:
+        c = self.cfg
         strategy = (
-            "window" if self.cfg.window is not None else "summary" if self.cfg.summary is not None else "full"
+            "window"
+            if c.window is not None
+            else "summary"
+            if c.summary is not None
+            else "key_info"
+            if c.key_info is not None
+            else "external_memory"
+            if c.external_memory is not None
+            else "full"
         )
-        if self.cfg.profile and strategy == "full":
+        if c.profile and strategy == "full":
             strategy = "profile"
-        return {
+        kept = next((v for v in (c.window, c.summary, c.key_info) if v is not None), None)
+        if kept is None and c.external_memory is not None:
+            kept = EXTERNAL_MEMORY_WINDOW
+        out: dict[str, Any] = {
             "agent": "reference",
             "context_strategy": strategy,
-            "window_turns": self.cfg.window if self.cfg.window is not None else self.cfg.summary,
-            "profile_injection": self.cfg.profile,
-            "external_memory": False,
+            "window_turns": kept,
+            # key-info keeps the user's facts in the context itself, which is what the seed calls
+            # 用户画像注入 (a maintained picture of the user beside the conversation)
+            "profile_injection": c.profile or c.key_info is not None,
+            "external_memory": c.external_memory is not None,
             "temperature": 0,
             "flaws": list(self.flaws),
         }
+        if c.external_memory is not None:
+            out["memory_top_k"] = c.external_memory
+        return out
 
     async def respond(self, inp: AgentInput) -> AgentReply:
-        return AgentReply(messages=[self.step(inp.messages, inp.tools, inp.turn)])
+        store = self.stores.get((inp.case.id, inp.seed)) if self.cfg.external_memory is not None else None
+        view = build_view(inp.messages, self.cfg, store)
+        message = self.step(inp.messages, inp.tools, inp.turn, view=view)
+        # no model is called; prompt_tokens is what this strategy's context would cost one
+        return AgentReply(messages=[message], usage=Usage(prompt_tokens=view.tokens()))
 
     # --- one step ---------------------------------------------------------------------------------
-    def step(self, messages: list[Message], tool_schemas: list[dict[str, Any]], turn: int = 1) -> Message:
-        view = build_view(messages, self.cfg)
+    def step(
+        self,
+        messages: list[Message],
+        tool_schemas: list[dict[str, Any]],
+        turn: int = 1,
+        *,
+        view: View | None = None,
+    ) -> Message:
+        view = view if view is not None else build_view(messages, self.cfg)
         slots = view_slots(view)
         tools = {(s.get("function") or s).get("name") for s in tool_schemas}
         text = view.user_text

@@ -1,9 +1,15 @@
-"""What the reference agent sees: the context strategies (full / window-N / summary / profile).
+"""What the reference agent sees: the context strategies of seed 003's comparison table
+(full / window-N / summary / key-info / external-memory, each combinable with profile injection).
 
 A user turn is the user message plus everything that followed it. `window-N` keeps the last N
 turns; `summary` keeps the last N turns verbatim (default 4) and replaces older ones by a
 deterministic extractive summary (the user sentences that carry facts, at most 8, newest kept);
-profile injection extracts user facts from the whole conversation into a profile that is
+`key-info` keeps the last N turns verbatim (default 1: only the current one) and of everything
+older only the sentences that carry key information (memory.key_sentences); `external-memory`
+keeps a window (default 2 turns) and retrieves the K stored turns most relevant to the current
+message from a store written per turn (memory.MemoryStore, default K = 3). What a strategy carries
+from outside its window (summary, key facts, retrieved turns) is read as earlier user messages.
+Profile injection extracts user facts from the whole conversation into a profile that is
 prepended to whatever context remains. `ignore-history` (a flaw) keeps only the current turn.
 """
 
@@ -14,15 +20,16 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from usersim.adapters.reference.dates import parse_today
+from usersim.adapters.reference.memory import IDENTITY, MemoryStore, key_sentences
 from usersim.adapters.reference.skills import parse_skills
 from usersim.adapters.reference.slots import Slots, extract, profile_of
 from usersim.core.messages import Message
 
 DEFAULT_TODAY = date(2026, 4, 7)  # the seeds' "当前日期" when a case states none
 SUMMARY_KEEP_TURNS = 4
-_IDENTITY = re.compile(
-    r"我叫|在.{2,4}(?:工作|上班)|(?:做|是一名|是个|当).{2,8}(?:工程师|经理|老师|医生|设计师|程序员|学生)"
-)
+KEY_INFO_KEEP_TURNS = 1
+EXTERNAL_MEMORY_K = 3
+EXTERNAL_MEMORY_WINDOW = 2
 SUMMARY_MAX_SENTENCES = 8
 _FACT_CUE = re.compile(
     r"\d|过敏|不吃|不要|预算|出发|去|人|天|kg|公斤|喜欢|偏好|品牌|用途|住|不耐受|以内|之内|左右|机票|酒店|买"
@@ -35,6 +42,8 @@ class ContextConfig:
 
     window: int | None = None
     summary: int | None = None  # verbatim turns kept when summarising
+    key_info: int | None = None  # verbatim turns kept beside the extracted key information
+    external_memory: int | None = None  # turns retrieved from the store per step
     profile: bool = False
     ignore_history: bool = False
 
@@ -46,10 +55,22 @@ class View:
     today: date
     memory: list[str]
     turns: list[list[Message]]  # visible turns, oldest first; the last one is the current turn
-    summary: list[str] = field(default_factory=list)
+    summary: list[str] = field(default_factory=list)  # carried from outside the window
     profile: Slots | None = None
     images: list[str] = field(default_factory=list)  # captions of images attached to this turn
     skills: list[str] = field(default_factory=list)  # skills listed in the system prompt
+    system: list[Message] = field(default_factory=list)  # the system messages as sent
+
+    def tokens(self) -> int:
+        """Prompt tokens of this view: what a model behind this strategy would be sent (system
+        messages, the carried lines and profile, the visible turns) — the strategy's token cost."""
+        from usersim.cases.tokens import count_tokens
+
+        carried = "\n".join(self.memory + self.summary)
+        if self.profile is not None:
+            carried += "\n" + ", ".join(f"{k}={v}" for k, v in vars(self.profile).items() if v)
+        extra = [Message(role="system", content=carried)] if carried.strip() else []
+        return count_tokens(self.system + extra + [m for t in self.turns for m in t])
 
     @property
     def current(self) -> list[Message]:
@@ -60,7 +81,9 @@ class View:
         return self.current[0].content if self.current and self.current[0].role == "user" else ""
 
     def visible_user_messages(self) -> list[str]:
-        return [t[0].content for t in self.turns if t and t[0].role == "user"]
+        """What the user said as far as this view knows: lines carried from outside the window
+        (summary, key facts, retrieved memory), then the visible turns."""
+        return self.summary + [t[0].content for t in self.turns if t and t[0].role == "user"]
 
     def times_asked(self) -> dict[str, int]:
         """How many of our earlier replies asked about each slot."""
@@ -151,8 +174,9 @@ def extractive_summary(turns: list[list[Message]]) -> list[str]:
     return sentences[-SUMMARY_MAX_SENTENCES:]
 
 
-def build_view(messages: list[Message], cfg: ContextConfig) -> View:
-    """Apply the context strategy to the conversation the harness sent."""
+def build_view(messages: list[Message], cfg: ContextConfig, store: MemoryStore | None = None) -> View:
+    """Apply the context strategy to the conversation the harness sent. `store` is the
+    conversation's external memory (a fresh one, filled from the transcript, when not given)."""
     system, turns = split_turns(messages)
     system_text = "\n".join(m.content for m in system)
     today = parse_today(system_text) or DEFAULT_TODAY
@@ -160,7 +184,7 @@ def build_view(messages: list[Message], cfg: ContextConfig) -> View:
     images = parse_images(system_text)
     skills = parse_skills(system_text)
     if cfg.ignore_history:
-        return View(today, memory, turns[-1:], images=images, skills=skills)
+        return View(today, memory, turns[-1:], images=images, skills=skills, system=system)
     profile = None
     if cfg.profile:
         profile = profile_of(slots_from(turns, today, memory=memory))
@@ -170,7 +194,7 @@ def build_view(messages: list[Message], cfg: ContextConfig) -> View:
             for t in turns[:-1]
             if t and t[0].role == "user"
             for s in re.split(r"[，,。！!]", t[0].content)
-            if _IDENTITY.search(s)
+            if IDENTITY.search(s)
         ]
     kept, summary = turns, []
     if cfg.window is not None:
@@ -178,7 +202,22 @@ def build_view(messages: list[Message], cfg: ContextConfig) -> View:
     elif cfg.summary is not None:
         kept = turns[-cfg.summary :]
         summary = extractive_summary(turns[: -cfg.summary])
-    return View(today, memory, kept, summary=summary, profile=profile, images=images, skills=skills)
+    elif cfg.key_info is not None:
+        kept = turns[-cfg.key_info :]
+        summary = key_sentences(turns[: -cfg.key_info], today)
+    if cfg.external_memory is not None:
+        if cfg.window is None and cfg.summary is None and cfg.key_info is None:
+            kept = turns[-EXTERNAL_MEMORY_WINDOW:]
+        store = store if store is not None else MemoryStore()
+        store.sync(turns[:-1])  # each earlier turn written once
+        current = turns[-1][0].content if turns and turns[-1] and turns[-1][0].role == "user" else ""
+        dropped = turns[: len(turns) - len(kept)]
+        first_kept = sum(1 for t in dropped if t and t[0].role == "user") + 1
+        recalled = [e.text for e in store.search(current, cfg.external_memory, before_turn=first_kept)]
+        summary = summary + [t for t in recalled if t not in summary]
+    return View(
+        today, memory, kept, summary=summary, profile=profile, images=images, skills=skills, system=system
+    )
 
 
 def slots_from(
