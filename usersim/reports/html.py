@@ -14,6 +14,7 @@ from usersim.core.secrets import redact, redact_value
 from usersim.reports.charts import bar_chart
 from usersim.reports.html_decay import decay_section
 from usersim.reports.html_explore import explore_section
+from usersim.reports.html_grades import complexity_section, grades_section
 from usersim.reports.html_parts import (
     RATE_HEADERS,
     cell,
@@ -179,6 +180,8 @@ def render_report(records: list[RunRecord], summary: dict) -> str:
             _pass_rates(s),
             _repeats(s),
             judging_section(s.judging),
+            grades_section(s),
+            complexity_section(s),
             skill_section(s),
             c1_section(s),
             long_context_section(s),
