@@ -122,9 +122,39 @@ async def run_trials(
             await aclose_clients()
         # a fresh run has every record in hand (in the store's order); a resumed one also has the stored
         records = store.records() if done else [r for _, r in sorted(finished, key=lambda x: (x[0], x[1].id))]
+        if plan.judge_models:  # seed 003's 20% rule-to-LLM re-check, over the run's conversations
+            records = await _recheck(records, trials, plan, cfg.seed, store, meta)
     finally:
         store.close()
     await asyncio.to_thread(write_outputs, out_dir, records, meta)  # the report, off the event loop
+    return records
+
+
+async def _recheck(
+    records: list[RunRecord],
+    trials: list[Trial],
+    plan: RunPlan,
+    seed: int,
+    store: RunStore,
+    meta: dict[str, Any],
+) -> list[RunRecord]:
+    """Re-check the seeded 20% of the rule-passed auto-only conversations (graphs.recheck); the
+    changed records are stored again and the sample goes into the run meta."""
+    from usersim.graphs.recheck import recheck_run
+    from usersim.llm.client import aclose_clients
+
+    cases = {t.case.id: t.case for t in trials}
+    ordinals = {t.id: i for i, t in enumerate(trials)}
+    try:
+        records, sample, changed = await recheck_run(
+            records, cases.get, plan.judge_config, seed=seed, persona_of=plan.persona
+        )
+    finally:
+        await aclose_clients()  # the judge model's pooled HTTP clients belong to this event loop
+    for i in changed:
+        store.put(records[i], ordinals.get(records[i].id, i))
+    meta["recheck"] = sample.model_dump()
+    store.set_meta(meta)
     return records
 
 

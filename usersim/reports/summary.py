@@ -20,6 +20,7 @@ from usersim.judges.llm_rubric import C1_CRITERION, C1_DIMENSIONS
 from usersim.reports.grades import complexity_curves, grade_distributions
 from usersim.reports.judging import judge_stats
 from usersim.reports.long_context import long_context_stats, mean
+from usersim.reports.recheck import recheck_stats
 from usersim.reports.skill_impact import skill_impact
 from usersim.reports.summary_models import (
     C1CaseScore,
@@ -322,6 +323,7 @@ def summarize(records: list[RunRecord], meta: dict[str, Any], *, run_dir: Path |
         unjudged=reason_counts(records, "unjudged"),
         errors=reason_counts(records, "error"),
         judging=judge_stats(records),
+        recheck=recheck_stats(records, meta),
         grades=grade_distributions(records),
         complexity=complexity_curves(records),
         blame=dict(Counter(r.blame for r in records if r.status != "passed" and r.blame).most_common()),

@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from usersim.core.gate import Gate
 from usersim.reports.judging import JudgeStats
+from usersim.reports.recheck import RecheckStats
 
 # 2: long-context accuracy = passed / decided, lost in the middle per case, c1_rubric
 # 3: one denominator rule (usersim.core.gate): error counts as judged, inconclusive and unjudged are
@@ -433,6 +434,11 @@ class Summary(Strict):
     complexity: list[ComplexityCurve] = Field(
         default_factory=list,
         description="Seed 001 complexity curve: success rate against the cases' task steps, per dimension.",
+    )
+    recheck: RecheckStats | None = Field(
+        default=None,
+        description="Seed 003's 20% rule-to-LLM re-check: the sample per dimension and the rule/LLM agreement "
+        "(reports.recheck); null without a judge model.",
     )
     judging: JudgeStats | None = Field(
         default=None,
