@@ -19,7 +19,9 @@ def load(name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return doc["scenarios"], doc["replies"]
 
 
-def write_cases(files: list[str], folder: Path) -> tuple[dict[str, dict[str, Any]], Path]:
+def write_cases(
+    files: list[str], folder: Path, only: str | None = None
+) -> tuple[dict[str, dict[str, Any]], Path]:
     """One case per reply entry; returns {case id: entry} and the replies file for the agent."""
     folder.mkdir(parents=True, exist_ok=True)
     table, entries = {}, {}
@@ -27,6 +29,8 @@ def write_cases(files: list[str], folder: Path) -> tuple[dict[str, dict[str, Any
     for name in files:
         scenarios, replies = load(name)
         for entry in replies:
+            if only is not None and entry["level"] != only:
+                continue
             n += 1
             key = f"g{n}"
             sc = scenarios[entry["scenario"]]
@@ -65,10 +69,11 @@ def write_cases(files: list[str], folder: Path) -> tuple[dict[str, dict[str, Any
 
 
 def run(
-    files: list[str], tmp: Path
+    files: list[str], tmp: Path, *extra: str, only: str | None = None
 ) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
-    """Run the cases of FILES through `usersim run`; (entries by case id, records, summary)."""
-    entries, replies = write_cases(files, tmp / "cases")
+    """Run the cases of FILES (those of level ONLY) through `usersim run` with EXTRA options;
+    (entries by case id, records, summary)."""
+    entries, replies = write_cases(files, tmp / "cases", only)
     out = tmp / "out"
     res = usersim(
         "run",
@@ -78,6 +83,7 @@ def run(
         "--out",
         str(out),
         "--no-progress",
+        *extra,
         env={"USERSIM_GRADED_REPLIES": str(replies)},
         check=False,
     )

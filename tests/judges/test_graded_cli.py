@@ -5,6 +5,8 @@ why, pass or fail at the seed's threshold, and summary.json must count the level
 
 from __future__ import annotations
 
+import json
+import re
 from collections import Counter
 
 import pytest
@@ -119,3 +121,40 @@ def test_grading_field_is_validated(tmp_path):
     )
     res = usersim("validate", str(bad), check=False)
     assert res.returncode == 2 and "judging.grading (its scale) is missing" in res.stdout + res.stderr
+
+
+def _judge_passes(body: dict) -> dict:
+    """Every criterion of the prompt passes, citing the start of the last assistant message."""
+    text = body["messages"][0]["content"]
+    ids = [int(i) for i in re.findall(r"^(\d+)\. \[(?:REQUIREMENT|FAILURE EVENT)", text, re.MULTILINE)]
+    turn, quote = re.findall(r"^\[(\d+)\] ASSISTANT: (.{4})", text, re.MULTILINE)[-1]
+    results = [
+        {
+            "criterion_id": i,
+            "evidence": [{"turn": int(turn), "quote": quote}],
+            "reasoning": "ok",
+            "verdict": "pass",
+        }
+        for i in ids
+    ]
+    return {"content": json.dumps({"results": results}, ensure_ascii=False)}
+
+
+def test_uncertain_levels_are_escalated_to_the_judge_model(tmp_path, monkeypatch):
+    from tests.support.openai_stub import OpenAIStub
+
+    stub = OpenAIStub(responder=_judge_passes).start()
+    monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-stub-key-123456")
+    try:
+        entries, recs, summary = run(FILES, tmp_path, "--judge-model", "openai:j", only="uncertain")
+    finally:
+        stub.stop()
+    assert len(recs) == len(entries) >= 4 and len(stub.requests) >= len(recs)
+    for r in recs:
+        v = graded_verdict(r)
+        assert v["verdict"] == "pass" and v["details"]["escalated"] is True
+        assert v["reason"].startswith("escalated to the LLM judge (rule reading uncertain:")
+        assert v["details"]["rule_details"]["level"] == "uncertain"
+    for g in summary["grades"]:
+        assert g["uncertain"] == g["conversations"] and g["escalated"] == {"pass": g["conversations"]}

@@ -30,7 +30,12 @@ def grade_distributions(records: list[RunRecord]) -> list[GradeDistribution]:
     for r in records:
         for v in r.verdicts:
             details = v.details or {}
-            if v.judge == "graded" and details.get("scale") in GRADING_SCALES:
+            if v.judge != "graded":
+                continue
+            if details.get("escalated"):  # uncertain, decided by the LLM judge: pass / fail, no level
+                rule = details.get("rule_details") or {}
+                details = {**rule, "level": "uncertain", "escalated": v.verdict}
+            if details.get("scale") in GRADING_SCALES:
                 groups[(r.dimension, details["scale"])].append({"case": r.case_id, **details})
     out = []
     for (dim, scale), items in sorted(groups.items()):
@@ -45,6 +50,11 @@ def grade_distributions(records: list[RunRecord]) -> list[GradeDistribution]:
                 scale=scale,
                 conversations=len(items),
                 uncertain=len(items) - len(decided),
+                escalated={
+                    k: sum(1 for d in items if d.get("escalated") == k)
+                    for k in ("pass", "fail")
+                    if any(d.get("escalated") == k for d in items)
+                },
                 passed=sum(1 for d in decided if d["points"] >= d.get("pass_at", 0)),
                 mean_points=round(sum(points) / len(points), 2) if points else None,
                 levels=[

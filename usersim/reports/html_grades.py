@@ -31,7 +31,9 @@ def grades_section(s: Summary) -> str:
             [cell(lv.name), cell(lv.level), cell(lv.points, "num"), cell(lv.count, "num")] for lv in g.levels
         ]
         if g.uncertain:
-            rows.append([cell("uncertain"), cell("—"), cell("—"), cell(g.uncertain, "unjudged")])
+            llm = ", ".join(f"{n} {k}" for k, n in g.escalated.items())
+            label = "uncertain" + (f" (LLM judge: {llm})" if llm else "")
+            rows.append([cell(label), cell("—"), cell("—"), cell(g.uncertain, "unjudged")])
         parts.append(
             f"<h3>{escape(g.dimension)} · {escape(_SCALES.get(g.scale, g.scale))}</h3>"
             f"<p>{g.conversations} conversations, {g.passed} at or above their pass line, mean "

@@ -346,6 +346,9 @@ class GradeDistribution(Strict):
     uncertain: int = Field(
         description="Of those, graded 'uncertain' (unjudged; escalated with a judge model)."
     )
+    escalated: dict[str, int] = Field(
+        default_factory=dict, description="Uncertain ones the LLM judge decided: verdict -> conversations."
+    )
     passed: int = Field(description="Conversations whose level reached the case's pass line.")
     mean_points: float | None = Field(description="Mean points of the decided levels.")
     levels: list[GradeLevelCount] = Field(description="Every level of the scale, in the seed's order.")
