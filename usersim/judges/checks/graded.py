@@ -21,8 +21,7 @@ is configured — never a guessed level.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -31,14 +30,10 @@ from usersim.cases.grading import GradingSpec
 from usersim.core.errors import CaseError
 from usersim.core.saferegex import case_regex
 from usersim.judges.checks.context import CheckContext
-from usersim.judges.checks.mentions import _numeric, find_all, match_end
+from usersim.judges.checks.graded_reading import Marker, ReplyReading, marker_name, questions_in, read_reply
 from usersim.judges.checks.registry import Outcome, check_registry, evaluate
-from usersim.lang import Cue, quantity
-from usersim.lang.acts import QUESTIONS, agent_acts
+from usersim.lang import Cue
 from usersim.lang.phrases import finditer
-from usersim.lang.polarity import Reader
-
-Marker = str | list[str]  # one thing to find; a list: any of these spellings
 
 
 class GradedParams(BaseModel):
@@ -85,131 +80,6 @@ class GradedParams(BaseModel):
         return v
 
 
-@dataclass
-class Found:
-    """How one marker stands in a reply: present (said plainly), asked (only in a question or a
-    hypothetical: "Do you want the national figures?"), void (said to no longer hold), doubtful (only
-    unsure readings), absent; the first position and the cues that decided it."""
-
-    state: Literal["present", "asked", "void", "doubtful", "absent"]
-    text: str = ""
-    at: int = -1
-    cues: list[Cue] = field(default_factory=list)
-
-
-def _spans(alt: str, text: str) -> list[tuple[int, int]]:
-    if alt.startswith("re:"):
-        return [(m.start(), max(m.end(), m.start() + 1)) for m in case_regex(alt[3:]).finditer(text)]
-    if _numeric(alt):  # by value, with its scale ("50k" = "50,000", "4.5万" = 45000) and unit kind
-        want = quantity.parse(alt.strip())
-        if want is None:
-            return []
-        return [
-            (q.start, q.end)
-            for q in quantity.quantities(text)
-            if abs(q.value - want.value) < 1e-9
-            and (want.dimension is None or q.dimension in (None, want.dimension))
-        ]
-    return [(at, match_end(text, at, alt)) for at in find_all(alt, text)]
-
-
-def _superseded_near(reader: Reader, start: int) -> list[Cue]:
-    """grading.superseded cues in the mention's clause or the clause right after it."""
-    idx = next((i for i, c in enumerate(reader.clauses) if c.start <= start < c.end), None)
-    if idx is None:
-        return []
-    out: list[Cue] = []
-    for c in reader.clauses[idx : idx + 2]:
-        piece = reader.text[c.start : c.end]
-        out += [
-            Cue(q.entry, q.start + c.start, q.end + c.start, q.text)
-            for q in finditer(piece, "grading", "superseded")
-        ]
-    return out
-
-
-def read_marker(marker: Marker, text: str, reader: Reader, *, old: bool) -> Found:
-    """The marker's best standing in `text`: a plain mention wins over a void or unsure one. An old
-    marker is void when negated (lang polarity) or said to no longer hold (grading.superseded); a new
-    one only when negated."""
-    best = Found("absent")
-    rank = {"absent": 0, "void": 1, "asked": 2, "doubtful": 3, "present": 4}
-    for alt in [marker] if isinstance(marker, str) else marker:
-        for a, b in _spans(alt, text):
-            reading = reader.at(a, b) if not _numeric(alt) else None  # a number is never read as negated
-            void_cues = _superseded_near(reader, a) if old else []
-            if reading is not None and reading.negative and reading.sure:
-                got = Found("void", _clip(text[a:b]), a, list(reading.cues))
-            elif void_cues:
-                got = Found("void", _clip(text[a:b]), a, void_cues)
-            elif reading is not None and reading.polarity in ("asked_about", "hypothetical") and reading.sure:
-                got = Found("asked", _clip(text[a:b]), a, list(reading.cues))
-            elif reading is not None and not reading.sure:
-                got = Found("doubtful", _clip(text[a:b]), a, list(reading.cues))
-            else:
-                got = Found("present", _clip(text[a:b]), a, list(reading.cues) if reading else [])
-            if rank[got.state] > rank[best.state] or (got.state == best.state and 0 <= got.at < best.at):
-                best = got
-    return best
-
-
-def _clip(text: str, limit: int = 40) -> str:
-    """A matched span as shown in a reason: one line, at most `limit` characters."""
-    one = " ".join(text.split())
-    return one if len(one) <= limit else one[: limit - 1] + "…"
-
-
-def _name(m: Marker) -> str:
-    return m if isinstance(m, str) else "/".join(m)
-
-
-@dataclass
-class ReplyReading:
-    """What the final reply after the change does with the new and old markers."""
-
-    new: list[tuple[Marker, Found]]
-    old: list[tuple[Marker, Found]]
-
-    @property
-    def new_state(self) -> str:
-        states = {f.state for _, f in self.new}
-        if not self.new or states <= {"present"}:
-            return "present" if self.new else "absent"
-        return "doubtful" if "doubtful" in states and not states & {"absent", "void", "asked"} else "absent"
-
-    @property
-    def kept(self) -> list[tuple[Marker, Found]]:
-        return [(m, f) for m, f in self.old if f.state == "present"]
-
-    @property
-    def doubtful_old(self) -> list[tuple[Marker, Found]]:
-        return [(m, f) for m, f in self.old if f.state == "doubtful"]
-
-    @property
-    def first_new(self) -> int | None:
-        """Where the reply first carries out the new instruction (None: nowhere)."""
-        ats = [f.at for _, f in self.new if f.state == "present" and f.at >= 0]
-        return min(ats) if ats else None
-
-
-def _read(params: GradedParams, text: str) -> ReplyReading:
-    reader = Reader(text)
-    return ReplyReading(
-        [(m, read_marker(m, text, reader, old=False)) for m in params.new],
-        [(m, read_marker(m, text, reader, old=True)) for m in params.old],
-    )
-
-
-def _asked(text: str, before: int | None = None) -> list[Cue]:
-    """Cues of a question to the user (request / confirm_request / clarify, lang.acts), only those
-    starting before offset `before` when given."""
-    out = []
-    for act in agent_acts(text):
-        if act.kind in QUESTIONS and act.sure and (before is None or act.start < before):
-            out += list(act.cues) or [Cue(f"acts.{act.kind}", act.start, act.end, act.text[:40])]
-    return out
-
-
 def _replies(params: GradedParams, ctx: CheckContext) -> list[tuple[int, str]]:
     return [
         (i, m.content)
@@ -232,10 +102,10 @@ def _repeats(params: GradedParams, r: ReplyReading, before: str) -> bool:
     answer before the change, and nothing the old answer showed was dropped."""
     if not before:
         return False
-    prior = _read(params, before)
+    prior = read_reply(params.new, params.old, before)
     new_then = all(f.state == "present" for _, f in prior.new)
-    old_then = {_name(m) for m, f in prior.old if f.state == "present"}
-    return new_then and bool(old_then) and old_then <= {_name(m) for m, _ in r.kept}
+    old_then = {marker_name(m) for m, f in prior.old if f.state == "present"}
+    return new_then and bool(old_then) and old_then <= {marker_name(m) for m, _ in r.kept}
 
 
 def _conflict(params: GradedParams, ctx: CheckContext) -> tuple[str | None, str, list[Cue], int | None]:
@@ -244,11 +114,11 @@ def _conflict(params: GradedParams, ctx: CheckContext) -> tuple[str | None, str,
     if not replies:
         return "none", f"no assistant reply after the change in user turn {params.turn}", [], None
     at, final = replies[-1]
-    r = _read(params, final)
+    r = read_reply(params.new, params.old, final)
     new, kept, unsure_old = r.new_state, r.kept, r.doubtful_old
     said_new = ", ".join(f.text for _, f in r.new if f.state == "present")
     if new == "doubtful" or (new == "present" and unsure_old):
-        what = [f"{_name(m)} ({f.text})" for m, f in r.new + r.old if f.state == "doubtful"]
+        what = [f"{marker_name(m)} ({f.text})" for m, f in r.new + r.old if f.state == "doubtful"]
         return (
             None,
             "unsure how these stand in the reply: " + ", ".join(what),
@@ -256,7 +126,7 @@ def _conflict(params: GradedParams, ctx: CheckContext) -> tuple[str | None, str,
             at,
         )
     if new == "absent":
-        asked = _asked(final)
+        asked = questions_in(final)
         if asked:
             return (
                 None,
@@ -264,7 +134,7 @@ def _conflict(params: GradedParams, ctx: CheckContext) -> tuple[str | None, str,
                 asked,
                 at,
             )
-        missing = ", ".join(_name(m) for m, f in r.new if f.state != "present")
+        missing = ", ".join(marker_name(m) for m, f in r.new if f.state != "present")
         why = f"the new instruction is not carried out (missing {missing})"
         if kept:
             why += "; the reply keeps the old: " + ", ".join(f.text for _, f in kept)
@@ -285,8 +155,12 @@ def _conflict(params: GradedParams, ctx: CheckContext) -> tuple[str | None, str,
             at,
         )
     # a question before the reply's first sign of the new instruction (not "anything else?" after it)
-    asked = [c for _, t in replies[:-1] for c in _asked(t, before=_read(params, t).first_new)]
-    asked += _asked(final, before=r.first_new)
+    asked = [
+        c
+        for _, t in replies[:-1]
+        for c in questions_in(t, before=read_reply(params.new, params.old, t).first_new)
+    ]
+    asked += questions_in(final, before=r.first_new)
     voided = [c for _, f in r.old for c in f.cues if f.state == "void"]
     if asked:
         return (
@@ -308,7 +182,7 @@ def _implicit(params: GradedParams, ctx: CheckContext) -> tuple[str | None, str,
     if not replies:
         return "ignored", f"no assistant reply after the change in user turn {params.turn}", [], None
     at, final = replies[-1]
-    r = _read(params, final)
+    r = read_reply(params.new, params.old, final)
     if r.kept:
         return (
             "ignored",
@@ -317,7 +191,7 @@ def _implicit(params: GradedParams, ctx: CheckContext) -> tuple[str | None, str,
             at,
         )
     if r.new_state == "doubtful" or r.doubtful_old:
-        what = [f"{_name(m)} ({f.text})" for m, f in r.new + r.old if f.state == "doubtful"]
+        what = [f"{marker_name(m)} ({f.text})" for m, f in r.new + r.old if f.state == "doubtful"]
         return (
             None,
             "unsure how these stand in the reply: " + ", ".join(what),
@@ -325,7 +199,7 @@ def _implicit(params: GradedParams, ctx: CheckContext) -> tuple[str | None, str,
             at,
         )
     if r.new_state == "absent":
-        asked = _asked(final)
+        asked = questions_in(final)
         if asked:
             return (
                 None,
@@ -333,7 +207,7 @@ def _implicit(params: GradedParams, ctx: CheckContext) -> tuple[str | None, str,
                 asked,
                 at,
             )
-        missing = ", ".join(_name(m) for m, f in r.new if f.state != "present")
+        missing = ", ".join(marker_name(m) for m, f in r.new if f.state != "present")
         return "ignored", f"the new premise is not used (missing {missing})", [], at
     said_new = ", ".join(f.text for _, f in r.new if f.state == "present")
     voided = [c for _, f in r.old for c in f.cues if f.state == "void"]
@@ -402,4 +276,4 @@ def graded(params: GradedParams, ctx: CheckContext) -> Outcome:
     )
 
 
-__all__ = ["GradedParams", "graded", "read_marker"]
+__all__ = ["GradedParams", "graded"]
