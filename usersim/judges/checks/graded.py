@@ -14,6 +14,9 @@ The case's `judging.grading` names the scale (usersim/cases/grading.py); this ch
 - reference / topic_switch (100/80/60): the `done` checks decide whether the referent was resolved
   (the topic's progress recalled); resolved earns the scenario's level, else 0.
 
+A reply that only repeats the answer to the old instruction (the signs of the new one were already
+in it and nothing of the old was dropped) is 不纠正, not 部分纠正.
+
 Where the reading cannot tell (a marker read only unsurely, a question with no reply after it, the
 new premise used silently), the check is `uncertain` — unjudged, escalated to the LLM judge when one
 is configured — never a guessed level.
@@ -76,7 +79,9 @@ class GradedParams(BaseModel):
                 raise ValueError(f"done[{i}] must be a one-key mapping {{check_type: params}}")
             if "graded" in spec:
                 raise ValueError(f"done[{i}]: a graded check cannot contain another")
-            check_registry.parse(spec)
+            from usersim.judges.checks.tools import CASE_TOOLS
+
+            check_registry.parse(spec, CASE_TOOLS.get())  # the case's own tools stay valid in done checks
         return v
 
 
