@@ -322,7 +322,7 @@ def test_mt_reference_and_switch_checks() -> None:
     d09 = MT["D-09"]
     assert all(_passes(d09, "请问你想订的是什么？机票还是酒店？").values())
     guessed = _passes(d09, ([_call("search_hotels", location="三亚")], "已为你找到三亚的酒店"))
-    assert guessed == {"0:asked_clarification": False, "1:tool_not_called": False}
+    assert guessed == {"0:graded": False}  # the graded check's done checks: no question, a hotel search
     assert all(_passes(MT["D-10"], "总预算是 7680 元。").values())
     assert not all(_passes(MT["D-10"], "总预算是 6,880 元。").values())
     assert _passes(MT["MT-REF-06"], "你是指新秀丽 Cosmolite 还是地平线 8 号？") == {

@@ -30,7 +30,8 @@ def test_engine_or_refusal(row):
 
 
 def _library_patterns() -> list[tuple[str, bool]]:
-    """Every count.pattern and asked_clarification 're:' entry of the seed library."""
+    """Every count.pattern, asked_clarification 're:' entry and graded new/old 're:' marker of the
+    seed library."""
     found: list[tuple[str, bool]] = []
 
     def walk(node):
@@ -38,6 +39,9 @@ def _library_patterns() -> list[tuple[str, bool]]:
             for k, v in node.items():
                 if k == "pattern" and isinstance(v, str):
                     found.append((v, False))
+                if k in ("new", "old") and isinstance(v, list):  # graded markers: a string or alternatives
+                    alts = [a for m in v for a in (m if isinstance(m, list) else [m])]
+                    found.extend((a[3:], False) for a in alts if isinstance(a, str) and a.startswith("re:"))
                 if k == "about" and isinstance(v, list):
                     found.extend(
                         (w[3:], True) for g in v for w in g if isinstance(w, str) and w.startswith("re:")

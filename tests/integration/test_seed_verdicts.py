@@ -80,12 +80,12 @@ CASES = [
     ("c2/C2-E2E-04", ["e2e04_guides_and_recommends"], "e2e04_overspends", "constraint", "violating price <= 8000: Apple MacBook Pro 14 M4", ()),
     ("b1/B1-MR-02", ["mr02_kyoto_three_nights"], "mr02_kyoto_one_night", "tool_called", "check_out - check_in = 1 days (expected 3)", ()),
     ("b1/B1-MR-03", ["mr03_weather_only"], "mr03_links_trip", "count", "你端午去厦门的时候", ()),
-    ("mt/D-06", ["d06_analyses_expenses"], "d06_asks_back", "keywords", "forbidden present: 指什么", ()),
+    ("mt/D-06", ["d06_analyses_expenses"], "d06_asks_back", "graded", "指代未消解 (0 points", ()),
     ("c5/C5-LS-02", ["ls02_uses_map"], "ls02_estimates", "tool_called", "was never called", C5),
     ("c5/C5-LC-01", ["lc01_excludes_apple"], "lc01_recommends_apple", "constraint", "violating brand not_in", C5),
     ("c2/C2-SR-03", ["sr03_table"], "sr03_includes_redmi", "constraint", "Redmi Note 13 (brand=小米)", ()),
-    ("mt/D-14", ["d14_hokkaido"], "d14_keeps_osaka", "keywords", "forbidden present: 环球影城", ()),
-    ("mt/D-08", ["d08_hotel"], "d08_restaurant", "keywords", "forbidden present: 蟹道乐", ()),
+    ("mt/D-14", ["d14_hokkaido"], "d14_keeps_osaka", "graded", "部分纠正 (40 points, pass at 80): carried out the new instruction (札幌, 第三天) but kept the old: 环球影城", ()),
+    ("mt/D-08", ["d08_hotel"], "d08_restaurant", "graded", "指代未消解 (0 points, pass at 60)", ()),
 ]  # fmt: skip
 
 

@@ -4,7 +4,6 @@ rule-to-LLM re-check, through the CLI in process with the scripted judge server.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -12,8 +11,6 @@ import pytest
 from tests.judges.test_judge_trust_cli import ECHO, judge_answer, records
 from tests.support.cli import usersim
 from tests.support.openai_stub import OpenAIStub
-from usersim.cases.loader import load_case
-from usersim.judges.select import recheck_sampled
 
 
 @pytest.fixture
@@ -112,19 +109,18 @@ judging:
 """
 
 
-def test_twenty_percent_rule_to_llm_recheck_is_informational_and_reported(tmp_path, stub_with):
+def test_twenty_percent_rule_to_llm_recheck_is_informational_and_reported(tmp_path, stub_with, monkeypatch):
+    monkeypatch.setenv("USERSIM_NO_CACHE", "1")
     cases = tmp_path / "cases"
     cases.mkdir()
     for i in range(20):
         (cases / f"T-RC-{i:02d}.yaml").write_text(AUTO_CASE.format(id=f"T-RC-{i:02d}"), encoding="utf-8")
-    sampled = {f"T-RC-{i:02d}" for i in range(20) if recheck_sampled(load_case(cases / f"T-RC-{i:02d}.yaml"))}
-    assert 1 <= len(sampled) <= 8  # a seeded ~20% sample, the same on every run
+    asked: list[str] = []
 
-    first = sorted(sampled)[0]
-
-    def judge(body):  # agrees with the rules except on one sampled case
+    def judge(body):  # agrees with the rules except on the first conversation it is asked about
         text = body["messages"][0]["content"]
-        return judge_answer(body, "fail" if re.search(rf"\b{first}\b", text) else "pass")
+        asked.append(text)
+        return judge_answer(body, "fail" if len(asked) == 1 else "pass")
 
     stub = stub_with(judge)
     out = tmp_path / "run"
@@ -132,19 +128,24 @@ def test_twenty_percent_rule_to_llm_recheck_is_informational_and_reported(tmp_pa
         "run", str(cases), "--agent", ECHO, "--judge-model", "openai:j", "--out", str(out), "--no-progress"
     )
     recs = records(out)
-    assert len(stub.requests) == len(sampled)  # only the sample is re-checked
+    assert len(stub.requests) == 4  # exactly ceil(20% of 20) rule-passed conversations are re-checked
+    sampled = set()
     for r in recs:
         llm = [v for v in r["verdicts"] if v["judge"] == "llm_rubric"]
         assert r["status"] == "passed"  # the rules decide; the re-check never does
-        if r["case_id"] in sampled:
+        if llm:
             (v,) = llm
             assert not v["counts_toward_status"] and v["details"]["recheck"] is True
             assert v["reason"].startswith("rule-to-LLM re-check (seed 003, informational)")
-        else:
-            assert llm == []
+            sampled.add(r["id"])
+            if v["verdict"] == "fail":
+                first = r["id"]
+    assert len(sampled) == 4
     recheck = json.loads((out / "summary.json").read_text(encoding="utf-8"))["judging"]["recheck"]
-    assert recheck["items"] == len(sampled) and recheck["disagreements"] == [f"{first}|r0"]
-    assert recheck["agreement"] == round(1 - 1 / len(sampled), 4)
+    assert recheck["items"] == 4 and recheck["disagreements"] == [first]
+    assert recheck["agreement"] == 0.75
     res = usersim("judges", "calibrate", str(out))
-    assert f"rules vs LLM re-check (seed 003: 20% of auto-only cases): {len(sampled)} items" in res.stdout
+    assert (
+        "rules vs LLM re-check (seed 003: 20% of rule-passed auto-only conversations): 4 items" in res.stdout
+    )
     assert "Rule-to-LLM re-check" in (out / "report.html").read_text(encoding="utf-8")

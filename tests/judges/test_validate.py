@@ -23,6 +23,7 @@ def test_every_vocabulary_check_is_registered():
             "constraint",
             "estimates",
             "memory_recall",
+            "graded",
             "step_completion",
             "skill_triggered",
             "skill_not_triggered",

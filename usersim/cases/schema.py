@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from usersim.cases.environment import Environment, build_tools
+from usersim.cases.grading import GradingSpec
 from usersim.core.messages import Message
 
 CASE_SCHEMA_VERSION = 1
@@ -224,6 +225,11 @@ class Judging(Strict):
         le=100,
         description="Minimum anchoring score (seed 003 scale 100/70/30/0) every assistant turn must keep; enables the drift judge.",
     )
+    grading: GradingSpec | None = Field(
+        default=None,
+        description="Seed 003's graded score (conflict 100/80/40/0, implicit 100/0, reference and topic "
+        "switch 100/80/60), decided by the case's `graded` check.",
+    )
 
     @field_validator("checks", "minefields")
     @classmethod
@@ -234,6 +240,17 @@ class Judging(Strict):
                     f"item {i} must be a one-key mapping {{check_type: params}}, got {sorted(map(str, item))[:8]}"
                 )
         return v
+
+    @model_validator(mode="after")
+    def _graded(self) -> Judging:
+        graded = sum(1 for c in self.checks if "graded" in c)
+        if graded and self.grading is None:
+            raise ValueError("judging.checks has a `graded` check but judging.grading (its scale) is missing")
+        if self.grading is not None and graded != 1:
+            raise ValueError(
+                f"judging.grading needs exactly one `graded` check in judging.checks (found {graded})"
+            )
+        return self
 
 
 class KeyInfo(Strict):
@@ -324,6 +341,12 @@ class Case(Strict):
     version: str = Field(default="1", description="Version of this case's content.")
     source: str | None = Field(default=None, description="Seed file the case comes from.")
     tags: list[str] = Field(default_factory=list, description="Free tags, e.g. red_line, multimodal.")
+    steps: int | None = Field(
+        default=None,
+        ge=1,
+        description="Task steps (seed 001 复杂度衰减: C2-CD 2/5/8/10); summary.json's complexity curve "
+        "plots success rate against it.",
+    )
 
     # --- what the agent / simulated user see -------------------------------------------------
     input: CaseInput = Field(default_factory=CaseInput, description="History and current message.")

@@ -97,6 +97,9 @@ class RunRecord(Strict):
     mode: Literal["static", "organic"] = Field(description="static or organic.")
     scoring: str = Field(description="Scoring label, e.g. auto+llm_judge.")
     tags: list[str] = Field(default_factory=list, description="Case tags.")
+    steps: int | None = Field(
+        default=None, description="The case's task steps (seed 001 complexity curve); null when it sets none."
+    )
     variant: Variant = Field(description="Variant of the case.")
     seed: int = Field(description="Per-conversation seed (sha256 of run seed and id).")
     status: Status = Field(

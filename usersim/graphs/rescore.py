@@ -161,6 +161,49 @@ def _attempts(record: RunRecord, earlier: list[Attempt], finals: list[Finalized]
     return out
 
 
+async def _recheck(
+    records: list[RunRecord],
+    meta: dict[str, Any],
+    config: JudgeConfig,
+    cases_paths: list[str] | None,
+    dst: RunStore,
+) -> list[RunRecord]:
+    """graphs.recheck over the rescored records (the same seed samples the same conversations)."""
+    from usersim.graphs.recheck import recheck_run
+    from usersim.llm.client import aclose_clients
+
+    files = meta.get("case_files") or {}
+    found: dict[str, Any] = {}
+
+    def case_of(case_id: str) -> Any:
+        if case_id not in found:
+            file = files.get(case_id)
+            try:
+                if file and Path(file).is_file() and not cases_paths:
+                    found[case_id] = find_case(file)
+                else:
+                    found[case_id] = find_case(case_id, cases_paths)
+            except (ValueError, KeyError, OSError):  # UnknownNameError is a KeyError
+                found[case_id] = None  # a case no longer found is not re-checked
+        return found[case_id]
+
+    def persona_of(case: Any) -> Any:
+        from usersim.personas.loader import resolve_persona
+
+        return resolve_persona(case)
+
+    try:
+        records, sample, changed = await recheck_run(
+            records, case_of, config, seed=int(meta.get("seed") or 0), persona_of=persona_of
+        )
+    finally:
+        await aclose_clients()
+    for i in changed:
+        dst.put(records[i], i)
+    meta["recheck"] = sample.model_dump()
+    return records
+
+
 def _keep_human_labels(before: list[Verdict], verdicts: list[Verdict]) -> list[Verdict]:
     """Human labels already imported for a criterion survive re-scoring (people are not re-asked)."""
     labelled = {v.criterion: v for v in before if v.judge == "human" and v.verdict != "unjudged"}
@@ -196,6 +239,9 @@ async def rescore_run(
         from usersim.llm.client import aclose_clients
 
         await aclose_clients()  # the judge model's pooled HTTP clients belong to this event loop
+    meta.pop("recheck", None)
+    if config.judge_model:  # seed 003's re-check over the re-judged run, with the run's own seed
+        new = await _recheck(new, meta, config, cases_paths, dst)
     meta["judge_model"] = redact(config.judge_model) if config.judge_model else None
     meta["judge_samples"] = config.judge_samples
     meta["rescored"] = True

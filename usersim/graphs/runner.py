@@ -116,7 +116,9 @@ async def run_trials(
             jsonl.write(text + "\n")
             jsonl.flush()
             finished.append((ordinal, record))
-            if traces is not None:  # after the store: a receiver that is down never loses a record
+            # after the store: a receiver that is down never loses a record. With a judge model the
+            # re-check below may still add verdicts: those traces are sent after it
+            if traces is not None and not plan.judge_models:
                 traces.export(record)
 
         try:
@@ -125,13 +127,20 @@ async def run_trials(
             writer.shutdown(wait=True)
             jsonl.close()
             progress.close()
-            if traces is not None:
-                print(traces.close().line(), file=sys.stderr)
             from usersim.llm.client import aclose_clients
 
             await aclose_clients()
         # a fresh run has every record in hand (in the store's order); a resumed one also has the stored
         records = store.records() if done else [r for _, r in sorted(finished, key=lambda x: (x[0], x[1].id))]
+        try:
+            if plan.judge_models:  # seed 003's 20% rule-to-LLM re-check, over the run's conversations
+                records = await _recheck(records, trials, plan, cfg.seed, store, meta)
+                if traces is not None:
+                    new = {r.id for _, r in finished}
+                    await asyncio.to_thread(lambda: [traces.export(r) for r in records if r.id in new])
+        finally:
+            if traces is not None:
+                print(traces.close().line(), file=sys.stderr)
     finally:
         store.close()
     await asyncio.to_thread(write_outputs, out_dir, records, meta)  # the report, off the event loop
@@ -144,6 +153,34 @@ def _trace_export(cfg: RunConfig) -> Any:
     from usersim.reports.otel import TraceExport
 
     return TraceExport(cfg.otel_endpoint)
+
+
+async def _recheck(
+    records: list[RunRecord],
+    trials: list[Trial],
+    plan: RunPlan,
+    seed: int,
+    store: RunStore,
+    meta: dict[str, Any],
+) -> list[RunRecord]:
+    """Re-check the seeded 20% of the rule-passed auto-only conversations (graphs.recheck); the
+    changed records are stored again and the sample goes into the run meta."""
+    from usersim.graphs.recheck import recheck_run
+    from usersim.llm.client import aclose_clients
+
+    cases = {t.case.id: t.case for t in trials}
+    ordinals = {t.id: i for i, t in enumerate(trials)}
+    try:
+        records, sample, changed = await recheck_run(
+            records, cases.get, plan.judge_config, seed=seed, persona_of=plan.persona
+        )
+    finally:
+        await aclose_clients()  # the judge model's pooled HTTP clients belong to this event loop
+    for i in changed:
+        store.put(records[i], ordinals.get(records[i].id, i))
+    meta["recheck"] = sample.model_dump()
+    store.set_meta(meta)
+    return records
 
 
 def run_meta(cfg: RunConfig, out_dir: Path, case_ids: list[str]) -> dict[str, Any]:

@@ -79,6 +79,7 @@ async def run_trial(trial: Trial, cfg: RunConfig, run_id: str, plan: RunPlan | N
         mode=case.mode,
         scoring=case.scoring_label,
         tags=case.tags,
+        steps=case.steps,
         variant=trial.variant,
         seed=trial.seed,
         agent=redact(cfg.agent),

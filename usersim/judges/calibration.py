@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
@@ -20,14 +20,45 @@ HUMAN_AGREEMENT_TARGET = 0.85  # seed 004: judge 与人工评分的一致率目�
 REVIEW_SAMPLE_RATE = 0.20  # seeds 003/004: 抽样 20% 复核
 
 
+def _rank(salt: str, key: str) -> str:
+    return hashlib.sha256(f"{salt}|{key}".encode()).hexdigest()
+
+
+def sample_k(ids: Sequence[str], k: int, *, salt: str = "review") -> list[str]:
+    """A deterministic sample of k ids: the lowest sha256(salt|id), in input order."""
+    chosen = set(sorted(ids, key=lambda i: _rank(salt, i))[: max(0, k)])
+    return [i for i in ids if i in chosen]
+
+
+def sample_size(n: int, rate: float = REVIEW_SAMPLE_RATE) -> int:
+    """ceil(rate * n), at most n (0 for an empty set or a zero rate)."""
+    return 0 if n <= 0 or rate <= 0 else min(n, math.ceil(rate * n - 1e-9))
+
+
 def sample_ids(ids: Sequence[str], *, rate: float = REVIEW_SAMPLE_RATE, salt: str = "review") -> list[str]:
     """A deterministic sample of ceil(rate * n) ids: the lowest sha256(salt|id), in input order."""
-    if not ids or rate <= 0:
-        return []
-    k = min(len(ids), math.ceil(rate * len(ids) - 1e-9))
-    ranked = sorted(ids, key=lambda i: hashlib.sha256(f"{salt}|{i}".encode()).hexdigest())
-    chosen = set(ranked[:k])
-    return [i for i in ids if i in chosen]
+    return sample_k(ids, sample_size(len(ids), rate), salt=salt)
+
+
+def stratified_sample(
+    groups: Mapping[str, Sequence[str]], *, rate: float = REVIEW_SAMPLE_RATE, salt: str = "review"
+) -> dict[str, list[str]]:
+    """ceil(rate * N) ids of all N, apportioned over the groups (dimensions) by largest remainder:
+    each group gets floor(rate * n) or ceil(rate * n) of its n ids, the extra ones going to the
+    groups with the largest remainders (ties by sha256(salt|group)). So the whole sample is exactly
+    ceil(20%) and every group's share is within one id of 20% of it; each group's ids are then
+    sampled with `sample_k`."""
+    sizes = {g: len(ids) for g, ids in groups.items()}
+    total = sample_size(sum(sizes.values()), rate)
+    quota = {g: math.floor(rate * n + 1e-9) for g, n in sizes.items()}
+    spare = total - sum(quota.values())
+    order = sorted(
+        (g for g in groups if quota[g] < sizes[g]),
+        key=lambda g: (-(rate * sizes[g] - quota[g]), _rank(salt, g)),
+    )
+    for g in order[: max(0, spare)]:
+        quota[g] += 1
+    return {g: sample_k(list(ids), quota[g], salt=salt) for g, ids in groups.items()}
 
 
 def agreement(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
@@ -91,6 +122,14 @@ def _report(
     )
 
 
+def rule_decision(verdicts: list[Verdict]) -> str | None:
+    """The rule checks' combined decision on a record ("pass" / "fail"), None when undecided."""
+    from usersim.judges.checks import check_registry
+
+    names = set(check_registry.names())
+    return _decision([v for v in verdicts if v.judge in names and v.counts_toward_status])
+
+
 def _decision(verdicts: list[Verdict]) -> str | None:
     status = combine_status(verdicts) if verdicts else None
     return {"passed": "pass", "failed": "fail"}.get(status or "")
@@ -129,7 +168,9 @@ def rule_vs_llm(records: list[dict[str, Any]], *, recheck_only: bool = False) ->
             rule.append(d_rule)
             llm.append(d_llm)
     return _report(
-        "rules vs LLM re-check (seed 003: 20% of auto-only cases)" if recheck_only else "rules vs llm_rubric",
+        "rules vs LLM re-check (seed 003: 20% of rule-passed auto-only conversations)"
+        if recheck_only
+        else "rules vs llm_rubric",
         ids,
         rule,
         llm,

@@ -69,6 +69,8 @@ class RulesJudge:
         out = []
         for rule, llm in zip(verdicts, answers):
             details = {**(llm.details or {}), "escalated": True, "rule_reason": rule.reason}
+            if rule.details:  # what the rule read (e.g. a graded check's scale), kept beside the LLM's
+                details["rule_details"] = rule.details
             out.append(
                 rule.model_copy(
                     update={

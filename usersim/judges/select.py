@@ -9,15 +9,15 @@ fidelity         organic cases (informational: grades the simulated user)
 drift            on request (JudgeConfig.extra_judges) or when the case sets a drift threshold
 divergence       promoted regression cases (compares the replay with the recorded transcript)
 
-Seed 003's rule-to-LLM re-check: when a judge model is given, a seeded 20% sample of the auto-only
-cases (by case id, see `recheck_sampled`) also gets an informational llm_rubric verdict on its
-criteria, so `usersim judges calibrate` and summary.json can report rule-vs-LLM agreement.
+Seed 003's rule-to-LLM re-check ("规则评分通过后，随机抽取 20% 的样本用 LLM Judge 复核") is not
+chosen here, per case: it samples the run's conversations once the rules have passed them
+(graphs/recheck.py), from the conversations whose case `recheck_eligible` says is auto-only, and
+gives each sampled one the informational judge of `recheck_judge`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 from typing import Any
 
 from usersim.cases.schema import Case
@@ -97,12 +97,15 @@ RECHECK_RATE = 0.20  # seed 003: 抽样 20% 用 LLM-Judge 复核
 RECHECK_SALT = "rule-llm-recheck"
 
 
-def recheck_sampled(case: Case, *, rate: float = RECHECK_RATE, salt: str = RECHECK_SALT) -> bool:
-    """Whether an auto-only case is in the seeded rule-to-LLM re-check sample (sha256 of salt|id)."""
-    if set(case.judging.scoring.methods) != {"auto"} or not llm_rubric.judged_criteria(case):
-        return False
-    digest = hashlib.sha256(f"{salt}|{case.id}".encode()).hexdigest()
-    return int(digest[:8], 16) / 0x100000000 < rate
+def recheck_eligible(case: Case) -> bool:
+    """Whether a case's conversations may enter the rule-to-LLM re-check: scored by rules only
+    (`auto`) and with criteria an LLM judge can read."""
+    return set(case.judging.scoring.methods) == {"auto"} and bool(llm_rubric.judged_criteria(case))
+
+
+def recheck_judge(config: JudgeConfig) -> Judge:
+    """The re-check's judge: the LLM rubric on the case's criteria, informational (never decides)."""
+    return llm_rubric.LLMRubricJudge(config.judge_model, samples=config.judge_samples, informational=True)
 
 
 def select_judges(case: Case, config: JudgeConfig) -> list[Judge]:
@@ -125,9 +128,4 @@ def select_judges(case: Case, config: JudgeConfig) -> list[Judge]:
         judge_registry.get(extra)  # fail fast with "Unknown judge 'x'. Did you mean ...?"
         if extra not in names:
             names.append(extra)
-    judges: list[Judge] = [judge_registry.get(n)(config) for n in names]
-    if config.judge_model and "llm_rubric" not in names and recheck_sampled(case):
-        judges.append(
-            llm_rubric.LLMRubricJudge(config.judge_model, samples=config.judge_samples, informational=True)
-        )
-    return judges
+    return [judge_registry.get(n)(config) for n in names]

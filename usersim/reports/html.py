@@ -14,6 +14,7 @@ from usersim.core.secrets import redact, redact_value
 from usersim.reports.charts import bar_chart
 from usersim.reports.html_decay import decay_section
 from usersim.reports.html_explore import explore_section
+from usersim.reports.html_grades import complexity_section, grades_section
 from usersim.reports.html_parts import (
     RATE_HEADERS,
     cell,
@@ -29,6 +30,7 @@ from usersim.reports.html_sections import c1_section, long_context_section, skil
 from usersim.reports.html_simulator import simulator_section
 from usersim.reports.html_transcript import render_viewer
 from usersim.reports.judging import judging_section
+from usersim.reports.recheck import recheck_section
 from usersim.reports.summary_models import Rate, Summary
 
 _PAGE = Path(__file__).with_name("page.html")
@@ -179,6 +181,9 @@ def render_report(records: list[RunRecord], summary: dict) -> str:
             _pass_rates(s),
             _repeats(s),
             judging_section(s.judging),
+            recheck_section(s.recheck),
+            grades_section(s),
+            complexity_section(s),
             skill_section(s),
             c1_section(s),
             long_context_section(s),

@@ -151,7 +151,7 @@ def judging_section(stats: JudgeStats | None) -> str:
     if rc is not None:
         agreement = "—" if rc.agreement is None else pct(rc.agreement)
         body += (
-            f"<p>Rule-to-LLM re-check (seed 003, seeded 20% of auto-only cases): {rc.items} records decided by both, "
+            f"<p>Rule-to-LLM re-check (seed 003, seeded 20% of the rule-passed auto-only conversations): {rc.items} records decided by both, "
             f"agreement {escape(agreement)}{' — ' + escape(rc.note) if rc.flagged else ''}.</p>"
         )
     return section("LLM judge agreement", body, "judging")

@@ -17,8 +17,10 @@ from usersim.core.gate import Tally, decide, fraction, pass_rate
 from usersim.core.record import RunRecord
 from usersim.core.secrets import redact_value
 from usersim.judges.llm_rubric import C1_CRITERION, C1_DIMENSIONS
+from usersim.reports.grades import complexity_curves, grade_distributions
 from usersim.reports.judging import judge_stats
 from usersim.reports.long_context import long_context_stats, mean
+from usersim.reports.recheck import recheck_stats
 from usersim.reports.skill_impact import skill_impact
 from usersim.reports.summary_models import (
     C1CaseScore,
@@ -321,6 +323,9 @@ def summarize(records: list[RunRecord], meta: dict[str, Any], *, run_dir: Path |
         unjudged=reason_counts(records, "unjudged"),
         errors=reason_counts(records, "error"),
         judging=judge_stats(records),
+        recheck=recheck_stats(records, meta),
+        grades=grade_distributions(records),
+        complexity=complexity_curves(records),
         blame=dict(Counter(r.blame for r in records if r.status != "passed" and r.blame).most_common()),
         simulator_suspects=[r.id for r in records if r.simulator_suspect],
         inconclusive=[r.id for r in records if r.status == "inconclusive"],

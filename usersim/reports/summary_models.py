@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from usersim.core.gate import Gate
 from usersim.reports.judging import JudgeStats
+from usersim.reports.recheck import RecheckStats
 
 # 2: long-context accuracy = passed / decided, lost in the middle per case, c1_rubric
 # 3: one denominator rule (usersim.core.gate): error counts as judged, inconclusive and unjudged are
@@ -327,6 +328,52 @@ class C1Scores(Strict):
     cases: list[C1CaseScore] = Field(default_factory=list, description="Per C1 case.")
 
 
+class GradeLevelCount(Strict):
+    """How many conversations reached one level of a grading scale."""
+
+    level: str = Field(description="Level code, e.g. confirmed.")
+    name: str = Field(description="The seed's name, e.g. 确认后纠正.")
+    points: int = Field(description="The level's points (0..100).")
+    count: int = Field(description="Conversations graded at this level.")
+
+
+class GradeDistribution(Strict):
+    """Seed 003 graded levels of one dimension and scale (reports.grades)."""
+
+    dimension: str = Field(description="Case dimension.")
+    scale: str = Field(description="conflict | implicit_conflict | reference | topic_switch.")
+    conversations: int = Field(description="Conversations with a graded verdict on this scale.")
+    uncertain: int = Field(
+        description="Of those, graded 'uncertain' (unjudged; escalated with a judge model)."
+    )
+    escalated: dict[str, int] = Field(
+        default_factory=dict, description="Uncertain ones the LLM judge decided: verdict -> conversations."
+    )
+    passed: int = Field(description="Conversations whose level reached the case's pass line.")
+    mean_points: float | None = Field(description="Mean points of the decided levels.")
+    levels: list[GradeLevelCount] = Field(description="Every level of the scale, in the seed's order.")
+    cases: list[str] = Field(default_factory=list, description="Case ids graded on this scale.")
+
+
+class ComplexityPoint(Strict):
+    """Success at one task-step count."""
+
+    steps: int = Field(description="Task steps (case `steps`).")
+    cases: list[str] = Field(description="Case ids with this many steps.")
+    conversations: int = Field(description="Conversations.")
+    passed: int = Field(description="Passed conversations.")
+    judged: int = Field(description="Conversations in the pass-rate denominator (the gate's rule).")
+    success_rate: float | None = Field(description="passed / judged; null when none was judged.")
+    mean_score: float | None = Field(description="Mean score.")
+
+
+class ComplexityCurve(Strict):
+    """Seed 001 复杂度衰减曲线: success rate against task steps, for one dimension."""
+
+    dimension: str = Field(description="Case dimension, e.g. C2.")
+    points: list[ComplexityPoint] = Field(description="One point per step count, ascending.")
+
+
 class Summary(Strict):
     """summary.json."""
 
@@ -381,6 +428,20 @@ class Summary(Strict):
         default_factory=dict,
         description="Persona id -> traits measured on its simulated turns (fidelity.traits): verbosity and "
         "mean characters per turn, reveal policy and mean known facts per turn, trait check pass rate.",
+    )
+    grades: list[GradeDistribution] = Field(
+        default_factory=list,
+        description="Seed 003 graded levels per dimension and scale (conflict 100/80/40/0, implicit 100/0, "
+        "reference and topic switch 100/80/60).",
+    )
+    complexity: list[ComplexityCurve] = Field(
+        default_factory=list,
+        description="Seed 001 complexity curve: success rate against the cases' task steps, per dimension.",
+    )
+    recheck: RecheckStats | None = Field(
+        default=None,
+        description="Seed 003's 20% rule-to-LLM re-check: the sample per dimension and the rule/LLM agreement "
+        "(reports.recheck); null without a judge model.",
     )
     judging: JudgeStats | None = Field(
         default=None,

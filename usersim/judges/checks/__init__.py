@@ -9,6 +9,7 @@ from usersim.judges.checks import (  # noqa: F401  register
     constraint,
     estimates,
     final_state,
+    graded,
     memory,
     state,
     text,
