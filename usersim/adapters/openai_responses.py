@@ -31,11 +31,9 @@ Options (spec query): `base_url`, `api_key_env` (the env var holding the key, ne
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import os
 import random
-from collections import OrderedDict
 from typing import Any
 
 import openai
@@ -43,6 +41,7 @@ import openai
 from usersim.adapters.base import AgentEndpointError, AgentError, AgentInput, AgentReply
 from usersim.adapters.convert import parse_arguments
 from usersim.adapters.spec import float_option, split_spec
+from usersim.adapters.threads import Threads
 from usersim.core.events import Usage
 from usersim.core.messages import Message, ToolCall
 from usersim.core.secrets import redact
@@ -52,7 +51,6 @@ from usersim.llm.prices import cost_usd
 
 OPTIONS = {"base_url", "api_key_env", "temperature", "max_tokens", "timeout", "reasoning", "state"}
 _NO_RETRY = {400, 401, 403, 404, 422}
-_CHAINS_KEPT = 20_000  # remembered (prefix hash -> response id) pairs; oldest forgotten first
 
 
 def responses_tools(schemas: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -139,16 +137,6 @@ def parse_response(resp: Any, *, source: str) -> tuple[str, Message, int, int]:
     return rid, Message(role="assistant", content="".join(texts), tool_calls=calls), p_tok, c_tok
 
 
-def _prefix_hashes(system: str, convo: list[Message]) -> list[str]:
-    """hashes[k] identifies (system, convo[:k]): a running hash, one step per message."""
-    h = hashlib.sha256(system.encode()).hexdigest()
-    out = [h]
-    for m in convo:
-        h = hashlib.sha256((h + m.model_dump_json()).encode()).hexdigest()
-        out.append(h)
-    return out
-
-
 class OpenAIResponsesAgent:
     """A model behind the OpenAI Responses API driven as a tool-calling agent."""
 
@@ -171,7 +159,7 @@ class OpenAIResponsesAgent:
         self.state = opts.get("state") or "chain"
         if self.state not in {"chain", "full"}:
             raise AgentError(f"Option 'state={self.state}' in agent spec '{spec}': use state=chain or state=full")
-        self._chains: OrderedDict[str, str] = OrderedDict()
+        self._chains: Threads[str] = Threads()  # conversation prefix -> the response that answered it
 
     def _endpoint(self) -> tuple[str, str]:
         api_key = os.environ.get(self.api_key_env) if self.api_key_env else None
@@ -180,18 +168,15 @@ class OpenAIResponsesAgent:
     async def respond(self, inp: AgentInput) -> AgentReply:
         system = inp.messages[0].content if inp.messages and inp.messages[0].role == "system" else ""
         convo = inp.messages[1:] if inp.messages and inp.messages[0].role == "system" else list(inp.messages)
-        hashes = _prefix_hashes(system, convo)
         request: dict[str, Any] = {"model": self.model}
         if system:
             request["instructions"] = system
         start = 0
         if self.state == "chain":
             request["store"] = True
-            for k in range(len(convo), 0, -1):
-                previous = self._chains.get(hashes[k])
-                if previous is not None:
-                    request["previous_response_id"], start = previous, k
-                    break
+            start, previous = self._chains.find(system, convo)
+            if previous is not None:
+                request["previous_response_id"] = previous
         else:
             request["store"] = False
         request["input"] = input_items(convo[start:])
@@ -205,9 +190,7 @@ class OpenAIResponsesAgent:
             request["reasoning"] = {"effort": self.reasoning}
         rid, message, p_tok, c_tok = await self._create(request)
         if self.state == "chain":
-            self._chains[_prefix_hashes(system, [*convo, message])[-1]] = rid
-            while len(self._chains) > _CHAINS_KEPT:
-                self._chains.popitem(last=False)
+            self._chains.remember(system, [*convo, message], rid)
         usage = Usage(calls=1, prompt_tokens=p_tok, completion_tokens=c_tok, cost_usd=cost_usd(self.model, p_tok, c_tok))
         return AgentReply(messages=[message], usage=usage)
 
