@@ -94,18 +94,44 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-class A2AServer:
-    """A running A2A server for `executor`; `url` is its base URL (the card is under it)."""
+class Served:
+    """An ASGI app served by uvicorn on a free port in a thread; `url` is its base URL."""
+
+    def __init__(self, app: Any, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.app = app
+        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="off")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, name=f"uvicorn-{self.port}", daemon=True)
+
+    def __enter__(self) -> Served:
+        self.thread.start()
+        for _ in range(400):
+            if self.server.started:
+                return self
+            threading.Event().wait(0.025)
+        raise RuntimeError(f"server on port {self.port} did not start")
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+class A2AServer(Served):
+    """A running A2A server (agent card + JSON-RPC) for `executor`. `headers` holds the headers
+    of every request it received."""
 
     def __init__(self, executor: AgentExecutor, *, streaming: bool, name: str = "Acme Bank support") -> None:
         self.executor = executor
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.headers: list[dict[str, str]] = []
+        port = free_port()
+        url = f"http://127.0.0.1:{port}"
         card = AgentCard(
             name=name,
             description="Acme Bank customer support: cards, transfers, disputes, address changes.",
             version="1.0.0",
-            supported_interfaces=[AgentInterface(url=self.url, protocol_binding="JSONRPC", protocol_version="1.0")],
+            supported_interfaces=[AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")],
             capabilities=AgentCapabilities(streaming=streaming),
             default_input_modes=["text/plain"],
             default_output_modes=["text/plain", "application/json"],
@@ -113,21 +139,14 @@ class A2AServer:
         )
         handler = DefaultRequestHandler(agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card)
         app = Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")])
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning", lifespan="off")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, name=f"a2a-{self.port}", daemon=True)
+        seen = self.headers
 
-    def __enter__(self) -> A2AServer:
-        self.thread.start()
-        for _ in range(200):
-            if self.server.started:
-                return self
-            threading.Event().wait(0.025)
-        raise RuntimeError(f"A2A server on port {self.port} did not start")
+        async def recording(scope: Any, receive: Any, send: Any) -> None:
+            if scope["type"] == "http":
+                seen.append({k.decode(): v.decode() for k, v in scope["headers"]})
+            await app(scope, receive, send)
 
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
+        super().__init__(recording, port)
 
 
-__all__ = ["A2AServer", "SandboxAgentExecutor", "free_port"]
+__all__ = ["A2AServer", "SandboxAgentExecutor", "Served", "free_port"]
