@@ -40,7 +40,9 @@ def cases(tmp_path_factory) -> Path:
 
 
 def run(cases: Path, spec: str, out: Path, *extra: str, env: dict | None = None):
-    res = usersim("run", str(cases), *extra, "--agent", spec, "--out", str(out), "--no-progress", env=env, check=False)
+    res = usersim(
+        "run", str(cases), *extra, "--agent", spec, "--out", str(out), "--no-progress", env=env, check=False
+    )
     return res, records(out)
 
 
@@ -63,7 +65,9 @@ def test_correct_a2a_agent_passes_every_bank_case(runs):
     assert res.returncode == 0
     for r in recs.values():
         assert r["stop_reason"] == "goal_met"
-        tool_checks = [v for v in r["verdicts"] if v["judge"] in {"tool_called", "tool_order", "tool_not_called"}]
+        tool_checks = [
+            v for v in r["verdicts"] if v["judge"] in {"tool_called", "tool_order", "tool_not_called"}
+        ]
         assert tool_checks and all(v["verdict"] == "pass" for v in tool_checks)  # judged the reported calls
 
 
@@ -130,7 +134,9 @@ def test_a_server_that_is_down_is_an_outage_naming_the_endpoint(cases, tmp_path)
 
 
 def test_a_bad_agent_card_is_the_agents_error_naming_the_card(cases, tmp_path):
-    app = Starlette(routes=[Route("/.well-known/agent-card.json", lambda _: PlainTextResponse("<html>hi</html>"))])
+    app = Starlette(
+        routes=[Route("/.well-known/agent-card.json", lambda _: PlainTextResponse("<html>hi</html>"))]
+    )
     with Served(app) as server:
         res, recs = run(cases, f"a2a:{server.url}", tmp_path, "--id", "BANK-01")
     detail = recs["BANK-01"]["stop"]["detail"]
@@ -142,7 +148,9 @@ def test_the_bearer_token_reaches_the_agent_and_nothing_else(cases, tmp_path):
     executor = SandboxAgentExecutor(bank.correct, cases / "bank-01-lost-card.yaml")
     env = {"BANK_AGENT_TOKEN": TOKEN}
     with A2AServer(executor, streaming=True) as server:
-        res, recs = run(cases, f"a2a:{server.url}?auth_env=BANK_AGENT_TOKEN", tmp_path, "--id", "BANK-01", env=env)
+        res, recs = run(
+            cases, f"a2a:{server.url}?auth_env=BANK_AGENT_TOKEN", tmp_path, "--id", "BANK-01", env=env
+        )
     assert recs["BANK-01"]["status"] == "passed", res.stderr
     assert server.headers and {h.get("authorization") for h in server.headers} == {f"Bearer {TOKEN}"}
     assert TOKEN not in res.stdout + res.stderr

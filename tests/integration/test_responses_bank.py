@@ -33,7 +33,9 @@ def thinking(fn):
 def run_bank(agent_fn, out: Path, *extra: str, spec: str = "openai-responses:bank-model"):
     with ResponsesStub(api_key=KEY, responder=thinking(agent_fn)) as stub:
         env = {"OPENAI_BASE_URL": stub.base_url, "OPENAI_API_KEY": KEY, "USERSIM_LLM_BACKOFF_S": "0.01"}
-        res = usersim("run", CASES, *extra, "--agent", spec, "--out", str(out), "--no-progress", env=env, check=False)
+        res = usersim(
+            "run", CASES, *extra, "--agent", spec, "--out", str(out), "--no-progress", env=env, check=False
+        )
         return res, records(out), list(stub.requests)
 
 
@@ -110,4 +112,12 @@ def test_state_full_sends_the_whole_conversation_unstored(tmp_path):
     assert all(not r.get("previous_response_id") and r["store"] is False for r in requests)
     last = requests[-1]["input"]
     assert any(i.get("role") == "assistant" for i in last)
-    assert any(i["type"] == "function_call" for i in last) and any(i["type"] == "function_call_output" for i in last)
+    assert any(i["type"] == "function_call" for i in last) and any(
+        i["type"] == "function_call_output" for i in last
+    )
+
+
+def test_run_help_lists_the_new_schemes():
+    out = usersim("run", "--help").stdout
+    assert "openai-responses:MODEL[?options]   a model behind the OpenAI Responses API" in out
+    assert "a2a:URL[?options]                  an A2A agent; runs its own tools" in out

@@ -56,11 +56,16 @@ class SandboxAgentExecutor(AgentExecutor):
             await event_queue.enqueue_event(new_task_from_user_message(context.message))
         updater = TaskUpdater(event_queue, context.task_id, context.context_id)
         if self.fail_on and self.fail_on in text:
-            await updater.failed(updater.new_agent_message([new_text_part("core banking system unavailable")]))
+            await updater.failed(
+                updater.new_agent_message([new_text_part("core banking system unavailable")])
+            )
             return
         if context.context_id not in self.contexts:
             sandbox = open_sandbox(self.case)
-            self.contexts[context.context_id] = (sandbox, [{"role": "system", "content": sandbox.system_prompt()}])
+            self.contexts[context.context_id] = (
+                sandbox,
+                [{"role": "system", "content": sandbox.system_prompt()}],
+            )
         sandbox, messages = self.contexts[context.context_id]
         messages.append({"role": "user", "content": text})
         wrote = False
@@ -131,13 +136,17 @@ class A2AServer(Served):
             name=name,
             description="Acme Bank customer support: cards, transfers, disputes, address changes.",
             version="1.0.0",
-            supported_interfaces=[AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")],
+            supported_interfaces=[
+                AgentInterface(url=url, protocol_binding="JSONRPC", protocol_version="1.0")
+            ],
             capabilities=AgentCapabilities(streaming=streaming),
             default_input_modes=["text/plain"],
             default_output_modes=["text/plain", "application/json"],
             skills=[AgentSkill(id="support", name="support", description="Bank support", tags=["bank"])],
         )
-        handler = DefaultRequestHandler(agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card)
+        handler = DefaultRequestHandler(
+            agent_executor=executor, task_store=InMemoryTaskStore(), agent_card=card
+        )
         app = Starlette(routes=[*create_agent_card_routes(card), *create_jsonrpc_routes(handler, "/")])
         seen = self.headers
 

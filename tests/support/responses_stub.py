@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
-import pytest
 from aiohttp import web
 
 from tests.support.openai_stub import OpenAIStub, Reply, _error_response, openai_tool_calls
@@ -35,7 +34,9 @@ def chat_agent(fn: Callable[[list[dict[str, Any]], list[dict[str, Any]]], dict[s
     form), such as examples/bank/agent.py's; its tool calls keep their own ids."""
 
     def respond(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
-        chat_tools = [{"type": "function", "function": {k: v for k, v in t.items() if k != "type"}} for t in tools]
+        chat_tools = [
+            {"type": "function", "function": {k: v for k, v in t.items() if k != "type"}} for t in tools
+        ]
         message = fn(messages, chat_tools)
         return {"content": message.get("content") or "", "tool_calls": message.get("tool_calls") or []}
 
@@ -77,10 +78,16 @@ class ResponsesStub(OpenAIStub):
             convo += _chat_messages(body.get("input"), convo)
         except ValueError as exc:
             return _error_response(400, str(exc), None)
-        seen = ([{"role": "system", "content": body["instructions"]}] if body.get("instructions") else []) + convo
+        seen = (
+            [{"role": "system", "content": body["instructions"]}] if body.get("instructions") else []
+        ) + convo
         self.seen_by_model.append(seen)
         if reply is None:
-            reply = self.chat_responder(seen, body.get("tools") or []) if self.chat_responder else {"content": "ok"}
+            reply = (
+                self.chat_responder(seen, body.get("tools") or [])
+                if self.chat_responder
+                else {"content": "ok"}
+            )
         if reply.get("delay"):
             await asyncio.sleep(float(reply["delay"]))
         if "status" in reply:
@@ -127,7 +134,9 @@ def _chat_messages(items: Any, before: list[dict[str, Any]]) -> list[dict[str, A
             called.add(item["call_id"])
         elif kind == "function_call_output":
             if item.get("call_id") not in called:
-                raise ValueError(f"No tool call found for function call output with call_id {item.get('call_id')}.")
+                raise ValueError(
+                    f"No tool call found for function call output with call_id {item.get('call_id')}."
+                )
             out.append({"role": "tool", "tool_call_id": item["call_id"], "content": item.get("output", "")})
         else:
             raise ValueError(f"Invalid value for 'input[{i}].type': {kind!r}")
@@ -174,7 +183,9 @@ def _output(reply: Reply, n: int) -> tuple[list[dict[str, Any]], dict[str, Any]]
     return output, message
 
 
-def _response(rid: str, body: dict[str, Any], output: list[dict[str, Any]], seen: list[dict[str, Any]]) -> dict[str, Any]:
+def _response(
+    rid: str, body: dict[str, Any], output: list[dict[str, Any]], seen: list[dict[str, Any]]
+) -> dict[str, Any]:
     prompt = max(1, len(json.dumps(seen, ensure_ascii=False)) // 4)
     reasoning = sum(len(json.dumps(i)) // 8 for i in output if i["type"] == "reasoning")
     completion = max(1, len(json.dumps([i for i in output if i["type"] != "reasoning"])) // 4) + reasoning
@@ -208,13 +219,3 @@ def _response(rid: str, body: dict[str, Any], output: list[dict[str, Any]], seen
         },
         "metadata": {},
     }
-
-
-@pytest.fixture
-def responses_stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[ResponsesStub]:
-    """A running Responses stub; OPENAI_BASE_URL / OPENAI_API_KEY point at it; fast retries."""
-    with ResponsesStub(api_key="sk-test-responses-key-98765") as stub:
-        monkeypatch.setenv("OPENAI_BASE_URL", stub.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", "sk-test-responses-key-98765")
-        monkeypatch.setenv("USERSIM_LLM_BACKOFF_S", "0.01")
-        yield stub

@@ -169,7 +169,9 @@ class A2AAgent:
         start, thread = self._threads.find("", convo)
         texts = [m.content for m in convo[start:] if m.role == "user" and m.content]
         if not texts:
-            raise AgentError(f"A2A agent {self.safe_url}: no user message to send (A2A agents answer users only)")
+            raise AgentError(
+                f"A2A agent {self.safe_url}: no user message to send (A2A agents answer users only)"
+            )
         message = A2AMessage(
             role=Role.ROLE_USER,
             message_id=str(uuid.uuid4()),
@@ -186,7 +188,9 @@ class A2AAgent:
                 factory = ClientFactory(ClientConfig(httpx_client=http, streaming=self._streaming(card)))
                 client = factory.create(card)
             except ValueError as exc:
-                raise AgentError(f"A2A agent {self.safe_url}: its card offers no usable transport: {exc}") from None
+                raise AgentError(
+                    f"A2A agent {self.safe_url}: its card offers no usable transport: {exc}"
+                ) from None
             try:
                 async with asyncio.timeout(self.timeout):
                     async for event in client.send_message(SendMessageRequest(message=message)):
@@ -208,10 +212,14 @@ class A2AAgent:
         where = f"A2A agent {self.safe_url}"
         if turn.state in _BROKEN:
             state = turn.state.removeprefix("TASK_STATE_").lower().replace("_", "-")
-            raise AgentError(f"{where}: task {turn.task_id} {state}: {turn.status_text or 'no message given'}")
+            raise AgentError(
+                f"{where}: task {turn.task_id} {state}: {turn.status_text or 'no message given'}"
+            )
         replies = turn.messages + list(turn.artifacts.values())
         if not replies:
-            raise AgentError(f"{where} answered without a message or artifact (task state {turn.state or 'none'})")
+            raise AgentError(
+                f"{where} answered without a message or artifact (task state {turn.state or 'none'})"
+            )
         context_id = turn.context_id or (thread.context_id if thread else "")
         if not context_id:
             raise AgentError(f"{where} answered without a contextId")
@@ -228,11 +236,17 @@ class A2AAgent:
             self._read_task(event.task, turn, thread)
         elif event.HasField("status_update"):
             update = event.status_update
-            turn.task_id, turn.context_id = update.task_id or turn.task_id, update.context_id or turn.context_id
+            turn.task_id, turn.context_id = (
+                update.task_id or turn.task_id,
+                update.context_id or turn.context_id,
+            )
             self._status(update.status, turn)
         elif event.HasField("artifact_update"):
             update = event.artifact_update
-            turn.task_id, turn.context_id = update.task_id or turn.task_id, update.context_id or turn.context_id
+            turn.task_id, turn.context_id = (
+                update.task_id or turn.task_id,
+                update.context_id or turn.context_id,
+            )
             self._artifact(update.artifact, turn, thread, append=update.append)
         else:
             raise AgentError(f"A2A agent {self.safe_url} sent an event with no task, message or update")
@@ -276,7 +290,10 @@ class A2AAgent:
                 cid = f"a2a-{message.message_id or len(turn.messages)}-{i}"
                 arguments = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
                 turn.messages.append(
-                    Message(role="assistant", tool_calls=[ToolCall(id=cid, name=call["name"], arguments=arguments)])
+                    Message(
+                        role="assistant",
+                        tool_calls=[ToolCall(id=cid, name=call["name"], arguments=arguments)],
+                    )
                 )
                 result = call.get("result", "")
                 turn.messages.append(

@@ -86,7 +86,9 @@ def input_items(messages: list[Message]) -> list[dict[str, Any]]:
                     {"type": "function_call", "call_id": call.id, "name": call.name, "arguments": arguments}
                 )
         elif m.role == "tool":
-            items.append({"type": "function_call_output", "call_id": m.tool_call_id or "", "output": m.content})
+            items.append(
+                {"type": "function_call_output", "call_id": m.tool_call_id or "", "output": m.content}
+            )
         elif m.role == "system":  # a system message inside the conversation (rare): a developer item
             items.append({"type": "message", "role": "developer", "content": m.content})
     return items
@@ -102,7 +104,9 @@ def parse_response(resp: Any, *, source: str) -> tuple[str, Message, int, int]:
     rid, status, output = _get(resp, "id"), _get(resp, "status"), _get(resp, "output")
     if status == "failed":
         error = _get(resp, "error")
-        raise AgentError(f"{source}: the response failed: {_get(error, 'message') or error or 'no error given'}")
+        raise AgentError(
+            f"{source}: the response failed: {_get(error, 'message') or error or 'no error given'}"
+        )
     if not isinstance(rid, str) or not rid:
         raise ValueError("the response has no id")
     if not isinstance(output, list):
@@ -155,10 +159,14 @@ class OpenAIResponsesAgent:
         self.timeout = float_option(spec, opts, "timeout")
         self.reasoning = opts.get("reasoning") or None
         if self.reasoning not in (None, "minimal", "low", "medium", "high"):
-            raise AgentError(f"Option 'reasoning={self.reasoning}' in agent spec '{spec}': use low, medium or high")
+            raise AgentError(
+                f"Option 'reasoning={self.reasoning}' in agent spec '{spec}': use low, medium or high"
+            )
         self.state = opts.get("state") or "chain"
         if self.state not in {"chain", "full"}:
-            raise AgentError(f"Option 'state={self.state}' in agent spec '{spec}': use state=chain or state=full")
+            raise AgentError(
+                f"Option 'state={self.state}' in agent spec '{spec}': use state=chain or state=full"
+            )
         self._chains: Threads[str] = Threads()  # conversation prefix -> the response that answered it
 
     def _endpoint(self) -> tuple[str, str]:
@@ -191,7 +199,9 @@ class OpenAIResponsesAgent:
         rid, message, p_tok, c_tok = await self._create(request)
         if self.state == "chain":
             self._chains.remember(system, [*convo, message], rid)
-        usage = Usage(calls=1, prompt_tokens=p_tok, completion_tokens=c_tok, cost_usd=cost_usd(self.model, p_tok, c_tok))
+        usage = Usage(
+            calls=1, prompt_tokens=p_tok, completion_tokens=c_tok, cost_usd=cost_usd(self.model, p_tok, c_tok)
+        )
         return AgentReply(messages=[message], usage=usage)
 
     async def _create(self, request: dict[str, Any]) -> tuple[str, Message, int, int]:
@@ -215,13 +225,21 @@ class OpenAIResponsesAgent:
                 status = exc.status_code
                 why = f"HTTP {status}: {redact(_server_message(exc), [key])}"
                 if status in _NO_RETRY or (status < 500 and status != 429):
-                    hint = " Check the API key (OPENAI_API_KEY or the spec's api_key_env)." if status == 401 else ""
+                    hint = (
+                        " Check the API key (OPENAI_API_KEY or the spec's api_key_env)."
+                        if status == 401
+                        else ""
+                    )
                     raise AgentError(f"{where} failed: {why}.{hint}") from None
                 wait = _retry_after(exc)
             except openai.APITimeoutError as exc:
                 cause = exc.__cause__
                 refused = cause is not None and "Cannot connect" in str(cause)
-                why = f"connection failed: {redact(str(cause), [key])}" if refused else f"timed out after {timeout:g}s"
+                why = (
+                    f"connection failed: {redact(str(cause), [key])}"
+                    if refused
+                    else f"timed out after {timeout:g}s"
+                )
             except openai.APIConnectionError as exc:
                 why = f"connection failed: {redact(str(exc.__cause__ or exc), [key])}"
             except (ValueError, TypeError, openai.APIError) as exc:

@@ -187,7 +187,7 @@ def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
     "--agent",
     default="reference",
     show_default=True,
-    help="Agent SPEC: reference, reference:window-N, openai:MODEL, python:mod:fn, http://...",
+    help="Agent SPEC (the schemes are listed above), e.g. reference, openai:MODEL, a2a:URL.",
 )
 @click.option(
     "--simulator",
@@ -287,6 +287,15 @@ def run(
       3  the only non-passes are inconclusive (the simulator could not give a clean
          conversation even when simulated again)
       2  usage error (bad option, spec, case or persona file; nothing was run)
+
+    \b
+    Agent SPEC schemes (--agent):
+      reference[:OPTIONS]                the offline reference agent
+      openai:MODEL[?options]             an OpenAI-compatible chat-completions model
+      openai-responses:MODEL[?options]   a model behind the OpenAI Responses API (?state=full)
+      a2a:URL[?options]                  an A2A agent; runs its own tools (extra: [a2a])
+      python:module:function             a Python function (messages, tools) -> message
+      http(s)://host/path                an HTTP chat endpoint
 
     Pass rate = passed / (passed + failed + error); unjudged (unless --strict) and inconclusive
     conversations are left out of it and shown beside it. `usersim.run(...).passed` and the
