@@ -8,8 +8,9 @@ path); the SDK picks the transport the card offers (JSON-RPC or HTTP+JSON). Each
 starts it, every later one carries its `contextId`, and while a task waits for input
 (`input-required`) the next message carries that `taskId` too.
 
-What the agent says in a turn is every agent message, status message and artifact it sends, in
-order, each as one assistant message of the transcript. The task's state ends the turn:
+What the agent says in a turn is every agent message and status message it sends, in order, then
+each new artifact, each as one assistant message of the transcript (`a2a_turn.py`). The task's
+state ends the turn:
 
 * `input-required`, `completed`: the agent's turn is over, the user answers;
 * `rejected`: the agent declined; its message is its reply;
@@ -36,25 +37,24 @@ Options (spec query, never sent): `timeout` (seconds per turn, default 120), `st
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import uuid
-from dataclasses import dataclass, field
 from typing import Any
 
 from usersim.adapters.base import AgentEndpointError, AgentError, AgentInput, AgentReply
 from usersim.adapters.spec import float_option, split_spec
 from usersim.adapters.threads import Threads
 from usersim.core.events import Usage
-from usersim.core.messages import Message, ToolCall
+from usersim.core.messages import Message
 from usersim.core.secrets import redact
 
 try:
     import httpx
     from a2a.client import A2ACardResolver, ClientConfig, ClientFactory
-    from a2a.helpers.proto_helpers import get_data_parts
-    from a2a.types import GetTaskRequest, Part, Role, SendMessageRequest, TaskState
+    from a2a.types import GetTaskRequest, Part, Role, SendMessageRequest
     from a2a.types import Message as A2AMessage
+
+    from usersim.adapters.a2a_turn import Thread, Turn
 except ImportError:  # the optional extra is missing: said when an a2a: spec is used, not before
     httpx = None  # type: ignore[assignment]
 
@@ -64,37 +64,11 @@ _WAITING = {"TASK_STATE_INPUT_REQUIRED", "TASK_STATE_COMPLETED", "TASK_STATE_REJ
 _BROKEN = {"TASK_STATE_FAILED", "TASK_STATE_CANCELED", "TASK_STATE_AUTH_REQUIRED"}
 
 
-@dataclass(frozen=True)
-class Thread:
-    """The A2A side of one conversation: its context, the task waiting for input, artifacts seen."""
-
-    context_id: str
-    task_id: str | None = None
-    artifacts_seen: frozenset[str] = frozenset()
-
-
-@dataclass
-class Turn:
-    """What one turn of the agent produced, in order."""
-
-    sent_id: str
-    messages: list[Message] = field(default_factory=list)
-    seen: set[str] = field(default_factory=set)  # message / artifact ids recorded (no duplicates)
-    artifacts: dict[str, Message] = field(default_factory=dict)
-    task_id: str | None = None
-    context_id: str | None = None
-    state: str | None = None
-    status_text: str = ""
-
-
-def _state_name(state: int) -> str:
-    return str(TaskState.Name(state))
-
-
 class A2AAgent:
     """Talks to an A2A agent: one context per conversation, one task per request until it ends."""
 
-    cooperative = True  # waits only on its HTTP client
+    # not `cooperative`: it waits on its own HTTP client, so the harness steps aside for the whole
+    # call (core/turns.py) and other conversations run meanwhile
 
     def __init__(self, spec: str) -> None:
         if httpx is None:
@@ -115,7 +89,7 @@ class A2AAgent:
         if self.auth_env and not os.environ.get(self.auth_env):
             raise AgentError(f"Agent spec '{spec}': environment variable {self.auth_env} is not set")
         self._card: Any = None
-        self._card_lock: asyncio.Lock | None = None
+        self._card_lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         self._threads: Threads[Thread] = Threads()
 
     # --- connection -----------------------------------------------------------------------------
@@ -145,9 +119,10 @@ class A2AAgent:
     async def _agent_card(self, http: Any) -> Any:
         if self._card is not None:
             return self._card
-        if self._card_lock is None:
-            self._card_lock = asyncio.Lock()
-        async with self._card_lock:
+        loop = asyncio.get_running_loop()
+        if self._card_lock is None or self._card_lock[0] is not loop:  # a lock serves one event loop
+            self._card_lock = (loop, asyncio.Lock())
+        async with self._card_lock[1]:
             if self._card is None:
                 try:
                     resolver = A2ACardResolver(http, self.url)
@@ -181,7 +156,7 @@ class A2AAgent:
             message.context_id = thread.context_id
             if thread.task_id:
                 message.task_id = thread.task_id
-        turn = Turn(sent_id=message.message_id)
+        turn = Turn(sent_id=message.message_id, thread=thread, where=f"A2A agent {self.safe_url}")
         async with self._http() as http:
             card = await self._agent_card(http)
             try:
@@ -194,10 +169,10 @@ class A2AAgent:
             try:
                 async with asyncio.timeout(self.timeout):
                     async for event in client.send_message(SendMessageRequest(message=message)):
-                        self._read_event(event, turn, thread)
+                        turn.read_event(event)
                     while turn.state is not None and turn.state not in _WAITING | _BROKEN and turn.task_id:
                         await asyncio.sleep(0.2)  # a task still working: poll until it waits or ends
-                        self._read_task(await client.get_task(GetTaskRequest(id=turn.task_id)), turn, thread)
+                        turn.read_task(await client.get_task(GetTaskRequest(id=turn.task_id)))
             except TimeoutError:
                 raise AgentEndpointError(
                     f"A2A agent {self.safe_url}: no answer within {self.timeout:g}s (state {turn.state or 'none'})"
@@ -215,7 +190,7 @@ class A2AAgent:
             raise AgentError(
                 f"{where}: task {turn.task_id} {state}: {turn.status_text or 'no message given'}"
             )
-        replies = turn.messages + list(turn.artifacts.values())
+        replies = turn.replies()
         if not replies:
             raise AgentError(
                 f"{where} answered without a message or artifact (task state {turn.state or 'none'})"
@@ -227,103 +202,6 @@ class A2AAgent:
         seen = (thread.artifacts_seen if thread else frozenset()) | set(turn.artifacts)
         self._threads.remember("", [*convo, *replies], Thread(context_id, waiting, frozenset(seen)))
         return AgentReply(messages=replies, usage=Usage(calls=1))
-
-    def _read_event(self, event: Any, turn: Turn, thread: Thread | None) -> None:
-        if event.HasField("message"):
-            self._record(event.message, turn)
-            turn.context_id = event.message.context_id or turn.context_id
-        elif event.HasField("task"):
-            self._read_task(event.task, turn, thread)
-        elif event.HasField("status_update"):
-            update = event.status_update
-            turn.task_id, turn.context_id = (
-                update.task_id or turn.task_id,
-                update.context_id or turn.context_id,
-            )
-            self._status(update.status, turn)
-        elif event.HasField("artifact_update"):
-            update = event.artifact_update
-            turn.task_id, turn.context_id = (
-                update.task_id or turn.task_id,
-                update.context_id or turn.context_id,
-            )
-            self._artifact(update.artifact, turn, thread, append=update.append)
-        else:
-            raise AgentError(f"A2A agent {self.safe_url} sent an event with no task, message or update")
-
-    def _read_task(self, task: Any, turn: Turn, thread: Thread | None) -> None:
-        turn.task_id, turn.context_id = task.id or turn.task_id, task.context_id or turn.context_id
-        history = list(task.history)
-        ours = next((i for i, m in enumerate(history) if m.message_id == turn.sent_id), None)
-        if ours is not None:  # the agent's messages after the one we sent (earlier turns are recorded)
-            for m in history[ours + 1 :]:
-                if m.role == Role.ROLE_AGENT:
-                    self._record(m, turn)
-        self._status(task.status, turn)
-        for artifact in task.artifacts:
-            self._artifact(artifact, turn, thread, append=False)
-
-    def _status(self, status: Any, turn: Turn) -> None:
-        turn.state = _state_name(status.state)
-        if status.HasField("message"):
-            turn.status_text = self._record(status.message, turn) or turn.status_text
-
-    def _artifact(self, artifact: Any, turn: Turn, thread: Thread | None, *, append: bool) -> None:
-        aid = artifact.artifact_id
-        if thread is not None and aid in thread.artifacts_seen:
-            return  # recorded in an earlier turn of this task
-        text = self._text(artifact.parts)
-        known = turn.artifacts.get(aid)
-        if known is not None:
-            known.content = known.content + text if append else known.content if not text else text
-        elif text:
-            turn.artifacts[aid] = Message(role="assistant", content=text)
-
-    def _record(self, message: Any, turn: Turn) -> str:
-        """Record an agent message once (by id): its reported tool calls, then its text."""
-        if message.message_id and message.message_id in turn.seen:
-            return self._text(message.parts)
-        turn.seen.add(message.message_id)
-        for i, data in enumerate(get_data_parts(message.parts)):
-            call = data.get("tool_call") if isinstance(data, dict) else None
-            if isinstance(call, dict) and isinstance(call.get("name"), str):
-                cid = f"a2a-{message.message_id or len(turn.messages)}-{i}"
-                arguments = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
-                turn.messages.append(
-                    Message(
-                        role="assistant",
-                        tool_calls=[ToolCall(id=cid, name=call["name"], arguments=arguments)],
-                    )
-                )
-                result = call.get("result", "")
-                turn.messages.append(
-                    Message(
-                        role="tool",
-                        content=result if isinstance(result, str) else json.dumps(result, ensure_ascii=False),
-                        tool_call_id=cid,
-                        name=call["name"],
-                        is_error=bool(call.get("is_error")),
-                    )
-                )
-        text = self._text(message.parts)
-        if text:
-            turn.messages.append(Message(role="assistant", content=text))
-        return text
-
-    @staticmethod
-    def _text(parts: Any) -> str:
-        """The text of the parts: text parts, and data parts other than tool calls as JSON."""
-        out = []
-        for part in parts:
-            if part.HasField("text"):
-                out.append(part.text)
-            elif part.HasField("data"):
-                data = get_data_parts([part])[0]
-                if not (isinstance(data, dict) and "tool_call" in data):
-                    out.append(json.dumps(data, ensure_ascii=False))
-            elif part.HasField("url"):
-                out.append(part.url)
-        return "\n".join(t for t in out if t)
 
     def describe(self) -> dict[str, Any]:
         card = self._card
