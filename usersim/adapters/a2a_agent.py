@@ -201,7 +201,12 @@ class A2AAgent:
         waiting = turn.task_id if turn.state == "TASK_STATE_INPUT_REQUIRED" else None
         seen = (thread.artifacts_seen if thread else frozenset()) | set(turn.artifacts)
         self._threads.remember("", [*convo, *replies], Thread(context_id, waiting, frozenset(seen)))
-        return AgentReply(messages=replies, usage=Usage(calls=1))
+        reply = AgentReply(messages=replies, usage=Usage(calls=1))
+        # The reported tool results came from the agent's own tools: where the harness knows the
+        # flag (AgentReply.tools_run_by_agent, the LangGraph own-tools work) it records them as the
+        # agent's tool events and state checks say they cannot see them; elsewhere it is inert.
+        setattr(reply, "tools_run_by_agent", True)  # noqa: B010
+        return reply
 
     def describe(self) -> dict[str, Any]:
         card = self._card
