@@ -4,12 +4,12 @@
 |---|---|
 | `reference[:OPTIONS]` | the deterministic offline reference agent (`adapters/reference/`) |
 | `openai:MODEL[?options]` | an OpenAI-compatible chat model (`adapters/openai_agent.py`) |
+| `openai-responses:MODEL[?options]` | a model behind the OpenAI Responses API (`adapters/openai_responses.py`) |
+| `a2a:URL[?options]` | an A2A agent, with the `a2a` extra (`adapters/a2a_agent.py`) |
 | `python:module:function` | a Python callable (`adapters/python_fn.py`) |
 | `callable:NAME` | a callable handed to `usersim.run(..., agent=fn)` in this process |
 | `http://...`, `https://...` | an HTTP chat endpoint (`adapters/http_agent.py`) |
 | `langgraph:module:attr[?mode=thread]` | a LangGraph graph / LangChain Runnable (`adapters/langgraph_agent.py`) |
-| `openai-responses:MODEL[?options]` | a model behind the OpenAI Responses API (`adapters/openai_responses.py`) |
-| `a2a:URL[?options]` | an A2A agent, with the `a2a` extra (`adapters/a2a_agent.py`) |
 
 Factories import their module lazily so that, e.g., a typo in a python: spec never costs the
 import of LangChain.
@@ -34,6 +34,20 @@ def _openai(spec: str) -> AgentUnderTest:
     return OpenAIAgent(spec)
 
 
+@agent_registry.register("openai-responses")
+def _openai_responses(spec: str) -> AgentUnderTest:
+    from usersim.adapters.openai_responses import OpenAIResponsesAgent
+
+    return OpenAIResponsesAgent(spec)
+
+
+@agent_registry.register("a2a")
+def _a2a(spec: str) -> AgentUnderTest:
+    from usersim.adapters.a2a_agent import A2AAgent
+
+    return A2AAgent(spec)
+
+
 @agent_registry.register("python")
 @agent_registry.register("callable")
 def _python(spec: str) -> AgentUnderTest:
@@ -54,17 +68,3 @@ def _langgraph(spec: str) -> AgentUnderTest:
     from usersim.adapters.langgraph_agent import LangGraphAgent
 
     return LangGraphAgent(spec)
-
-
-@agent_registry.register("openai-responses")
-def _openai_responses(spec: str) -> AgentUnderTest:
-    from usersim.adapters.openai_responses import OpenAIResponsesAgent
-
-    return OpenAIResponsesAgent(spec)
-
-
-@agent_registry.register("a2a")
-def _a2a(spec: str) -> AgentUnderTest:
-    from usersim.adapters.a2a_agent import A2AAgent
-
-    return A2AAgent(spec)

@@ -187,7 +187,7 @@ def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
     "--agent",
     default="reference",
     show_default=True,
-    help="Agent SPEC (the schemes are listed above), e.g. reference, openai:MODEL, a2a:URL.",
+    help="Agent SPEC: reference, reference:window-N, openai:MODEL, python:mod:fn, http://...",
 )
 @click.option(
     "--simulator",
