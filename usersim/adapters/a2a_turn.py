@@ -135,8 +135,10 @@ def parts_text(parts: Any) -> str:
             out.append(part.text)
         elif part.HasField("data"):
             data = get_data_parts([part])[0]
-            if not (isinstance(data, dict) and "tool_call" in data):
-                out.append(json.dumps(data, ensure_ascii=False))
+            if not (
+                isinstance(data, dict) and "tool_call" in data
+            ):  # keys sorted: a proto Struct has no order
+                out.append(json.dumps(data, ensure_ascii=False, sort_keys=True))
         elif part.HasField("url"):
             out.append(part.url)
     return "\n".join(t for t in out if t)
