@@ -4,6 +4,8 @@
 |---|---|
 | `reference[:OPTIONS]` | the deterministic offline reference agent (`adapters/reference/`) |
 | `openai:MODEL[?options]` | an OpenAI-compatible chat model (`adapters/openai_agent.py`) |
+| `openai-responses:MODEL[?options]` | a model behind the OpenAI Responses API (`adapters/openai_responses.py`) |
+| `a2a:URL[?options]` | an A2A agent, with the `a2a` extra (`adapters/a2a_agent.py`) |
 | `python:module:function` | a Python callable (`adapters/python_fn.py`) |
 | `callable:NAME` | a callable handed to `usersim.run(..., agent=fn)` in this process |
 | `http://...`, `https://...` | an HTTP chat endpoint (`adapters/http_agent.py`) |
@@ -31,6 +33,20 @@ def _openai(spec: str) -> AgentUnderTest:
     from usersim.adapters.openai_agent import OpenAIAgent
 
     return OpenAIAgent(spec)
+
+
+@agent_registry.register("openai-responses")
+def _openai_responses(spec: str) -> AgentUnderTest:
+    from usersim.adapters.openai_responses import OpenAIResponsesAgent
+
+    return OpenAIResponsesAgent(spec)
+
+
+@agent_registry.register("a2a")
+def _a2a(spec: str) -> AgentUnderTest:
+    from usersim.adapters.a2a_agent import A2AAgent
+
+    return A2AAgent(spec)
 
 
 @agent_registry.register("python")

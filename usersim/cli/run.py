@@ -308,6 +308,15 @@ def run(
     conversation pairs with RUN_A (the run's outputs are kept). --fail-under 0 with --baseline
     gates on regressions only.
 
+    \b
+    Agent SPEC schemes (--agent):
+      reference[:OPTIONS]                the offline reference agent
+      openai:MODEL[?options]             an OpenAI-compatible chat-completions model
+      openai-responses:MODEL[?options]   a model behind the OpenAI Responses API (?state=full)
+      a2a:URL[?options]                  an A2A agent; runs its own tools (extra: [a2a])
+      python:module:function             a Python function (messages, tools) -> message
+      http(s)://host/path                an HTTP chat endpoint
+
     Pass rate = passed / (passed + failed + error); unjudged (unless --strict) and inconclusive
     conversations are left out of it and shown beside it. `usersim.run(...).passed` and the
     pytest plugin use the same gate.
