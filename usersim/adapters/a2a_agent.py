@@ -201,12 +201,9 @@ class A2AAgent:
         waiting = turn.task_id if turn.state == "TASK_STATE_INPUT_REQUIRED" else None
         seen = (thread.artifacts_seen if thread else frozenset()) | set(turn.artifacts)
         self._threads.remember("", [*convo, *replies], Thread(context_id, waiting, frozenset(seen)))
-        reply = AgentReply(messages=replies, usage=Usage(calls=1))
-        # The reported tool results came from the agent's own tools: where the harness knows the
-        # flag (AgentReply.tools_run_by_agent, the LangGraph own-tools work) it records them as the
-        # agent's tool events and state checks say they cannot see them; elsewhere it is inert.
-        setattr(reply, "tools_run_by_agent", True)  # noqa: B010
-        return reply
+        # the reported tool results came from the agent's own tools: recorded as the agent's tool
+        # events (executed_by: agent), and state checks say they cannot see them
+        return AgentReply(messages=replies, usage=Usage(calls=1), tools_run_by_agent=True)
 
     def describe(self) -> dict[str, Any]:
         card = self._card

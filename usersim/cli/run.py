@@ -189,8 +189,9 @@ def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
     default="reference",
     show_default=True,
     help=(
-        "Agent SPEC: reference, reference:window-N, openai:MODEL, python:mod:fn, http://..., "
-        "langgraph:mod:graph[?tools=own&mode=thread], "
+        "Agent SPEC (every scheme is listed under 'Agent SPEC schemes' above): reference, "
+        "reference:window-N, openai:MODEL, openai-responses:MODEL, a2a:URL, python:mod:fn[?tools=mcp], "
+        "http://...[#tools=mcp], langgraph:mod:graph[?tools=own&mode=thread], "
         "langgraph-server:URL?assistant=ID[&tools=own]"
     ),
 )
@@ -314,8 +315,13 @@ def run(
       openai:MODEL[?options]             an OpenAI-compatible chat-completions model
       openai-responses:MODEL[?options]   a model behind the OpenAI Responses API (?state=full)
       a2a:URL[?options]                  an A2A agent; runs its own tools (extra: [a2a])
-      python:module:function             a Python function (messages, tools) -> message
-      http(s)://host/path                an HTTP chat endpoint
+      python:module:function[?tools=mcp] a Python function (messages, tools) -> message;
+                                         ?tools=mcp hands it an MCP URL instead (extra: [mcp])
+      http(s)://host/path[#tools=mcp]    an HTTP chat endpoint
+      langgraph:module:attr[?options]    a compiled LangGraph graph; usersim's sandbox runs its
+                                         ToolNode calls (?tools=own: its own tools, recorded)
+      langgraph-server:URL?assistant=ID  a graph on LangGraph Server, a thread per conversation
+                                         (extra: [langgraph-server])
 
     Pass rate = passed / (passed + failed + error); unjudged (unless --strict) and inconclusive
     conversations are left out of it and shown beside it. `usersim.run(...).passed` and the
