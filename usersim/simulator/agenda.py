@@ -13,7 +13,7 @@ from typing import Literal
 
 from usersim.personas.schema import Event, Persona
 from usersim.simulator.constraints import asks_go_ahead, proposes
-from usersim.simulator.needs import merge, stated_needs
+from usersim.simulator.in_force import add_constraint, opening_constraints
 from usersim.simulator.phrasing import Act, humanize, item_label, join_words
 from usersim.simulator.signals import Violation, constraint_violations, delivered_items
 from usersim.simulator.slots import (
@@ -86,10 +86,7 @@ class Agenda:
             facts=facts,
             labels=labels,
             required=list(persona.goal.required),
-            constraints=merge(
-                dict(persona.goal.constraints),
-                stated_needs(opening or persona.opening_message or "", persona.language),
-            ),
+            constraints=opening_constraints(persona, opening or persona.opening_message or ""),
         )
 
     @property
@@ -167,22 +164,8 @@ class Agenda:
         return Act(event.kind, slot=event.slot, value=event.value, text=event.text)
 
     def _add_constraint(self, key: str, value: str | None) -> None:
-        """An add_constraint event: `exclude` / `require` add a word, `min.<measure>` /
-        `max.<measure>` a limit with its unit ("min.data" = "10 GB"), a legacy key its number; a
-        value stating a need in words ("至少要 20G") adds what it states."""
-        if key in ("exclude", "require"):
-            self.constraints[key] = list(self.constraints.get(key) or []) + [value]
-        elif key.split(".", 1)[0] in ("min", "max") and "." in key:
-            kind, measure = key.split(".", 1)
-            self.constraints[kind] = {**(self.constraints.get(kind) or {}), measure: value}
-        elif key in ("min", "max", "needs"):
-            stated = stated_needs(value or "", self.persona.language)
-            self.constraints = merge({k: v for k, v in self.constraints.items()}, stated)
-            for kind in ("min", "max"):  # a later need replaces the earlier limit of the same measure
-                if stated.get(kind):
-                    self.constraints[kind] = {**(self.constraints.get(kind) or {}), **stated[kind]}
-        else:
-            self.constraints[key] = float(value) if value is not None else None
+        """An add_constraint event (simulator/in_force.add_constraint: the judges read the same)."""
+        self.constraints = add_constraint(self.constraints, key, value, self.persona.language)
 
 
 def _in_force(constraints: dict) -> str:
