@@ -11,10 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from usersim.lang.acts import accepts
 from usersim.personas.schema import Event, Persona
 from usersim.simulator.constraints import asks_go_ahead, proposes
+from usersim.simulator.fact_check import contradictions, facts_of
 from usersim.simulator.in_force import add_constraint, opening_constraints
-from usersim.simulator.phrasing import Act, humanize, item_label, join_words
+from usersim.simulator.phrasing import Act, fact_label, humanize, item_label, join_words
 from usersim.simulator.signals import Violation, constraint_violations, delivered_items
 from usersim.simulator.slots import (
     SAID_PREFIX,
@@ -117,6 +119,7 @@ class Agenda:
         asked = self.matcher.asked(agent_text, said)
         opened = self.matcher.open_question(agent_text)
         violations = constraint_violations(self.constraints, agent_text, self.persona.language)
+        violations += contradictions(facts_of(self.persona, self.facts), agent_text)
         new = {}
         if not violations:  # a rejected proposal delivers nothing
             goal = self.persona.goal.model_copy(update={"required": self.required})
@@ -253,8 +256,15 @@ def decide(agenda: Agenda, obs: Observation, events: list[Event], upcoming: bool
         acts.append(Act("hesitate"))
         hesitating = True
     agenda.decision = None
+    if obs.violations:  # a scripted "Yes, go ahead." is never said to a proposal the user refuses
+        acts = [Act("silent") if a.text and accepts(a.text) else a for a in acts]
     if obs.violations:  # refuse with the reasons (at most two: a user names the worst, not a list)
         for v in obs.violations[:2]:
+            if v.constraint == "fact" and v.slot:  # "No — it's Building 4, Floor 2": said now
+                label = fact_label(persona.language, agenda.fact_act("answer", v.slot))
+                acts.append(Act("reject", slot="fact", found=v.found, limit=v.limit, label=label))
+                agenda.revealed.add(v.slot)
+                continue
             acts.append(Act("reject", slot=v.constraint, found=v.found, limit=v.limit))
         agenda.decision = ("proposal_refused", "; ".join(v.describe() for v in obs.violations))
     elif obs.proposal and obs.confirm_request:

@@ -161,7 +161,7 @@ def _phrase(
         return pick(t["volunteer_fact"]).format(value=act.value, label=label)
     if act.kind == "reject":
         options = t["reject"].get(act.slot or "", t["reject"]["exclude"])
-        return pick(options).format(found=act.found, limit=act.limit)
+        return pick(options).format(found=act.found, limit=act.limit, label=act.label or "")
     if act.kind == "continue" and act.item and not item:  # no words for the item: say the goal
         return pick(t["continue_goal"]).format(goal=act.value or "")
     if act.kind == "continue" and terse:
