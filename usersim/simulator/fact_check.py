@@ -124,7 +124,9 @@ def _candidates(fact: Fact, sentence: str) -> list[str]:
     if (tpl := _template(fact.value)) is not None:
         out += [m.group(0) for m in tpl.finditer(sentence)]
     hits = [h for h in concepts_in(sentence) if h.concept in fact.concepts]
-    if not hits:  # the other readings need the sentence to name what the fact is ("ticket T-001" is no id of hers)
+    if (
+        not hits
+    ):  # the other readings need the sentence to name what the fact is ("ticket T-001" is no id of hers)
         return out
     shapes = _shapes(frozenset(h.concept for h in hits))
     if any(p.search(fact.value.strip()) for p in shapes):
@@ -186,8 +188,7 @@ def contradictions(facts: Sequence[Fact], text: str) -> list[Violation]:
             bad = [
                 c
                 for c in _candidates(fact, sentence)
-                if not _same(c, fact.value)
-                and not any(_same(c, o) for o in others)
+                if not _same(c, fact.value) and not any(_same(c, o) for o in others)
             ]
             if bad:
                 found.append(Violation("fact", bad[0], fact.value, slot=fact.slot))
