@@ -20,12 +20,12 @@ from usersim.simulator.phrasing import Act, fact_label, humanize, item_label, jo
 from usersim.simulator.signals import Violation, constraint_violations, delivered_items
 from usersim.simulator.slots import (
     SAID_PREFIX,
-    SLOT_PATTERNS,
     UNKNOWN_PREFIX,
     FactMatcher,
     asks_anything,
     asks_confirmation,
     concept_of,
+    slot_patterns,
 )
 
 # Consecutive unhelpful agent turns tolerated when stop_rules.patience_turns is not set.
@@ -100,7 +100,7 @@ class Agenda:
         """An act about one fact, carrying what phrasing needs to name it (never the raw key)."""
         names = [self.labels[slot]] if slot in self.labels else []
         names += [a for f in self.persona.known_info if f.slot == slot for a in f.aliases]
-        concept = "name" if slot == "name" else None if slot in SLOT_PATTERNS else concept_of(slot, names)
+        concept = "name" if slot == "name" else None if slot in slot_patterns() else concept_of(slot, names)
         return Act(
             kind, slot=slot, value=self.facts.get(slot), label=self.labels.get(slot), concept=concept, **kw
         )
@@ -200,7 +200,7 @@ def answer_acts(agenda: Agenda, slots: list[str], limit: int) -> list[Act]:
             if slot in agenda.revealed:
                 acts.append(agenda.fact_act("repeat", slot))
             else:
-                plain = slot in NEVER_HEDGED or slot not in SLOT_PATTERNS  # ids and emails are not hedged
+                plain = slot in NEVER_HEDGED or slot not in slot_patterns()  # ids and emails are not hedged
                 acts.append(agenda.fact_act("answer", slot, hedged=hedge and not plain))
                 hedge = hedge and plain
                 agenda.revealed.add(slot)

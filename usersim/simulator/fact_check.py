@@ -84,26 +84,39 @@ def _template(value: str) -> re.Pattern[str] | None:
     """The value's own form with any digits ("Building \\d+, Floor \\d+"), when it has both a
     word and a number; None otherwise."""
     tokens = _TOKEN.findall(core(value))
-    words = [t for t in tokens if not t.isdigit() and (len(t) >= 2 or _CJK.match(t))]
+    words = [t for t in tokens if not t.isdigit()]
     if not words or not any(t.isdigit() for t in tokens):
         return None
     parts = [r"\d+" if t.isdigit() else re.escape(t) for t in tokens]
     body = r"[\W_]{0,3}".join(parts)
-    lead = r"(?<![\w])" if tokens[0].isascii() else ""
-    return re.compile(lead + body + (r"(?!\w)" if tokens[-1].isascii() else ""), re.IGNORECASE)
+    return re.compile(_edge(tokens[0], "(?<!{})") + body + _edge(tokens[-1], "(?!{})"), re.IGNORECASE)
 
 
-def _shapes(concepts: frozenset[str]) -> list[re.Pattern[str]]:
-    """Whole-value shapes (anchored `values` of acts.yaml concepts) of the fact's concepts, unanchored."""
+def _edge(token: str, look: str) -> str:
+    """A boundary so a template never starts or ends inside a number or a Latin word."""
+    if token.isdigit():
+        return look.format(r"\d")
+    return look.format("[A-Za-z0-9]") if token.isascii() else ""
+
+
+def _shapes(concepts: frozenset[str], named: frozenset[str]) -> list[re.Pattern[str]]:
+    """Whole-value shapes (anchored `values` of acts.yaml concepts) of the fact's concepts,
+    unanchored; a concept marked `values_need_cue` (an id) only when the sentence names it."""
     out = []
-    for code in language_codes():
-        for concept, spec in (resources(code).get("acts", "concepts", {}) or {}).items():
-            if concept not in concepts or not isinstance(spec, dict):
-                continue
-            for raw in spec.get("values", ()) or ():
-                p = str(raw).removeprefix("re:")
-                if p.startswith("^") and p.endswith("$"):
-                    out.append(re.compile(r"(?<![\w+-])(?:" + p[1:-1] + r")(?![\w-])"))
+    specs = [
+        (concept, spec)
+        for code in language_codes()
+        for concept, spec in (resources(code).get("acts", "concepts", {}) or {}).items()
+        if isinstance(spec, dict)
+    ]
+    need_cue = {concept for concept, spec in specs if spec.get("values_need_cue")}  # any language says so
+    for concept, spec in specs:
+        if concept not in concepts or (concept in need_cue and concept not in named):
+            continue
+        for raw in spec.get("values", ()) or ():
+            p = str(raw).removeprefix("re:")
+            if p.startswith("^") and p.endswith("$"):
+                out.append(re.compile(r"(?<![A-Za-z0-9+-])(?:" + p[1:-1] + r")(?![A-Za-z0-9-])"))
     return out
 
 
@@ -124,15 +137,14 @@ def _candidates(fact: Fact, sentence: str) -> list[str]:
     if (tpl := _template(fact.value)) is not None:
         out += [m.group(0) for m in tpl.finditer(sentence)]
     hits = [h for h in concepts_in(sentence) if h.concept in fact.concepts]
-    if (
-        not hits
-    ):  # the other readings need the sentence to name what the fact is ("ticket T-001" is no id of hers)
-        return out
-    shapes = _shapes(frozenset(h.concept for h in hits))
+    shapes = _shapes(fact.concepts, frozenset(h.concept for h in hits))
     if any(p.search(fact.value.strip()) for p in shapes):
         for p in shapes:
             out += [m.group(0).strip() for m in p.finditer(sentence) if free(m.start(), m.end())]
-    for n in (n for n in re.findall(r"\d+", fact.value) if len(n) >= 3):
+    if not hits:  # the other readings need the sentence to name what the fact is
+        return out
+    groups = re.findall(r"\d+", fact.value)
+    for n in (n for n in groups if len(n) >= 3 and len(groups) == 1):  # "ending in 7788", not a phone
         for m in re.finditer(rf"(?<!\d)\d{{{len(n)}}}(?!\d)", sentence):
             if free(m.start(), m.end()):
                 out.append(m.group(0))
@@ -143,8 +155,15 @@ def _candidates(fact: Fact, sentence: str) -> list[str]:
 
 
 def _name_at(sentence: str, start: int, end: int) -> str | None:
-    """A name at the cue (it is capitalised: "MacBook Pro 14") or right after it ("laptop, the
-    Dell XPS 13"), up to the first word that is no part of a name."""
+    """A name at the cue (it is capitalised: "MacBook Pro 14"), right before it ("your Dell XPS 13
+    laptop") or right after it ("laptop, the Dell XPS 13"), up to a word that is no part of a name."""
+    before: list[str] = []
+    for w in reversed(sentence[:start].split()):
+        if not _NAME_TOKEN.fullmatch(w) or w.lower() in ("i", "a"):
+            break
+        before.insert(0, w)
+    if before and not sentence[start : start + 1].isupper():
+        return " ".join(before)
     if sentence[start : start + 1].isupper():
         pos = start
     else:
@@ -177,7 +196,10 @@ def contradictions(facts: Sequence[Fact], text: str) -> list[Violation]:
     if not facts or not text:
         return []
     read = acts.agent_acts(text)
-    kinds = ("inform", "offer", "confirm_request") + (("request", "announce") if proposes(text) else ())
+    # "I'll send it to Building 1. OK?": what is announced is put to the user once it asks anything
+    asking = proposes(text) or any(a.asking and a.kind != "close" for a in read)
+    # a check-back ("Just to confirm, you want me to freeze the card ending 4417?") states it too
+    kinds = ("inform", "offer", "confirm_request", "clarify") + (("request", "announce") if asking else ())
     sentences = [a.text for a in read if a.kind in kinds]
     others = [f.value for f in facts]
     found: list[Violation] = []

@@ -22,7 +22,7 @@ from usersim.simulator.signals import (
     canonical_item,
     unknown_topics,
 )
-from usersim.simulator.slots import KNOWN_SLOTS, FactMatcher
+from usersim.simulator.slots import FactMatcher, known_slots
 
 # Facts the user must be able to give for the agent to deliver each canonical item;
 # a tuple means "any one of these".
@@ -101,7 +101,7 @@ def semantic_problems(p: Persona, path: str, lines: LineIndex) -> list[LintProbl
     for j, fact in enumerate(p.known_info):
         name = fact.label or humanize(fact.slot)
         question = f"您的{name}是什么？" if p.language == "zh" else f"What is your {name}?"
-        typo = did_you_mean(fact.slot, KNOWN_SLOTS) if fact.slot not in KNOWN_SLOTS else ""
+        typo = did_you_mean(fact.slot, known_slots()) if fact.slot not in known_slots() else ""
         if typo:
             add(
                 ("known_info", j, "slot"),
@@ -204,10 +204,10 @@ def probe_problems(p: Persona, path: str, lines: LineIndex) -> list[LintProblem]
     probes = lang.resources(p.language).topic("probes")
     hidden = {t.lower() for t in unknown_topics(p)}
     for j, fact in enumerate(p.known_info):
-        if fact.slot.lower() in hidden or fact.slot in KNOWN_SLOTS:
+        if fact.slot.lower() in hidden or fact.slot in known_slots():
             continue  # built-in slots come with the simulator's own question patterns (tests/simulator)
         label = fact.label or (
-            slot_label(p.language, fact.slot) if fact.slot in KNOWN_SLOTS else humanize(fact.slot)
+            slot_label(p.language, fact.slot) if fact.slot in known_slots() else humanize(fact.slot)
         )
         missed = []
         for template in probes.get("fact_questions", []):
