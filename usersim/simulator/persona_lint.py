@@ -14,7 +14,7 @@ from usersim.core.registry import did_you_mean
 from usersim.core.yamlfile import FileProblems, LineIndex, Problem
 from usersim.personas.loader import read_persona_file
 from usersim.personas.schema import Persona
-from usersim.simulator.lint_constraints import breaking_proposals
+from usersim.simulator.lint_constraints import breaking_proposals, contradicting_proposals
 from usersim.simulator.phrasing import humanize, slot_label
 from usersim.simulator.signals import (
     CONSTRAINT_KEYS,
@@ -227,6 +227,30 @@ def probe_problems(p: Persona, path: str, lines: LineIndex) -> list[LintProblem]
                     "warning",
                 )
             )
+    labelled = [
+        (
+            f.label or (slot_label(p.language, f.slot) if f.slot in known_slots() else humanize(f.slot)),
+            f.value,
+        )
+        for f in p.known_info
+    ]
+    wrong: dict[int, list[str]] = {}
+    for j, proposal in contradicting_proposals(labelled, list(probes.get("fact_proposals", []))):
+        reply, acts = _ask(p, proposal)
+        if "reject" not in acts:
+            wrong.setdefault(j, []).append(f"{proposal!r} -> {reply!r}")
+    for j, accepted in wrong.items():
+        out.append(
+            LintProblem(
+                path,
+                lines.line(("known_info", j)),
+                f"known_info.{j}",
+                f"the rule simulator did not correct a proposal that gets '{p.known_info[j].slot}' "
+                f"({p.known_info[j].value}) wrong: {'; '.join(accepted[:2])}. Give the fact a `label` "
+                "in the words agents use, or add the wording to a lang/ folder.",
+                "warning",
+            )
+        )
     for field_path, shown, proposal in breaking_proposals(
         p.goal.constraints, probes.get("proposals", {}), p.language
     ):
