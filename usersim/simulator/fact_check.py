@@ -120,6 +120,12 @@ def _shapes(concepts: frozenset[str], named: frozenset[str]) -> list[re.Pattern[
     return out
 
 
+def _measured(value: str) -> bool:
+    """Whether a fact is a date or a quantity ("7 月中旬", "6 天", "$40"): those are compared as
+    constraints and by meaning (an exact day can fall in a fuzzy span), never as a changed form."""
+    return any(q.kind != "number" for q in quantity.quantities(value)) or bool(dates.find_dates(value, _DAY))
+
+
 def _busy(text: str) -> list[tuple[int, int]]:
     """Spans of money, measures and dates: their numbers are no id, card or phone."""
     spans = [(q.start, q.end) for q in quantity.quantities(text) if q.kind != "number"]
@@ -148,9 +154,12 @@ def _candidates(fact: Fact, sentence: str) -> list[str]:
         for m in re.finditer(rf"(?<!\d)\d{{{len(n)}}}(?!\d)", sentence):
             if free(m.start(), m.end()):
                 out.append(m.group(0))
-    if _NAME_TOKEN.fullmatch(core(fact.value).split()[0] if core(fact.value).split() else ""):
+    first = (core(fact.value).split() or [""])[0]
+    if first[:1].isupper() and _NAME_TOKEN.fullmatch(first):  # a name: "ThinkPad X1 Carbon"
         for h in hits:
-            out += [n for n in [_name_at(sentence, h.cue.start, h.cue.end)] if n]
+            name = _name_at(sentence, h.cue.start, h.cue.end)
+            if name and any(ch.isalpha() for ch in name) and free(h.cue.start, h.cue.end):
+                out.append(name)
     return out
 
 
@@ -204,7 +213,7 @@ def contradictions(facts: Sequence[Fact], text: str) -> list[Violation]:
     others = [f.value for f in facts]
     found: list[Violation] = []
     for fact in facts:
-        if len(norm(fact.value)) < 2 or mentioned(fact.value, text):
+        if len(norm(fact.value)) < 2 or mentioned(fact.value, text) or _measured(fact.value):
             continue
         for sentence in sentences:
             bad = [
