@@ -42,10 +42,23 @@ def test_agents_asking_in_different_words_pass(agent: str, tmp_path: Path) -> No
 
 
 def test_flawed_agent_fails_blamed_on_the_agent(tmp_path: Path) -> None:
+    """The flawed agent proposes the wrong laptop and the head office: the user refuses with the
+    correction (the persona's own laptop and address), never says yes, records the refusal, and
+    the case fails on the agent."""
     code, console, recs = run("flawed", tmp_path)
     assert code == 1, console
     rec = recs["HD-01"]
     assert rec["status"] == "failed"
-    failing = [v for v in rec["verdicts"] if v["verdict"] == "fail"]
-    assert any("laptop_id=L-90 (expected L-88)" in v["reason"] for v in failing), failing
+    said = user_lines(rec)
+    refusal = next(line for line in said if "Building 4, Floor 2" in line)
+    assert "ThinkPad X1 Carbon" in refusal, said  # both facts corrected in one turn
+    assert not any("go ahead" in line.lower() for line in said), said
+    refused = [e for e in rec["sim_events"] if e["kind"] == "proposal_refused"]
+    assert refused and "delivery_address: proposed Building 1, Floor 1" in refused[0]["detail"], refused
+    assert "laptop_model: proposed MacBook Pro 14" in refused[0]["detail"], refused
+    assert not [e for e in rec["sim_events"] if e["kind"] == "proposal_accepted"]
+    tools = [tc["name"] for m in rec["transcript"] for tc in m.get("tool_calls") or []]
+    assert "open_ticket" not in tools and "ship_replacement" not in tools, tools
     assert rec["blame"] == "agent", rec["blame"]
+    fidelity = {v["judge"]: v["verdict"] for v in rec["verdicts"] if v["judge"].startswith("fidelity.")}
+    assert set(fidelity.values()) == {"pass"}, fidelity  # the user did nothing wrong

@@ -13,8 +13,10 @@ from tests.support.cli import usersim
 
 CASES = "examples/bank/cases"
 FLAW_CASES = {  # case -> what the deciding failure must say
-    "BANK-02": "unexpected change to cards K-3002",  # blocked the first card, not the one named
-    "BANK-03": "shipping=express (expected standard)",  # express by default: the $15 fee
+    # proposes the first card, not the one named: the user refuses, the card stays active
+    "BANK-02": "cards K-3003: status=active (expected blocked)",
+    # express by default ($15 fee): the user, who excludes express, refuses; nothing is ordered
+    "BANK-03": "order_replacement_card was never called",
     "BANK-06": "transaction_id=T-4002 (expected T-4001)",  # the latest charge, not the one described
     "BANK-07": "verify_customer was never called",  # no identity check before the address change
     "BANK-08": "unexpected new disputes record D-1",  # disputed a charge older than 60 days
@@ -70,6 +72,30 @@ def test_flawed_agent_fails_each_case_its_flaws_touch(runs):
     for case_id, evidence in FLAW_CASES.items():
         reasons = " | ".join(v["reason"] for v in recs[case_id]["verdicts"] if v["verdict"] == "fail")
         assert evidence in reasons, (case_id, reasons)
+
+
+REFUSALS = {  # case -> (the user's refusal says, sim_events proposal_refused detail says)
+    "BANK-02": ("the one ending in 7788", "fact card_last4: proposed 1111"),
+    "BANK-03": ("express", "exclude: proposed express shipping"),
+}
+
+
+@pytest.mark.parametrize("case_id", sorted(REFUSALS))
+def test_flawed_proposal_is_refused_with_the_reason(runs, case_id):
+    """A proposal naming the wrong card (a fact of the persona) or express shipping (excluded by
+    the persona's goal) is refused with the reason, never with a yes, and recorded in sim_events;
+    the user keeps its goal (the refusals repeat) until the agent's repeats exhaust its patience."""
+    _code, recs = runs["flawed"]
+    rec = recs[case_id]
+    words, detail = REFUSALS[case_id]
+    users = [m["content"] for m in rec["transcript"] if m["role"] == "user"]
+    refusal = users[3]  # the turn after the proposal
+    assert words in refusal and ("No " in refusal or "No, " in refusal or refusal.startswith("No")), users
+    assert not any("go ahead" in u.lower() or "yes" in u.lower() for u in users), users
+    refused = [e for e in rec["sim_events"] if e["kind"] == "proposal_refused"]
+    assert refused and detail in refused[0]["detail"], rec["sim_events"]
+    assert not [e for e in rec["sim_events"] if e["kind"] == "proposal_accepted"]
+    assert rec["stop_reason"] == "gave_up" and rec["blame"] == "agent", (rec["stop"], rec["blame"])
 
 
 def test_fail_under_relaxes_the_exit_code(tmp_path):

@@ -23,6 +23,7 @@ FLAWS = {  # case -> what its deciding failure says
     "TEL-03": "credits CR-1: amount=120.0 (expected 85.0)",  # credited the whole bill for roaming
     "TEL-06": "lines L-502: plan_id=saver (expected globe_lite)",  # a traveller moved to no roaming
     "TEL-07": "credits CR-1: amount=120.0 (expected 85.0)",
+    "TEL-09": "change_plan was never called",  # the no-roaming plan the user refused
 }
 
 
@@ -212,3 +213,73 @@ def test_a_high_precision_violation_the_agent_acted_on_reaches_the_record(tmp_pa
     # the stub user sways the same way on every derived seed: every attempt is suspect -> inconclusive
     assert (rec["status"], rec["blame"], rec["simulator_suspect"]) == ("inconclusive", "simulator", True)
     assert len(rec["attempts"]) == 3
+
+
+def test_needs_said_only_in_the_opening_refuse_the_flawed_plan_and_accept_the_right_one(runs):
+    """TEL-09's persona has no goal.constraints: "needs roaming" and "can't pay more than $40" are
+    only in its opening. The flawed agent's no-roaming Saver is refused with the reason (never a
+    yes); the correct agent's Globe Lite ($30, roaming) is accepted; the judges hold the same needs."""
+    _code, _console, bad = runs["flawed"]
+    rec = bad["TEL-09"]
+    users = [m["content"] for m in rec["transcript"] if m["role"] == "user"]
+    assert "roaming" in users[2] and "won't do" in users[2] or "need roaming" in users[2].lower(), users
+    assert not any("go ahead" in u.lower() for u in users[1:]), users
+    refused = [e for e in rec["sim_events"] if e["kind"] == "proposal_refused"]
+    assert refused and "needs roaming" in refused[0]["detail"], rec["sim_events"]
+    assert rec["stop_reason"] == "gave_up" and rec["blame"] == "agent"
+    _code, _console, good = runs["correct"]
+    ok = good["TEL-09"]
+    assert ok["status"] == "passed" and ok["stop_reason"] == "goal_met", ok["verdicts"]
+    accepted = [e for e in ok["sim_events"] if e["kind"] == "proposal_accepted"]
+    assert accepted and "require roaming" in accepted[0]["detail"] and "$40" in accepted[0]["detail"]
+    completion = next(v for v in ok["verdicts"] if v["judge"] == "task_completion")
+    held = completion["details"]["constraints_in_force"]
+    assert held["require"] == ["roaming"] and held["max"]["price"].startswith("$40"), held
+
+
+def kai(body: dict) -> dict:
+    """A model playing kai-roaming-budget that accepts the no-roaming plan it said it cannot use."""
+    said = [m["content"] for m in body["messages"][1:] if m["role"] == "user"]
+    last = (said[-1] if said else "").lower()
+    move: dict = {"action": "continue", "message": "Okay."}
+    if not any(m["role"] == "assistant" for m in body["messages"]):
+        move["message"] = (
+            "I work abroad a lot, so my plan needs roaming, and I can't pay more than $40 a month. "
+            "My Globe plan is too expensive, can you move me to something cheaper?"
+        )
+    elif "has been moved to" in last:
+        move = {"action": "stop", "reason": "the plan was changed"}
+    elif "customer id" in last:
+        move["message"] = "It's TC-1002."
+    elif "shall i go ahead" in last:
+        move["message"] = "Sounds good."
+    return {"content": json.dumps(move), "usage": {"prompt_tokens": 100, "completion_tokens": 10}}
+
+
+def test_fidelity_holds_the_needs_of_the_opening_too(tmp_path):
+    """A user that accepts the no-roaming plan after opening with "my plan needs roaming" is swayed:
+    fidelity reads the goal in force (opening needs included), not only goal.constraints."""
+    from tests.support.openai_stub import OpenAIStub
+
+    out = tmp_path / "o"
+    with OpenAIStub(responder=kai) as stub:
+        usersim(
+            "run",
+            CASES,
+            "--id",
+            "TEL-09",
+            "--agent",
+            AGENT.format("flawed"),
+            "--simulator",
+            "openai:sim-model",
+            "--out",
+            str(out),
+            "--no-progress",
+            env={"OPENAI_BASE_URL": stub.base_url, "OPENAI_API_KEY": "sk-stub", "USERSIM_NO_CACHE": "1"},
+            check=False,
+        )
+    rec = records(out)["TEL-09"]
+    swayed = fidelity(rec)["fidelity.swayed"]
+    assert swayed["verdict"] == "fail", swayed
+    assert "require" in swayed["reason"] and "roaming" in swayed["reason"], swayed
+    assert rec["status"] != "passed", rec["status"]

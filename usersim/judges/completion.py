@@ -1,8 +1,10 @@
 """Task completion for organic cases: was the user's goal IN FORCE reached, on the evidence?
 
-The goal in force is the persona goal's `required` items after the add_required / drop_required
-events the user actually said (simulator/scripted.py event_progress): an item the user never
-asked for is not owed, one the user dropped is not either. Evidence, in this order:
+The goal in force (simulator/in_force.py, the reading the simulator holds too) is the persona
+goal's `required` items after the add_required / drop_required events the user actually said
+(simulator/scripted.py event_progress): an item the user never asked for is not owed, one the user
+dropped is not either; and its constraints: goal.constraints, the needs the opening message
+states ("under $40", "流量至少要10G") and the add_constraint events said. Evidence, in this order:
 
 1. each item in force delivered: one of its deliverable keywords in an agent statement (a question
    never delivers; a tool result is what the agent read, not what the user got) — counted only
@@ -34,7 +36,7 @@ from usersim.judges.base import JudgeConfig, JudgeState, judge_registry
 from usersim.judges.checks.mentions import has_keyword
 from usersim.judges.checks.normalize import statements
 from usersim.personas.schema import Goal, Persona
-from usersim.simulator.llm_prompt import current_constraints, current_required
+from usersim.simulator.in_force import constraints_in_force, opening_of, required_in_force
 from usersim.simulator.scripted import event_progress, said_turns
 from usersim.simulator.signals import constraint_violations, quantity_evidence
 
@@ -55,7 +57,7 @@ def _persona(state: JudgeState) -> Persona | None:
 def goal_in_force(persona: Persona, live: list[Message], turns: int) -> tuple[list[str], list[str]]:
     """(required items in force, how the user changed them: "+item (turn N)" / "-item (turn N)")."""
     said = said_turns(persona, live, turns)
-    items = current_required(persona, max(turns, 1), said)
+    items = required_in_force(persona, max(turns, 1), said)
     changes = [
         f"{'+' if s.event.kind == 'add_required' else '-'}{s.event.slot} (turn {s.said_at})"
         for s in event_progress(persona, live, turns)
@@ -125,6 +127,13 @@ class TaskCompletionJudge:
         live = [m for i, m in enumerate(transcript) if i >= state.history_len]
         items, changes = goal_in_force(persona, live, state.turns) if persona else ([], [])
         details: dict[str, Any] = {"goal_in_force": items, "checks": checks.state, "stop": stop}
+        if persona is not None:  # the constraints in force at the end (goal, opening needs, events)
+            said_at = said_turns(persona, live, state.turns)
+            final = constraints_in_force(
+                persona, max(state.turns, 1), said_at, opening=opening_of(persona, live)
+            )
+            if final:
+                details["constraints_in_force"] = final
         if changes:
             details["changes"] = changes
         if goal is None or not items:
@@ -184,6 +193,7 @@ class TaskCompletionJudge:
         goal = persona.goal
         live = [m for i, m in enumerate(transcript) if i >= state.history_len]
         said = said_turns(persona, live, state.turns)
+        opening = opening_of(persona, live)  # needs stated there are held like goal.constraints
         since = max((t for i, t in said.items() if persona.events[i].kind in CHANGES), default=0)
         turn_of, turn = {}, 0
         for i, m in enumerate(transcript):
@@ -192,7 +202,7 @@ class TaskCompletionJudge:
 
         def counts(i: int, turn: int, text: str) -> bool:  # after the last change, keeping its constraints
             return turn >= since and not constraint_violations(
-                current_constraints(persona, max(turn, 1), said), text
+                constraints_in_force(persona, max(turn, 1), said, opening=opening), text
             )
 
         replies = [  # what the agent states, not what it asks: a question never delivers

@@ -13,6 +13,7 @@ from usersim.judges.fidelity_evidence import Conversation, error_verdict, fideli
 from usersim.judges.fidelity_rules import user_turns
 from usersim.personas.schema import Persona
 from usersim.simulator import guards
+from usersim.simulator.fact_check import contradictions, facts_of
 from usersim.simulator.scripted import event_progress
 
 # unasked known facts in one user turn that fail the reveal policy (one more than the policy allows,
@@ -69,6 +70,13 @@ def _asker(persona: Persona) -> Callable[[str], set[str]]:
     return lambda agent_text: set(matcher.asked(agent_text))
 
 
+def _facts(persona: Persona) -> dict[str, str]:
+    facts: dict[str, str] = {}
+    for f in persona.known_info:
+        facts.setdefault(f.slot, f.value)
+    return facts
+
+
 def check_reveal(persona: Persona, conv: Conversation) -> Verdict:
     name = "fidelity.reveal"
     limit = REVEAL_LIMIT.get(persona.reveal_policy)
@@ -84,7 +92,9 @@ def check_reveal(persona: Persona, conv: Conversation) -> Verdict:
             if len(told) < limit:  # fewer facts than the limit cannot break it, asked or not
                 continue
             before = next((x.content for j, x in reversed(conv.live) if j < i and x.role == "assistant"), "")
-            volunteered = [slot for slot in told if slot not in asked_in(before)]
+            # correcting a proposal that got a fact wrong ("No — it's Building 4") is no volunteering
+            wrong = {v.slot for v in contradictions(facts_of(persona, _facts(persona)), before)}
+            volunteered = [slot for slot in told if slot not in asked_in(before) and slot not in wrong]
             if len(volunteered) >= limit:  # wording-based: advisory
                 return fidelity_verdict(
                     name,

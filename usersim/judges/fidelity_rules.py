@@ -14,7 +14,7 @@ from usersim.judges.fidelity_evidence import Conversation, fidelity_verdict, is_
 from usersim.lang.acts import accepts
 from usersim.personas.schema import Persona
 from usersim.simulator import guards
-from usersim.simulator.llm_prompt import current_constraints
+from usersim.simulator.in_force import constraints_in_force, opening_of
 from usersim.simulator.scripted import said_turns
 from usersim.simulator.signals import constraint_violations, hidden_truths, undelivered
 
@@ -97,7 +97,13 @@ def check_early_stop(persona: Persona, conv: Conversation, state: JudgeState) ->
         )
     texts = [m.content for _, m in conv.live if m.role == "assistant"]
     said = said_turns(persona, [m for _, m in conv.live], state.turns)
-    missing = undelivered(persona.goal, texts, current_constraints(persona, state.turns or 10**6, said))
+    missing = undelivered(
+        persona.goal,
+        texts,
+        constraints_in_force(
+            persona, state.turns or 10**6, said, opening=opening_of(persona, [m for _, m in conv.live])
+        ),
+    )
     if missing:  # the deliverable keywords are a heuristic: advisory
         last_user = max((i for i, m in conv.live if m.role == "user"), default=None)
         return fidelity_verdict(
@@ -125,7 +131,12 @@ def check_swayed(persona: Persona, conv: Conversation, state: JudgeState, said: 
         if m.role == "user":
             user_turn += 1
             continue
-        found = constraint_violations(current_constraints(persona, max(user_turn, 1), said), m.content)
+        found = constraint_violations(
+            constraints_in_force(
+                persona, max(user_turn, 1), said, opening=opening_of(persona, [m for _, m in conv.live])
+            ),
+            m.content,
+        )
         if not found:
             continue
         nxt = next(((j, u) for j, u in live[pos + 1 :] if u.role == "user"), None)

@@ -11,19 +11,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from usersim.lang.acts import accepts
 from usersim.personas.schema import Event, Persona
 from usersim.simulator.constraints import asks_go_ahead, proposes
-from usersim.simulator.needs import merge, stated_needs
-from usersim.simulator.phrasing import Act, humanize, item_label, join_words
+from usersim.simulator.fact_check import contradictions, facts_of
+from usersim.simulator.in_force import add_constraint, opening_constraints
+from usersim.simulator.phrasing import Act, fact_label, humanize, item_label, join_words
 from usersim.simulator.signals import Violation, constraint_violations, delivered_items
 from usersim.simulator.slots import (
     SAID_PREFIX,
-    SLOT_PATTERNS,
     UNKNOWN_PREFIX,
     FactMatcher,
     asks_anything,
     asks_confirmation,
     concept_of,
+    slot_patterns,
 )
 
 # Consecutive unhelpful agent turns tolerated when stop_rules.patience_turns is not set.
@@ -86,10 +88,7 @@ class Agenda:
             facts=facts,
             labels=labels,
             required=list(persona.goal.required),
-            constraints=merge(
-                dict(persona.goal.constraints),
-                stated_needs(opening or persona.opening_message or "", persona.language),
-            ),
+            constraints=opening_constraints(persona, opening or persona.opening_message or ""),
         )
 
     @property
@@ -101,7 +100,7 @@ class Agenda:
         """An act about one fact, carrying what phrasing needs to name it (never the raw key)."""
         names = [self.labels[slot]] if slot in self.labels else []
         names += [a for f in self.persona.known_info if f.slot == slot for a in f.aliases]
-        concept = "name" if slot == "name" else None if slot in SLOT_PATTERNS else concept_of(slot, names)
+        concept = "name" if slot == "name" else None if slot in slot_patterns() else concept_of(slot, names)
         return Act(
             kind, slot=slot, value=self.facts.get(slot), label=self.labels.get(slot), concept=concept, **kw
         )
@@ -120,6 +119,7 @@ class Agenda:
         asked = self.matcher.asked(agent_text, said)
         opened = self.matcher.open_question(agent_text)
         violations = constraint_violations(self.constraints, agent_text, self.persona.language)
+        violations += contradictions(facts_of(self.persona, self.facts), agent_text)
         new = {}
         if not violations:  # a rejected proposal delivers nothing
             goal = self.persona.goal.model_copy(update={"required": self.required})
@@ -167,22 +167,8 @@ class Agenda:
         return Act(event.kind, slot=event.slot, value=event.value, text=event.text)
 
     def _add_constraint(self, key: str, value: str | None) -> None:
-        """An add_constraint event: `exclude` / `require` add a word, `min.<measure>` /
-        `max.<measure>` a limit with its unit ("min.data" = "10 GB"), a legacy key its number; a
-        value stating a need in words ("至少要 20G") adds what it states."""
-        if key in ("exclude", "require"):
-            self.constraints[key] = list(self.constraints.get(key) or []) + [value]
-        elif key.split(".", 1)[0] in ("min", "max") and "." in key:
-            kind, measure = key.split(".", 1)
-            self.constraints[kind] = {**(self.constraints.get(kind) or {}), measure: value}
-        elif key in ("min", "max", "needs"):
-            stated = stated_needs(value or "", self.persona.language)
-            self.constraints = merge({k: v for k, v in self.constraints.items()}, stated)
-            for kind in ("min", "max"):  # a later need replaces the earlier limit of the same measure
-                if stated.get(kind):
-                    self.constraints[kind] = {**(self.constraints.get(kind) or {}), **stated[kind]}
-        else:
-            self.constraints[key] = float(value) if value is not None else None
+        """An add_constraint event (simulator/in_force.add_constraint: the judges read the same)."""
+        self.constraints = add_constraint(self.constraints, key, value, self.persona.language)
 
 
 def _in_force(constraints: dict) -> str:
@@ -214,7 +200,7 @@ def answer_acts(agenda: Agenda, slots: list[str], limit: int) -> list[Act]:
             if slot in agenda.revealed:
                 acts.append(agenda.fact_act("repeat", slot))
             else:
-                plain = slot in NEVER_HEDGED or slot not in SLOT_PATTERNS  # ids and emails are not hedged
+                plain = slot in NEVER_HEDGED or slot not in slot_patterns()  # ids and emails are not hedged
                 acts.append(agenda.fact_act("answer", slot, hedged=hedge and not plain))
                 hedge = hedge and plain
                 agenda.revealed.add(slot)
@@ -270,8 +256,15 @@ def decide(agenda: Agenda, obs: Observation, events: list[Event], upcoming: bool
         acts.append(Act("hesitate"))
         hesitating = True
     agenda.decision = None
+    if obs.violations:  # a scripted "Yes, go ahead." is never said to a proposal the user refuses
+        acts = [Act("silent") if a.text and accepts(a.text) else a for a in acts]
     if obs.violations:  # refuse with the reasons (at most two: a user names the worst, not a list)
         for v in obs.violations[:2]:
+            if v.constraint == "fact" and v.slot:  # "No — it's Building 4, Floor 2": said now
+                label = fact_label(persona.language, agenda.fact_act("answer", v.slot))
+                acts.append(Act("reject", slot="fact", found=v.found, limit=v.limit, label=label))
+                agenda.revealed.add(v.slot)
+                continue
             acts.append(Act("reject", slot=v.constraint, found=v.found, limit=v.limit))
         agenda.decision = ("proposal_refused", "; ".join(v.describe() for v in obs.violations))
     elif obs.proposal and obs.confirm_request:

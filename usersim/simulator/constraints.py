@@ -48,13 +48,17 @@ class Limit:
 @dataclass
 class Violation:
     """A proposal that breaks a constraint: which (max_price, min, max, require, require_missing,
-    exclude ...), the value found and the limit."""
+    exclude ..., or `fact`: it contradicts a fact of the user), the value found and the limit (for
+    a fact: the user's own value)."""
 
     constraint: str
     found: str
     limit: str
+    slot: str | None = None  # a contradicted fact (constraint "fact"): the persona's fact key
 
     def describe(self) -> str:
+        if self.constraint == "fact":
+            return f"fact {self.slot}: proposed {self.found}, the user's is {self.limit}"
         if self.constraint == "require_missing":
             return f"require_missing: {self.limit} not offered"
         if self.constraint == "require":
@@ -153,7 +157,8 @@ def violations(constraints: dict, text: str, language: str | None = None) -> lis
         return []
     read = acts.agent_acts(text or "")
     proposing = proposes(text)
-    kinds = ("inform", "offer", "confirm_request") + (("request",) if proposing else ())
+    # "I will switch you to Max at $45. Shall I go ahead?": the announced plan is what is put to the user
+    kinds = ("inform", "offer", "confirm_request") + (("request", "announce") if proposing else ())
     sentences = [a.text for a in read if a.kind in kinds]
     sentences = [
         s for s in sentences if phrases.find(s, "needs", "rejecting") is None

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import date
 
+from usersim.lang import dates, quantity
 from usersim.lang.concepts import ConceptHit, concepts_in, field_concepts
 from usersim.lang.phrases import codes_for, find
 from usersim.lang.resources import language_codes, resources
@@ -36,6 +38,31 @@ def value_concepts(value: str) -> list[str]:
             if pat is not None and pat.search(text) and concept not in out:
                 out.append(concept)
     return out
+
+
+def _quantity_kinds() -> dict[str, set[str]]:
+    """concept -> the quantity kinds or dimensions that state it (acts.yaml concepts' `quantities`:
+    duration -> duration, budget -> money, party_size -> count; `date` for a date of lang.dates)."""
+    out: dict[str, set[str]] = {}
+    for code in language_codes():
+        for concept, spec in (resources(code).get("acts", "concepts", {}) or {}).items():
+            if isinstance(spec, dict) and spec.get("quantities"):
+                out.setdefault(str(concept), set()).update(str(k) for k in spec["quantities"])
+    return out
+
+
+def quantity_concepts(clause: str, wanted: set[str]) -> set[str]:
+    """The concepts among `wanted` whose value type a clause holds: a duration ("玩5天", "for 5
+    days"), money ("预算3000元"), a head count ("我们两个人"), a date ("下周五")."""
+    kinds = {c: k for c, k in _quantity_kinds().items() if c in wanted}
+    if not kinds:
+        return set()
+    found = {q.kind for q in quantity.quantities(clause)} | {
+        q.dimension for q in quantity.quantities(clause) if q.dimension
+    }
+    if any("date" in k for k in kinds.values()) and dates.find_dates(clause, date(2000, 1, 1)):
+        found.add("date")
+    return {c for c, k in kinds.items() if k & found}
 
 
 def _plain(text: str) -> str:
@@ -130,6 +157,7 @@ def recall(sentence: str, said: Sequence[str]) -> str | None:
             shared = len(want & _tokens(clause, stops))
             if asked and clause:  # "月费能接受多少" asks the budget; "每月不超过50元" states one
                 named = {h.concept for h in concepts_in(clause)} | set(value_concepts(clause))
+                named |= quantity_concepts(clause, asked)  # "玩5天" answers "玩几天" / "How long"
                 shared += 2 * len(asked & named)
             if clause and shared and (best is None or (shared, order) >= best[:2]):
                 best = (shared, order, clause)

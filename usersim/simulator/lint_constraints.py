@@ -65,3 +65,22 @@ def breaking_proposals(
                 yield where, f"{key} {word}", templates[key].format(value=word)
                 if key == "exclude":
                     break  # one excluded word shows whether exclusions are held
+
+
+def other_digits(value: str) -> str | None:
+    """The value with every digit moved on by one ("Building 4, Floor 2" -> "Building 5, Floor 3"),
+    or None when it has no digit (a name cannot be changed without knowing its kind)."""
+    if not any(ch.isdigit() for ch in value):
+        return None
+    return "".join(str((int(ch) + 1) % 10) if ch.isdigit() else ch for ch in value)
+
+
+def contradicting_proposals(facts: list[tuple[str, str]], templates: list[str]) -> list[tuple[int, str]]:
+    """(index of the fact, a proposal naming it with other digits) for each (label, value) with a
+    digit, in every `templates` wording (probes.yaml `fact_proposals`)."""
+    out = []
+    for j, (label, value) in enumerate(facts):
+        wrong = other_digits(value)
+        if wrong is not None:
+            out += [(j, str(t).format(label=label, value=wrong)) for t in templates]
+    return out

@@ -16,6 +16,7 @@ from usersim.personas.schema import Persona
 from usersim.simulator.agenda import PATIENCE_BY_TRAIT
 from usersim.simulator.base import SimulatorView
 from usersim.simulator.guards import length_cap
+from usersim.simulator.in_force import applies, constraints_in_force, required_in_force
 from usersim.simulator.phrasing import humanize, item_label
 from usersim.simulator.rule import condition_met
 from usersim.simulator.scripted import EventStatus, event_progress
@@ -54,14 +55,8 @@ def prompt_template(name: str) -> Template:
 def _applies(
     persona: Persona, index: int, turn: int, said: dict[int, int] | None, due: dict[int, int] | None
 ) -> bool:
-    """Whether persona.events[index] is in force at `turn`: said by then when `said` is given (what
-    the agent was told), else due by then (`due`, or the event's at_turn)."""
-    if said is not None:
-        return index in said and said[index] <= turn
-    if due is not None:
-        return index in due and due[index] <= turn
-    at = persona.events[index].at_turn
-    return at is not None and at <= turn
+    """Whether persona.events[index] is in force at `turn` (simulator/in_force.applies)."""
+    return applies(persona, index, turn, said, due)
 
 
 def current_facts(persona: Persona, turn: int, due: dict[int, int] | None = None) -> dict[str, str]:
@@ -81,33 +76,24 @@ def current_facts(persona: Persona, turn: int, due: dict[int, int] | None = None
 
 
 def current_constraints(
-    persona: Persona, turn: int, said: dict[int, int] | None = None, due: dict[int, int] | None = None
+    persona: Persona,
+    turn: int,
+    said: dict[int, int] | None = None,
+    due: dict[int, int] | None = None,
+    opening: str | None = None,
 ) -> dict:
-    """goal.constraints with the add_constraint events in force at this turn applied.
+    """The constraints in force at this turn: goal.constraints, the needs the opening message
+    states, the add_constraint events in force (simulator/in_force.py, shared with the judges).
 
     With `said` (persona.events index -> user turn that said it, see simulator.scripted) a
     constraint applies from the turn the user said it: the agent is never held to a change it was
     not told. Without it, from its due turn (`due`, else at_turn): what the user knows."""
-    out = dict(persona.goal.constraints)
-    for i, event in enumerate(persona.events):
-        if event.kind == "add_constraint" and event.slot and _applies(persona, i, turn, said, due):
-            if event.slot == "exclude":
-                out["exclude"] = list(out.get("exclude", [])) + [event.value]
-            else:
-                out[event.slot] = event.value
-    return out
+    return constraints_in_force(persona, turn, said, due, opening)
 
 
 def current_required(persona: Persona, turn: int, due: dict[int, int] | None = None) -> list[str]:
     """goal.required with add_required / drop_required events due by this turn applied."""
-    items = list(persona.goal.required)
-    for i, event in enumerate(persona.events):
-        if event.slot and _applies(persona, i, turn, None, due):
-            if event.kind == "add_required" and event.slot not in items:
-                items.append(event.slot)
-            elif event.kind == "drop_required" and event.slot in items:
-                items.remove(event.slot)
-    return items
+    return required_in_force(persona, turn, None, due)
 
 
 def trigger(status: EventStatus, transcript: list[Message]) -> str | None:
@@ -171,7 +157,7 @@ def system_prompt(view: SimulatorView, *, sharded: bool = False) -> str:
     patience = p.stop_rules.patience_turns or PATIENCE_BY_TRAIT[p.traits.patience]
     traits.append(f"You give up after about {patience} unhelpful assistant replies in a row.")
     traits.append(f"Keep each message under {length_cap(p)} characters.")
-    constraints = current_constraints(p, view.turn, due=due)
+    constraints = current_constraints(p, view.turn, due=due, opening=view.opening_message)
     required = current_required(p, view.turn, due)
     goal = view.goal or p.goal.description
     if sharded and required:

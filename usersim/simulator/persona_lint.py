@@ -14,7 +14,7 @@ from usersim.core.registry import did_you_mean
 from usersim.core.yamlfile import FileProblems, LineIndex, Problem
 from usersim.personas.loader import read_persona_file
 from usersim.personas.schema import Persona
-from usersim.simulator.lint_constraints import breaking_proposals
+from usersim.simulator.lint_constraints import breaking_proposals, contradicting_proposals
 from usersim.simulator.phrasing import humanize, slot_label
 from usersim.simulator.signals import (
     CONSTRAINT_KEYS,
@@ -22,7 +22,7 @@ from usersim.simulator.signals import (
     canonical_item,
     unknown_topics,
 )
-from usersim.simulator.slots import KNOWN_SLOTS, FactMatcher
+from usersim.simulator.slots import FactMatcher, known_slots
 
 # Facts the user must be able to give for the agent to deliver each canonical item;
 # a tuple means "any one of these".
@@ -101,7 +101,7 @@ def semantic_problems(p: Persona, path: str, lines: LineIndex) -> list[LintProbl
     for j, fact in enumerate(p.known_info):
         name = fact.label or humanize(fact.slot)
         question = f"您的{name}是什么？" if p.language == "zh" else f"What is your {name}?"
-        typo = did_you_mean(fact.slot, KNOWN_SLOTS) if fact.slot not in KNOWN_SLOTS else ""
+        typo = did_you_mean(fact.slot, known_slots()) if fact.slot not in known_slots() else ""
         if typo:
             add(
                 ("known_info", j, "slot"),
@@ -204,10 +204,10 @@ def probe_problems(p: Persona, path: str, lines: LineIndex) -> list[LintProblem]
     probes = lang.resources(p.language).topic("probes")
     hidden = {t.lower() for t in unknown_topics(p)}
     for j, fact in enumerate(p.known_info):
-        if fact.slot.lower() in hidden or fact.slot in KNOWN_SLOTS:
+        if fact.slot.lower() in hidden or fact.slot in known_slots():
             continue  # built-in slots come with the simulator's own question patterns (tests/simulator)
         label = fact.label or (
-            slot_label(p.language, fact.slot) if fact.slot in KNOWN_SLOTS else humanize(fact.slot)
+            slot_label(p.language, fact.slot) if fact.slot in known_slots() else humanize(fact.slot)
         )
         missed = []
         for template in probes.get("fact_questions", []):
@@ -227,6 +227,30 @@ def probe_problems(p: Persona, path: str, lines: LineIndex) -> list[LintProblem]
                     "warning",
                 )
             )
+    labelled = [
+        (
+            f.label or (slot_label(p.language, f.slot) if f.slot in known_slots() else humanize(f.slot)),
+            f.value,
+        )
+        for f in p.known_info
+    ]
+    wrong: dict[int, list[str]] = {}
+    for j, proposal in contradicting_proposals(labelled, list(probes.get("fact_proposals", []))):
+        reply, acts = _ask(p, proposal)
+        if "reject" not in acts:
+            wrong.setdefault(j, []).append(f"{proposal!r} -> {reply!r}")
+    for j, accepted in wrong.items():
+        out.append(
+            LintProblem(
+                path,
+                lines.line(("known_info", j)),
+                f"known_info.{j}",
+                f"the rule simulator did not correct a proposal that gets '{p.known_info[j].slot}' "
+                f"({p.known_info[j].value}) wrong: {'; '.join(accepted[:2])}. Give the fact a `label` "
+                "in the words agents use, or add the wording to a lang/ folder.",
+                "warning",
+            )
+        )
     for field_path, shown, proposal in breaking_proposals(
         p.goal.constraints, probes.get("proposals", {}), p.language
     ):

@@ -32,7 +32,7 @@ class Act:
     text: str | None = None
     hedged: bool = False
     label: str | None = None  # how the user names the fact (the persona's label, or an unknown topic)
-    concept: str | None = None  # slots.CONCEPTS entry of a fact (user_id, email, name ...)
+    concept: str | None = None  # slots.tables().concepts entry of a fact (user_id, email, name ...)
 
 
 def templates(language: str) -> dict[str, Any]:
@@ -80,10 +80,10 @@ def fact_label(language: str, act: Act) -> str:
     if act.slot in t["slot_labels"] and not (act.concept and act.slot != act.concept):
         return t["slot_labels"][act.slot]
     if act.concept:
-        from usersim.simulator.slots import CONCEPTS
+        from usersim.simulator.slots import tables
 
         key = (act.slot or "").lower()
-        if language != "en" or key in CONCEPTS[act.concept][0] or key == act.concept:
+        if language != "en" or key in tables().concepts[act.concept][0] or key == act.concept:
             return t["concept_labels"].get(act.concept) or humanize(key)
     return humanize(act.slot or "")
 
@@ -161,7 +161,7 @@ def _phrase(
         return pick(t["volunteer_fact"]).format(value=act.value, label=label)
     if act.kind == "reject":
         options = t["reject"].get(act.slot or "", t["reject"]["exclude"])
-        return pick(options).format(found=act.found, limit=act.limit)
+        return pick(options).format(found=act.found, limit=act.limit, label=act.label or "")
     if act.kind == "continue" and act.item and not item:  # no words for the item: say the goal
         return pick(t["continue_goal"]).format(goal=act.value or "")
     if act.kind == "continue" and terse:

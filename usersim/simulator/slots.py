@@ -33,11 +33,61 @@ def _listed(key: str) -> list[str]:
     return [str(w) for code in language_codes() for w in resources(code).get("acts", key, ()) or ()]
 
 
-# slot -> regex over one asking sentence (acts.yaml `builtin_slots`, all languages).
-SLOT_PATTERNS: dict[str, str] = _merged("builtin_slots")
-_COMPILED = {slot: re.compile(p, re.IGNORECASE) for slot, p in SLOT_PATTERNS.items()}
-KNOWN_SLOTS = sorted(SLOT_PATTERNS)
+@dataclass(frozen=True, eq=False)  # hashed by identity: one object per resource generation
+class Tables:
+    """The language tables slot detection reads (acts.yaml of every language, merged), built for
+    the resources in force: a resource folder added later (lang.add_resource_dir, a domain's
+    lang/) reaches the next call."""
+
+    slot_patterns: dict[str, str]  # slot -> one regex over an asking sentence (`builtin_slots`)
+    compiled: dict[str, re.Pattern[str]]
+    concepts: dict[str, tuple[set[str], str]]  # `fact_concepts`: concept -> (key words, question regex)
+    concept_re: dict[str, re.Pattern[str]]
+    generic_words: set[str]  # `fact_stopwords`
+    info_request: re.Pattern[str] | None  # `info_requests`
+    word_synonyms: dict[str, str]  # `word_synonyms`
+
+
+_HELD: list[tuple[tuple[object, ...], Tables]] = []
+
+
+def tables() -> Tables:
+    """The tables for the resources in force (rebuilt when lang.resources is rebuilt)."""
+    key = tuple(resources(code) for code in language_codes())
+    if _HELD and len(_HELD[0][0]) == len(key) and all(a is b for a, b in zip(_HELD[0][0], key, strict=True)):
+        return _HELD[0][1]
+    patterns = _merged("builtin_slots")
+    concepts = _fact_concepts()
+    info = [p.removeprefix("re:") for p in _listed("info_requests")]
+    built = Tables(
+        slot_patterns=patterns,
+        compiled={slot: re.compile(p, re.IGNORECASE) for slot, p in patterns.items()},
+        concepts=concepts,
+        concept_re={c: re.compile(p, re.IGNORECASE) for c, (_w, p) in concepts.items()},
+        generic_words=set(_listed("fact_stopwords")),
+        info_request=re.compile("|".join(info), re.IGNORECASE) if info else None,
+        word_synonyms={
+            str(k): str(v)
+            for code in language_codes()
+            for k, v in (resources(code).get("acts", "word_synonyms", {}) or {}).items()
+        },
+    )
+    _HELD[:] = [(key, built)]
+    return built
+
+
+def slot_patterns() -> dict[str, str]:
+    """slot -> regex over one asking sentence (acts.yaml `builtin_slots`, all languages)."""
+    return tables().slot_patterns
+
+
+def known_slots() -> list[str]:
+    """The built-in slot names, sorted."""
+    return sorted(tables().slot_patterns)
+
+
 _GENERIC = {"preferences"}
+_WORD = re.compile(r"[a-z][a-z0-9]+")
 
 
 def asking_sentences(text: str) -> list[str]:
@@ -49,7 +99,7 @@ def asked_slots(text: str) -> list[str]:
     """Slots the agent asks about, in the order it asks them (each once)."""
     found: list[tuple[int, int, str]] = []
     for n, sentence in enumerate(asking_sentences(text)):
-        hits = [(n, m.start(), slot) for slot, p in _COMPILED.items() if (m := p.search(sentence))]
+        hits = [(n, m.start(), slot) for slot, p in tables().compiled.items() if (m := p.search(sentence))]
         # "对品牌有偏好吗" is about the brand: a generic slot yields to a specific one in its sentence
         if any(slot not in _GENERIC for _n, _p, slot in hits):
             hits = [h for h in hits if h[2] not in _GENERIC]
@@ -86,27 +136,16 @@ def _fact_concepts() -> dict[str, tuple[set[str], str]]:
     return {c: (w, "|".join(a)) for c, (w, a) in out.items()}
 
 
-# Common customer-service concepts (user_id, email, zip ...), read by phrasing for their labels.
-CONCEPTS: dict[str, tuple[set[str], str]] = _fact_concepts()
-_CONCEPT_RE = {c: re.compile(p, re.IGNORECASE) for c, (_w, p) in CONCEPTS.items()}
-# Words too common to identify a fact on their own (acts.yaml `fact_stopwords`).
-_GENERIC_WORDS = set(_listed("fact_stopwords"))
-_WORD = re.compile(r"[a-z][a-z0-9]+")
-# "Could you provide your booking details?": asks for a piece of information, not an opinion
-# (acts.yaml `info_requests`).
-INFO_REQUEST = re.compile("|".join(p.removeprefix("re:") for p in _listed("info_requests")), re.IGNORECASE)
-
-
 def concept_of(key: str, extra: list[str] | tuple[str, ...] = ()) -> str | None:
-    """The CONCEPTS entry a fact key (or its aliases/description) names, e.g. zip_code -> zip."""
-    return _concept_of(key, tuple(extra))
+    """The `fact_concepts` entry a fact key (or its aliases/description) names, e.g. zip_code -> zip."""
+    return _concept_of(key, tuple(extra), tables())
 
 
 @functools.lru_cache(maxsize=4096)
-def _concept_of(key: str, extra: tuple[str, ...]) -> str | None:
-    """concept_of, remembered (CONCEPTS is fixed; a persona's facts are matched on every turn)."""
+def _concept_of(key: str, extra: tuple[str, ...], held: Tables) -> str | None:
+    """concept_of, remembered per tables (a persona's facts are matched on every turn)."""
     names = [key.lower(), *(e.lower() for e in extra)]
-    for concept, (words, _p) in CONCEPTS.items():
+    for concept, (words, _p) in held.concepts.items():
         for n in names:
             if n in words or n.replace("-", "_").replace(" ", "_") in words:
                 return concept
@@ -117,24 +156,17 @@ def _concept_of(key: str, extra: tuple[str, ...]) -> str | None:
     return None
 
 
-# Question words that stand for a content word ("Why ...?" asks for the reason): `word_synonyms`.
-_WORD_SYNONYMS: dict[str, str] = {
-    str(k): str(v)
-    for code in language_codes()
-    for k, v in (resources(code).get("acts", "word_synonyms", {}) or {}).items()
-}
-
-
 def _stem(word: str) -> str:
     """A crude stem: cancel / cancellation / cancelled -> cancel, members -> member."""
-    word = _WORD_SYNONYMS.get(word, word)
+    word = tables().word_synonyms.get(word, word)
     word = word[:-1] if len(word) > 4 and word.endswith("s") else word
     return word[:6]
 
 
 def _content_words(text: str) -> set[str]:
+    generic = tables().generic_words
     words = _WORD.findall(text.lower().replace("_", " "))
-    return {_stem(w) for w in words if len(w) >= 3 and w not in _GENERIC_WORDS} - _GENERIC_WORDS
+    return {_stem(w) for w in words if len(w) >= 3 and w not in generic} - generic
 
 
 def _phrase_re(phrase: str) -> re.Pattern[str] | None:
@@ -185,18 +217,19 @@ class FactMatcher:
         by_key: dict[str, list] = {}
         for fact in persona.known_info:
             by_key.setdefault(fact.slot, []).append(fact)
-        travel = any(k in SLOT_PATTERNS and k != "name" for k in keys)
+        held = tables()
+        travel = any(k in held.slot_patterns and k != "name" for k in keys)
         for key in keys:
             facts = by_key[key]
             aliases = [a for f in facts for a in f.aliases]
             descriptions = [f.description for f in facts if f.description]
             labels = [f.label for f in facts if f.label]
             t = _Target(key)
-            if key in _COMPILED:
-                t.strong.append(_COMPILED[key])
+            if key in held.compiled:
+                t.strong.append(held.compiled[key])
             concept = concept_of(key, labels + aliases)
             if concept:
-                t.strong.append(_CONCEPT_RE[concept])
+                t.strong.append(held.concept_re[concept])
             for phrase in [key, *labels, *aliases]:
                 if (r := _phrase_re(phrase)) is not None and len(phrase.strip()) >= 2:
                     t.strong.append(r)
@@ -208,9 +241,9 @@ class FactMatcher:
             t.own = grounding.tokens(" ".join([key.replace("_", " "), *labels, *aliases]))
             self.targets.append(t)
         if "name" not in keys:
-            self.targets.append(_Target("name", strong=[_COMPILED["name"]], concepts={"name"}))
+            self.targets.append(_Target("name", strong=[held.compiled["name"]], concepts={"name"}))
         if travel:  # undecided travel/shopping slots still get an honest "not decided yet"
-            for slot, pattern in _COMPILED.items():
+            for slot, pattern in held.compiled.items():
                 if slot not in keys and slot != "name":
                     self.targets.append(_Target(slot, strong=[pattern], concepts={slot}, undecided=True))
         for topic in unknown_topics(persona):
@@ -263,7 +296,8 @@ class FactMatcher:
             if info and said and all(k in undecided for k in keys) and not grounded:
                 if (clause := grounding.recall(sentence, said)) is not None:
                     keys, scored = [SAID_PREFIX + clause], []
-            if not keys and not grounded and INFO_REQUEST.search(sentence):
+            info_request = tables().info_request
+            if not keys and not grounded and info_request is not None and info_request.search(sentence):
                 keys = [UNKNOWN_PREFIX]
             for pos, k in grounded:
                 found.append((n, pos, k))

@@ -148,7 +148,8 @@ def _plan(conv: Conversation, line: dict[str, Any], flaws: set[str]) -> dict[str
     act = _call(conv, "change_plan", line_id=line["line_id"], plan_id=best["plan_id"])
     if conv.confirmed(plan):
         return act
-    offer = f"The {best['name']} plan costs {_money(best['price'])}/month."
+    roaming = "includes roaming" if best["roaming"] else "has no roaming"
+    offer = f"The {best['name']} plan costs {_money(best['price'])}/month and {roaming}."
     return _say(f"{offer} I will {plan}. {GO_AHEAD}")
 
 
