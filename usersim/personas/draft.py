@@ -7,6 +7,10 @@ What is read, all through the language layer (usersim.lang.acts):
 - known_info: the values the user gave. A value answering an agent request is named after the slot
   the request asked for ("What is your customer ID?" -> customer_id); a value the user
   volunteered is named after a concept in its sentence, else after its shape (value_1 ...);
+- goal.required: one `outcome`, delivered when a reply shows the values the recording's last
+  reply showed the user (codes, amounts, dates the user never said);
+- events: a request the user answered in words (no value: "The monitor never arrived.") becomes a
+  `say` event on the agent's question, so the simulated user answers it the same way;
 - unknown_info candidates: agent requests the user's next message did not answer (no value given)
   or answered with "I don't know" (a dont_know act).
 The draft is tagged `draft` and says in `notes` what to check; a human finishes it.
@@ -64,8 +68,9 @@ def _requests(text: str) -> list[Any]:
     return [a for a in agent_acts(text) if a.kind in ("request", "clarify") and a.sure]
 
 
-def _facts(messages: list[Message]) -> tuple[list[dict[str, Any]], list[str]]:
+def _facts(messages: list[Message]) -> tuple[list[dict[str, Any]], list[str], list[dict[str, Any]]]:
     facts: list[dict[str, Any]] = []
+    events: list[dict[str, Any]] = []  # requests answered in words: said again when asked again
     unknown: list[str] = []
     seen: set[str] = set()
     asked: list[Any] = []  # the agent's open requests when the user speaks
@@ -82,7 +87,10 @@ def _facts(messages: list[Message]) -> tuple[list[dict[str, Any]], list[str]]:
             unknown += [snippet(q.text, 120) for q in asked if snippet(q.text, 120) not in unknown]
         slots = [s for q in asked for s in q.slots]
         if asked and not given:  # a request answered in words ("The monitor never arrived.")
-            given = [(a, a.text.strip()) for a in acts if a.kind in ("other", "provide")][:1]
+            words = [a.text.strip() for a in acts if a.kind in ("other", "provide")]
+            if words:
+                trigger = snippet(asked[0].text.strip().rstrip("?？"), 80).rstrip("…")
+                events.append({"when": {"agent_says": [trigger]}, "kind": "say", "text": " ".join(words)})
         for n, (act, value) in enumerate(given):
             if value in seen:
                 continue
@@ -91,8 +99,6 @@ def _facts(messages: list[Message]) -> tuple[list[dict[str, Any]], list[str]]:
                 slot = slots[n]
             elif act.slots:
                 slot = act.slots[0]
-            elif value == act.text.strip():
-                slot = f"answer_{len(facts) + 1}"
             elif _EMAIL.fullmatch(value):
                 slot = "email"
             elif _kind_slot(value):
@@ -107,7 +113,7 @@ def _facts(messages: list[Message]) -> tuple[list[dict[str, Any]], list[str]]:
             about = asked[min(n, len(asked) - 1)].text if asked else act.text
             facts.append({"slot": name, "value": value, "description": snippet(about, 120)})
         asked = []
-    return facts, unknown
+    return facts, unknown, events
 
 
 def _goal(opening: str) -> str:
@@ -127,23 +133,41 @@ def draft_note(conv: Conversation) -> str:
     return texts(language_of(conv))["persona_draft"]
 
 
+def deliverables(messages: list[Message]) -> list[str]:
+    """What the recording's outcome showed the user: the values (codes, amounts, dates) of the
+    agent's last reply that the user never said, as the words that show it delivered."""
+    said = " ".join(m.content for m in messages if m.role == "user")
+    last = next((m.content for m in reversed(messages) if m.role == "assistant" and m.content.strip()), "")
+    found: list[str] = []
+    for act in user_acts(last):  # the values reading, applied to the reply's sentences
+        for v in _values(act.text, act.values):
+            if v not in said and v not in found:
+                found.append(v)
+    return found[:4]
+
+
 def draft_persona(conv: Conversation) -> dict[str, Any]:
     """Persona data drafted from `conv`'s user side (validates as a Persona)."""
     language = language_of(conv)
     t = texts(language)
     users = [m.content for m in conv.messages if m.role == "user" and m.content.strip()]
     opening = users[0] if users else ""
-    facts, unknown = _facts(conv.messages)
+    facts, unknown, events = _facts(conv.messages)
+    goal: dict[str, Any] = {"description": _goal(opening) or t["persona_name"].format(source=conv.id)}
+    shown = deliverables(conv.messages)
+    if shown:  # the goal is met when a reply shows what the recorded outcome showed
+        goal |= {"required": ["outcome"], "deliverable_keywords": {"outcome": shown}}
     return {
         "id": persona_id(conv),
         "name": t["persona_name"].format(source=conv.id),
         "language": language if language in ("zh", "en") else "en",
         "identity": t["persona_identity"].format(source=conv.source),
         "opening_message": opening,
-        "goal": {"description": _goal(opening) or t["persona_name"].format(source=conv.id)},
+        "goal": goal,
         "known_info": facts,
         "unknown_info": unknown,
         "reveal_policy": "when_asked",
+        "events": events,
         "max_turns": max(len(users) + 2, 4),
         "tags": ["imported", "draft"],
     }

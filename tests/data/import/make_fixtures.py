@@ -91,10 +91,10 @@ def attr(key: str, value) -> dict:
 def main(bank_run: Path, ref_run: Path) -> None:
     bank, ref = transcripts(bank_run), transcripts(ref_run)
     chats = [
-        ("conv_7d1e2a-transfer", BANK_PROMPT, bank["BANK-04"], {"channel": "web"}),
-        ("conv_51bb08-hotel-zh", TRAVEL_PROMPT, ref["B1-IF-01"], {"date": "2026-04-07", "channel": "app"}),
-        ("conv_a90c33-dispute", BANK_PROMPT, bank["BANK-06"], {"channel": "web"}),
-        ("conv_c02f9e-forgot-id", BANK_PROMPT, bank["BANK-10"], {"channel": "phone"}),
+        ("conv_7d1e2a-transfer", BANK_PROMPT, bank["BANK-04"], {"channel": "web", "created_at": "2026-04-07T09:12:03Z"}),
+        ("conv_51bb08-hotel-zh", TRAVEL_PROMPT, ref["B1-IF-01"], {"channel": "app", "created_at": "2026-04-07T11:40:55+08:00"}),
+        ("conv_a90c33-dispute", BANK_PROMPT, bank["BANK-06"], {"channel": "web", "created_at": "2026-04-07T14:02:47Z"}),
+        ("conv_c02f9e-forgot-id", BANK_PROMPT, bank["BANK-10"], {"channel": "phone", "created_at": "2026-04-07T16:30:10Z"}),
     ]
     with (HERE / "openai_chats.jsonl").open("w") as f:
         for cid, prompt, msgs, meta in chats:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -71,3 +72,18 @@ def pair_tool_results(messages: list[Message]) -> list[Message]:
             m = m.model_copy(update={"tool_call_id": cid, "name": m.name or names.get(cid or "")})
         out.append(m)
     return out
+
+
+def day_of(value: Any) -> str | None:
+    """YYYY-MM-DD of a timestamp: ISO text, Unix seconds / milliseconds / nanoseconds."""
+    import datetime as dt
+
+    if isinstance(value, str) and re.match(r"^\d{4}-\d{2}-\d{2}", value):
+        return value[:10]
+    try:
+        n = float(value)
+    except (TypeError, ValueError):
+        return None
+    while n > 1e11:  # ms / us / ns
+        n /= 1000
+    return dt.datetime.fromtimestamp(n, dt.timezone.utc).date().isoformat()

@@ -8,7 +8,8 @@ the recorded arguments with the recorded result, so a replay answers the same. T
 drafted from what the agent did in that turn (each tool called with its arguments; with an
 environment, the state it left), tagged `draft` and with a review note, for a human to keep the
 ones that say what the agent SHOULD do. The recording up to the end of the turn is the case's
-`reference_transcript` (the divergence judge compares a replay with it).
+`reference_transcript` from the turn's user message on (the divergence judge compares the replayed
+turn with it).
 """
 
 from __future__ import annotations
@@ -246,10 +247,10 @@ def draft_cases(
         data["judging"] = {
             "scoring": {"methods": ["auto"]},
             "checks": checks,
-            "human_review": [t["review"]],
         }
         data["notes"] = " ".join(notes)
-        data["reference_transcript"] = [_message_data(m) for m in conv.messages[:end] if m.role != "system"]
+        # the recorded turn itself: the divergence judge numbers the live turns from the message on
+        data["reference_transcript"] = [_message_data(m) for m in conv.messages[start:end]]
         cases.append(clean(data, opts, masked))
     return cases
 
@@ -291,7 +292,7 @@ def draft_organic(
     mocks = mock_tools(conv, source.tool_names() if source else set())
     if mocks:
         data["mock_tools"] = mocks
-    data["judging"] = {"scoring": {"methods": ["auto"]}, "checks": checks, "human_review": [t["review"]]}
+    data["judging"] = {"scoring": {"methods": ["auto"]}, "checks": checks}
     data["notes"] = t["review"]
     data["reference_transcript"] = [_message_data(m) for m in conv.messages if m.role != "system"]
     return clean(data, opts, masked)
@@ -312,5 +313,6 @@ def _message_data(m: Message) -> dict[str, Any]:
 def clean(data: dict[str, Any], opts: DraftOptions, masked: dict[str, int] | None = None) -> dict[str, Any]:
     """Secrets redacted (always), personal data masked (`redact_pii`, counted in `masked`), empty
     values dropped."""
-    out = redact_value({k: v for k, v in data.items() if v not in (None, [], {})})
+    # `tools: []` stays: it keeps usersim's travel tools away from an agent that had only the recorded ones
+    out = redact_value({k: v for k, v in data.items() if v not in (None, [], {}) or (k == "tools" and v == [])})
     return mask_value(out, masked) if opts.redact_pii else out

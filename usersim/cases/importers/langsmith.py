@@ -19,6 +19,7 @@ from typing import Any
 from usersim.cases.importers.conversation import (
     Conversation,
     ImportFormatError,
+    day_of,
     merge_messages,
     pair_tool_results,
 )
@@ -186,7 +187,11 @@ def read_langsmith(path: Path) -> list[Conversation]:
             msgs = merge_messages(msgs, _root_messages(r, f"{path}: run {r.get('id', '?')}"))
         if not any(m.role == "user" for m in msgs):
             continue  # a root run that is no conversation (a retriever, an evaluator)
-        out.append(Conversation(id=key, source=f"{path}: {key}", messages=msgs, metadata={"runs": len(roots)}))
+        meta: dict[str, Any] = {"runs": len(roots)}
+        first = min((str(r.get("start_time") or "") for r in roots), default="")
+        if day_of(first):
+            meta["date"] = day_of(first)
+        out.append(Conversation(id=key, source=f"{path}: {key}", messages=msgs, metadata=meta))
     if not out:
         raise ImportFormatError(f"{path}: no run holds a conversation (no user message found)")
     return out

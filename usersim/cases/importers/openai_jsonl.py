@@ -10,8 +10,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from usersim.cases.history import normalize_history
-from usersim.cases.importers.conversation import Conversation, ImportFormatError, pair_tool_results
+from usersim.cases.importers.conversation import Conversation, ImportFormatError, day_of, pair_tool_results
 from usersim.core.messages import Message
+
+
+# Where a log line keeps when the conversation happened (the case's current_date).
+_TIME_KEYS = ("date", "created_at", "timestamp", "created", "start_time")
 
 
 def openai_messages(raw: Any, where: str) -> list[Message]:
@@ -46,6 +50,9 @@ def read_openai_jsonl(path: Path) -> list[Conversation]:
             raise ImportFormatError(f"{where}: a line must be an object with `messages` (OpenAI chat format)")
         meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
         cid = row.get("id") or meta.get("conversation_id") or f"{path.stem}-{n}"
+        when = next((row.get(k) or meta.get(k) for k in _TIME_KEYS if row.get(k) or meta.get(k)), None)
+        if day_of(when):
+            meta = {**meta, "date": day_of(when)}
         out.append(
             Conversation(
                 id=str(cid),

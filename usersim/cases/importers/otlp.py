@@ -22,6 +22,7 @@ from typing import Any
 from usersim.cases.importers.conversation import (
     Conversation,
     ImportFormatError,
+    day_of,
     merge_messages,
     pair_tool_results,
 )
@@ -195,6 +196,7 @@ def read_otlp(path: Path) -> list[Conversation]:
     for s in _spans(path):
         groups.setdefault(str(s.get("traceId")), []).append(s)
     convs: dict[str, list[Message]] = {}
+    days: dict[str, str] = {}
     for trace, spans in groups.items():
         key = next((str(s["attrs"]["gen_ai.conversation.id"]) for s in spans if s["attrs"].get("gen_ai.conversation.id")), trace)
         agents = [s for s in spans if _op(s) == "invoke_agent" and _span_messages(s, str(path))]
@@ -205,8 +207,11 @@ def read_otlp(path: Path) -> list[Conversation]:
             msgs = merge_messages(msgs, _span_messages(s, str(path)))
         tools = [s for s in spans if _op(s) == "execute_tool"]
         convs[key] = pair_tool_results(_with_tool_results(pair_tool_results(msgs), tools))
+        day = day_of(spans[0].get("startTimeUnixNano"))
+        if day:
+            days.setdefault(key, day)
     out = [
-        Conversation(id=k, source=f"{path}: trace {k}", messages=m)
+        Conversation(id=k, source=f"{path}: trace {k}", messages=m, metadata={"date": days[k]} if k in days else {})
         for k, m in convs.items()
         if any(x.role == "user" for x in m)
     ]
