@@ -90,7 +90,7 @@ def normalize_history(raw: Any) -> Any:
             raise ValueError(
                 f"{where}: unknown field(s) {', '.join(unknown)} (a message has {', '.join(sorted(_MESSAGE_KEYS))})"
             )
-        msg = {k: v for k, v in m.items() if k in _MESSAGE_KEYS}
+        msg = {k: v for k, v in m.items() if k in _MESSAGE_KEYS and v is not None}  # `tool_calls: null` ...
         msg["content"] = _text(m.get("content"), where)
         calls = m.get("tool_calls")
         if calls is not None:

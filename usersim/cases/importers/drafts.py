@@ -238,8 +238,8 @@ def draft_cases(
         }
         if conv.metadata.get("date"):
             data["context"] = {"current_date": conv.metadata["date"]}
-        if source is not None:
-            data.update(copy.deepcopy(source.data))
+        if source is not None:  # the conversation's own language wins over the source's
+            data.update({k: v for k, v in copy.deepcopy(source.data).items() if k != "language" or not data["language"]})
         else:
             data["tools"] = []  # the recorded tools only, not usersim's travel tools
         if mocks:
@@ -286,7 +286,7 @@ def draft_organic(
     if conv.metadata.get("date"):
         data["context"] = {"current_date": conv.metadata["date"]}
     if source is not None:
-        data.update(copy.deepcopy(source.data))
+        data.update({k: v for k, v in copy.deepcopy(source.data).items() if k != "language" or not data["language"]})
     else:
         data["tools"] = []
     mocks = mock_tools(conv, source.tool_names() if source else set())
