@@ -17,7 +17,11 @@ from tests.support.cli import REPO, usersim
 DATA = REPO / "tests/data/import"
 CORRECT, FLAWED = "python:examples.bank.agent:correct", "python:examples.bank.agent:flawed"
 SUITE = str(REPO / "examples/bank/cases/_suite.yaml")
-FILES = {"openai-jsonl": "openai_chats.jsonl", "langsmith": "langsmith_export.json", "otel": "otel_traces.json"}
+FILES = {
+    "openai-jsonl": "openai_chats.jsonl",
+    "langsmith": "langsmith_export.json",
+    "otel": "otel_traces.json",
+}
 
 
 def load(path: Path) -> dict:
@@ -74,14 +78,18 @@ def test_each_format_imports_to_valid_cases_that_replay_against_the_agents(fmt, 
 
 def test_openai_jsonl_each_turn_with_the_bank_environment_separates_the_flawed_agent(tmp_path):
     out = tmp_path / "imported"
-    usersim("import", str(DATA / FILES["openai-jsonl"]), "--to", str(out), "--at", "each", "--environment", SUITE)
+    usersim(
+        "import", str(DATA / FILES["openai-jsonl"]), "--to", str(out), "--at", "each", "--environment", SUITE
+    )
     en, _ = split(out)
     dispute = load(out / "conv_a90c33-dispute-t5.yaml")
     # the environment's tools are real: no mock for them; the state the recording left is drafted
     assert "mock_tools" not in dispute
     # referenced, relative to the written case: the bank's own files
     state = (out / dispute["environment"]["state"]).resolve()
-    assert not Path(dispute["environment"]["state"]).is_absolute() and state == (REPO / "examples/bank/state.yaml")
+    assert not Path(dispute["environment"]["state"]).is_absolute() and state == (
+        REPO / "examples/bank/state.yaml"
+    )
     assert (out / dispute["policy"]).resolve() == REPO / "examples/bank/policy.md"
     (fs,) = [c["final_state"] for c in dispute["judging"]["checks"] if "final_state" in c]
     assert fs["expect"]["disputes"][0] | {} == {
@@ -99,17 +107,23 @@ def test_openai_jsonl_each_turn_with_the_bank_environment_separates_the_flawed_a
     # the flawed agent picks the latest Skyline charge, not the $349.99 one the customer confirmed:
     # it does not open the dispute the recording opened
     assert failed == {"conv_a90c33-dispute-t5"}
-    reasons = " ".join(v["reason"] for v in flawed["conv_a90c33-dispute-t5"]["verdicts"] if v["verdict"] == "fail")
+    reasons = " ".join(
+        v["reason"] for v in flawed["conv_a90c33-dispute-t5"]["verdicts"] if v["verdict"] == "fail"
+    )
     assert "disputes D-1 missing" in reasons
 
 
 def test_a_history_write_before_the_live_turn_is_applied_to_the_imported_environment(tmp_path):
     # a LangSmith thread where the card was blocked in turn 4 and the replacement ordered in turn 5
     out = tmp_path / "imported"
-    usersim("import", str(DATA / FILES["langsmith"]), "--to", str(out), "--at", "each", "--environment", SUITE)
+    usersim(
+        "import", str(DATA / FILES["langsmith"]), "--to", str(out), "--at", "each", "--environment", SUITE
+    )
     last = sorted(out.glob("9d97601d-*-t5.yaml"))[0]
     case = load(last)
-    history_calls = [c["function"]["name"] for m in case["input"]["history"] for c in m.get("tool_calls") or []]
+    history_calls = [
+        c["function"]["name"] for m in case["input"]["history"] for c in m.get("tool_calls") or []
+    ]
     live = run(last, CORRECT, tmp_path / "r")
     (rec,) = live.values()
     fs = next(v for v in rec["verdicts"] if v["judge"] == "final_state")
@@ -120,7 +134,9 @@ def test_a_history_write_before_the_live_turn_is_applied_to_the_imported_environ
 
 def test_persona_drafts_validate_and_the_rule_simulator_runs_them(tmp_path):
     out = tmp_path / "imported"
-    res = usersim("import", str(DATA / FILES["openai-jsonl"]), "--to", str(out), "--persona", "--environment", SUITE)
+    res = usersim(
+        "import", str(DATA / FILES["openai-jsonl"]), "--to", str(out), "--persona", "--environment", SUITE
+    )
     assert "persona draft" in res.stdout and "all valid" in res.stdout
     personas = {p.stem: load(p) for p in (out / "personas").glob("*.yaml")}
     assert len(personas) == 4
@@ -135,7 +151,10 @@ def test_persona_drafts_validate_and_the_rule_simulator_runs_them(tmp_path):
     assert any("customer ID" in u for u in forgot["unknown_info"])  # the user said they did not know it
     assert personas["conv_51bb08-hotel-zh-user"]["language"] == "zh"
     assert usersim("validate", str(out / "personas")).returncode == 0
-    organic = [out / f"{n}-sim.yaml" for n in ("conv_a90c33-dispute", "conv_7d1e2a-transfer", "conv_c02f9e-forgot-id")]
+    organic = [
+        out / f"{n}-sim.yaml"
+        for n in ("conv_a90c33-dispute", "conv_7d1e2a-transfer", "conv_c02f9e-forgot-id")
+    ]
     assert load(organic[0])["persona"] == "personas/conv_a90c33-dispute-user.yaml"
     correct = run(organic, CORRECT, tmp_path / "c", "--simulator", "rule")
     assert all(r["status"] == "passed" and r["stop_reason"] == "goal_met" for r in correct.values()), {
@@ -148,7 +167,9 @@ def test_persona_drafts_validate_and_the_rule_simulator_runs_them(tmp_path):
 def test_redact_pii_masks_emails_phones_and_cards_and_secrets_are_always_redacted(tmp_path):
     src = tmp_path / "chats.jsonl"
     rows = [json.loads(x) for x in (DATA / FILES["openai-jsonl"]).read_text().splitlines()]
-    rows[0]["messages"][1]["content"] += " Call me on (555) 201-3344 or +44 20 7946 0958; card 4111 1111 1111 1111."
+    rows[0]["messages"][1]["content"] += (
+        " Call me on (555) 201-3344 or +44 20 7946 0958; card 4111 1111 1111 1111."
+    )
     rows[0]["messages"][2]["content"] += " (internal: api_key=sk-live-abcdef123456)"
     src.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     plain = tmp_path / "plain"
@@ -160,7 +181,13 @@ def test_redact_pii_masks_emails_phones_and_cards_and_secrets_are_always_redacte
     res = usersim("import", str(src), "--to", str(masked), "--persona", "--redact-pii")
     assert "masked:" in res.stdout and "email" in res.stdout and "all valid" in res.stdout
     text = "".join(p.read_text() for p in masked.rglob("*.yaml"))
-    for raw in ("marcus.lee@example.com", "priya.nair@example.com", "(555) 201-3344", "7946 0958", "4111 1111"):
+    for raw in (
+        "marcus.lee@example.com",
+        "priya.nair@example.com",
+        "(555) 201-3344",
+        "7946 0958",
+        "4111 1111",
+    ):
         assert raw not in text, raw
     assert "[email]" in text and "[phone]" in text and "[card]" in text
     # ids, amounts and dates are not personal data
@@ -171,11 +198,19 @@ def test_redact_pii_masks_emails_phones_and_cards_and_secrets_are_always_redacte
     "content, fmt, says",
     [
         ('{"messages": [{"role": "user", "content": "hi"}]}\n{"messages": [', "openai-jsonl", ":2: not JSON"),
-        ('{"messages": [{"role": "tool", "tool_call_id": "x", "content": "{}"}]}\n', "openai-jsonl", "message 0.tool_call_id"),
+        (
+            '{"messages": [{"role": "tool", "tool_call_id": "x", "content": "{}"}]}\n',
+            "openai-jsonl",
+            "message 0.tool_call_id",
+        ),
         ('{"prompt": "hi"}\n', "openai-jsonl", "must be an object with `messages`"),
         ('{"resourceSpans": []}', "otel", "no trace holds a conversation"),
-        ('[{"id": "r1", "run_type": "chain", "inputs": {}, "outputs": {}}]', "langsmith", "no run holds a conversation"),
-        ('hello', None, "cannot tell the format"),
+        (
+            '[{"id": "r1", "run_type": "chain", "inputs": {}, "outputs": {}}]',
+            "langsmith",
+            "no run holds a conversation",
+        ),
+        ("hello", None, "cannot tell the format"),
     ],
 )
 def test_an_unreadable_file_is_named_with_where_it_went_wrong(tmp_path, content, fmt, says):

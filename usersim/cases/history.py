@@ -40,9 +40,13 @@ def _text(content: Any, where: str) -> str:
             elif isinstance(part, dict) and isinstance(part.get("text"), str):
                 out.append(part["text"])
             elif not isinstance(part, dict):
-                raise ValueError(f"{where}.content.{j}: a content part must be an object, got {type(part).__name__}")
+                raise ValueError(
+                    f"{where}.content.{j}: a content part must be an object, got {type(part).__name__}"
+                )
         return "".join(out)
-    raise ValueError(f"{where}.content: must be text or a list of content parts, got {type(content).__name__}")
+    raise ValueError(
+        f"{where}.content: must be text or a list of content parts, got {type(content).__name__}"
+    )
 
 
 def _call(raw: Any, where: str) -> dict[str, Any]:

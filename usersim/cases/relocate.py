@@ -56,6 +56,10 @@ def relocate(data: dict[str, Any], src: Path, dst: Path) -> dict[str, Any]:
         out["environment"] = env
     for key in ("policy", "persona"):
         value = out.get(key)
-        if isinstance(value, str) and "\n" not in value and value.strip().endswith((".md", ".txt", ".yaml", ".yml")):
+        if (
+            isinstance(value, str)
+            and "\n" not in value
+            and value.strip().endswith((".md", ".txt", ".yaml", ".yml"))
+        ):
             out[key] = _moved(value.strip(), src, dst)
     return out

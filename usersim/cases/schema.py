@@ -63,6 +63,7 @@ class CaseInput(Strict):
         "messages with `tool_call_id`). Calls to environment tools are replayed on the state first.",
     )
     message: str | None = Field(default=None, description="The current user message the agent must answer.")
+
     @field_validator("history", mode="before")
     @classmethod
     def _openai_history(cls, v: Any) -> Any:

@@ -44,12 +44,40 @@ def _problems(cases: list[Path], personas: list[Path], root: Path) -> list[str]:
 
 
 @click.command("import")
-@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--to", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Folder to write the cases into.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), help="The files' format (default: guessed from the content).")
-@click.option("--at", type=click.Choice(["last", "each"]), default="last", show_default=True, help="Draft a case at the last user turn, or at each.")
-@click.option("--persona", "with_persona", is_flag=True, help="Also draft a persona from the user's side and an organic case running it.")
-@click.option("--redact-pii", is_flag=True, help="Mask emails, phone numbers and card-like numbers in the written files.")
+@click.argument(
+    "files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+@click.option(
+    "--to",
+    "out_dir",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder to write the cases into.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    help="The files' format (default: guessed from the content).",
+)
+@click.option(
+    "--at",
+    type=click.Choice(["last", "each"]),
+    default="last",
+    show_default=True,
+    help="Draft a case at the last user turn, or at each.",
+)
+@click.option(
+    "--persona",
+    "with_persona",
+    is_flag=True,
+    help="Also draft a persona from the user's side and an organic case running it.",
+)
+@click.option(
+    "--redact-pii",
+    is_flag=True,
+    help="Mask emails, phone numbers and card-like numbers in the written files.",
+)
 @click.option(
     "--environment",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -78,7 +106,9 @@ def importer(
     from usersim.cases.relocate import relative_to
     from usersim.personas.draft import draft_note, draft_persona
 
-    opts = DraftOptions(out_dir=out_dir, at=at, dimension=dimension, environment=environment, redact_pii=redact_pii)  # type: ignore[arg-type]
+    opts = DraftOptions(
+        out_dir=out_dir, at=at, dimension=dimension, environment=environment, redact_pii=redact_pii
+    )  # type: ignore[arg-type]
     try:
         convs = [c for f in files for c in read_conversations(f, fmt)]
         source = EnvSource.read(environment, out_dir) if environment else None
@@ -112,7 +142,9 @@ def importer(
                 f"{ppath}  persona draft: {len(pdata.get('known_info', []))} known fact(s), "
                 f"{len(pdata.get('unknown_info', []))} unknown candidate(s)"
             )
-            click.echo(f"{opath}  organic, persona {pdata['id']}, {len(odata['judging'].get('checks', []))} check(s)")
+            click.echo(
+                f"{opath}  organic, persona {pdata['id']}, {len(odata['judging'].get('checks', []))} check(s)"
+            )
     if masked:
         click.echo("masked: " + ", ".join(f"{n} {kind}" for kind, n in sorted(masked.items())))
     problems = _problems(cases, personas, out_dir)

@@ -30,7 +30,11 @@ def transcripts(run: Path) -> dict[str, list[dict]]:
         r = json.loads(line)
         if r["status"] == "passed" and r["variant"].get("group") in (None, "A"):
             out[r["case_id"]] = [
-                {k: v for k, v in m.items() if k in ("role", "content", "tool_calls", "tool_call_id", "is_error")}
+                {
+                    k: v
+                    for k, v in m.items()
+                    if k in ("role", "content", "tool_calls", "tool_call_id", "is_error")
+                }
                 for m in r["transcript"]
             ]
     return out
@@ -58,25 +62,48 @@ def openai(msgs: list[dict], cid: str) -> list[dict]:
 
 
 def lc(m: dict) -> dict:
-    kind = {"user": "HumanMessage", "assistant": "AIMessage", "tool": "ToolMessage", "system": "SystemMessage"}
+    kind = {
+        "user": "HumanMessage",
+        "assistant": "AIMessage",
+        "tool": "ToolMessage",
+        "system": "SystemMessage",
+    }
     kw = {"content": m["content"] or "", "type": kind[m["role"]][:-7].lower().replace("human", "human")}
     if m.get("tool_calls"):
         kw["tool_calls"] = [
-            {"name": t["function"]["name"], "args": json.loads(t["function"]["arguments"]), "id": t["id"], "type": "tool_call"}
+            {
+                "name": t["function"]["name"],
+                "args": json.loads(t["function"]["arguments"]),
+                "id": t["id"],
+                "type": "tool_call",
+            }
             for t in m["tool_calls"]
         ]
     if m["role"] == "tool":
         kw["tool_call_id"] = m["tool_call_id"]
         kw["status"] = "success"
-    return {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "messages", kind[m["role"]]], "kwargs": kw}
+    return {
+        "lc": 1,
+        "type": "constructor",
+        "id": ["langchain", "schema", "messages", kind[m["role"]]],
+        "kwargs": kw,
+    }
 
 
 def parts(m: dict) -> dict:
     if m["role"] == "tool":
-        return {"role": "tool", "parts": [{"type": "tool_call_response", "id": m["tool_call_id"], "response": m["content"]}]}
+        return {
+            "role": "tool",
+            "parts": [{"type": "tool_call_response", "id": m["tool_call_id"], "response": m["content"]}],
+        }
     p = [{"type": "text", "content": m["content"]}] if m["content"] else []
     p += [
-        {"type": "tool_call", "id": t["id"], "name": t["function"]["name"], "arguments": json.loads(t["function"]["arguments"])}
+        {
+            "type": "tool_call",
+            "id": t["id"],
+            "name": t["function"]["name"],
+            "arguments": json.loads(t["function"]["arguments"]),
+        }
         for t in m.get("tool_calls") or []
     ]
     return {"role": m["role"], "parts": p}
@@ -85,20 +112,47 @@ def parts(m: dict) -> dict:
 def attr(key: str, value) -> dict:
     if isinstance(value, int):
         return {"key": key, "value": {"intValue": str(value)}}
-    return {"key": key, "value": {"stringValue": value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}}
+    return {
+        "key": key,
+        "value": {"stringValue": value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)},
+    }
 
 
 def main(bank_run: Path, ref_run: Path) -> None:
     bank, ref = transcripts(bank_run), transcripts(ref_run)
     chats = [
-        ("conv_7d1e2a-transfer", BANK_PROMPT, bank["BANK-04"], {"channel": "web", "created_at": "2026-04-07T09:12:03Z"}),
-        ("conv_51bb08-hotel-zh", TRAVEL_PROMPT, ref["B1-IF-01"], {"channel": "app", "created_at": "2026-04-07T11:40:55+08:00"}),
-        ("conv_a90c33-dispute", BANK_PROMPT, bank["BANK-06"], {"channel": "web", "created_at": "2026-04-07T14:02:47Z"}),
-        ("conv_c02f9e-forgot-id", BANK_PROMPT, bank["BANK-10"], {"channel": "phone", "created_at": "2026-04-07T16:30:10Z"}),
+        (
+            "conv_7d1e2a-transfer",
+            BANK_PROMPT,
+            bank["BANK-04"],
+            {"channel": "web", "created_at": "2026-04-07T09:12:03Z"},
+        ),
+        (
+            "conv_51bb08-hotel-zh",
+            TRAVEL_PROMPT,
+            ref["B1-IF-01"],
+            {"channel": "app", "created_at": "2026-04-07T11:40:55+08:00"},
+        ),
+        (
+            "conv_a90c33-dispute",
+            BANK_PROMPT,
+            bank["BANK-06"],
+            {"channel": "web", "created_at": "2026-04-07T14:02:47Z"},
+        ),
+        (
+            "conv_c02f9e-forgot-id",
+            BANK_PROMPT,
+            bank["BANK-10"],
+            {"channel": "phone", "created_at": "2026-04-07T16:30:10Z"},
+        ),
     ]
     with (HERE / "openai_chats.jsonl").open("w") as f:
         for cid, prompt, msgs, meta in chats:
-            row = {"id": cid, "metadata": meta, "messages": [{"role": "system", "content": prompt}, *openai(msgs, cid)]}
+            row = {
+                "id": cid,
+                "metadata": meta,
+                "messages": [{"role": "system", "content": prompt}, *openai(msgs, cid)],
+            }
             f.write(json.dumps(row, ensure_ascii=False) + "\n")
 
     # LangSmith: a LangGraph agent run (full state in outputs.messages) + a two-turn thread
@@ -108,20 +162,30 @@ def main(bank_run: Path, ref_run: Path) -> None:
     last_user = max(i for i, m in enumerate(msgs) if m["role"] == "user")
     runs.append(
         {
-            "id": root, "trace_id": root, "name": "LangGraph", "run_type": "chain",
-            "start_time": "2026-04-07T09:12:03.114000", "end_time": "2026-04-07T09:12:05.871000",
+            "id": root,
+            "trace_id": root,
+            "name": "LangGraph",
+            "run_type": "chain",
+            "start_time": "2026-04-07T09:12:03.114000",
+            "end_time": "2026-04-07T09:12:05.871000",
             "extra": {"metadata": {"langgraph_version": "0.6.4", "ls_run_depth": 0}},
             "inputs": {"messages": [lc(m) for m in msgs[: last_user + 1]]},
             "outputs": {"messages": [lc(m) for m in msgs]},
             "child_runs": [
                 {
-                    "id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"bank-03-tool-{i}")), "trace_id": root,
-                    "parent_run_id": root, "name": t["function"]["name"], "run_type": "tool",
+                    "id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"bank-03-tool-{i}")),
+                    "trace_id": root,
+                    "parent_run_id": root,
+                    "name": t["function"]["name"],
+                    "run_type": "tool",
                     "start_time": f"2026-04-07T09:12:04.{100 + i:06d}",
                     "inputs": {"input": t["function"]["arguments"]},
-                    "outputs": {"output": next(x["content"] for x in msgs if x.get("tool_call_id") == t["id"])},
+                    "outputs": {
+                        "output": next(x["content"] for x in msgs if x.get("tool_call_id") == t["id"])
+                    },
                 }
-                for i, m in enumerate(msgs) for t in m.get("tool_calls") or []
+                for i, m in enumerate(msgs)
+                for t in m.get("tool_calls") or []
             ],
         }
     )
@@ -133,21 +197,44 @@ def main(bank_run: Path, ref_run: Path) -> None:
         turn = [m for m in zh[start + 1 : end]]
         runs.append(
             {
-                "id": rid, "trace_id": rid, "name": "travel_agent", "run_type": "chain",
+                "id": rid,
+                "trace_id": rid,
+                "name": "travel_agent",
+                "run_type": "chain",
                 "start_time": f"2026-04-07T10:0{k}:00.000000",
                 "extra": {"metadata": {"thread_id": "thread-3f9a-zh-hotel"}},
                 "inputs": {"messages": [{"type": "human", "content": zh[start]["content"]}]},
-                "outputs": {"messages": [
-                    {"type": "ai", "content": m["content"] or "", "tool_calls": [
-                        {"name": t["function"]["name"], "args": json.loads(t["function"]["arguments"]), "id": t["id"]}
-                        for t in m.get("tool_calls") or []]}
-                    for m in turn if m["role"] == "assistant"
-                ]},
+                "outputs": {
+                    "messages": [
+                        {
+                            "type": "ai",
+                            "content": m["content"] or "",
+                            "tool_calls": [
+                                {
+                                    "name": t["function"]["name"],
+                                    "args": json.loads(t["function"]["arguments"]),
+                                    "id": t["id"],
+                                }
+                                for t in m.get("tool_calls") or []
+                            ],
+                        }
+                        for m in turn
+                        if m["role"] == "assistant"
+                    ]
+                },
                 "child_runs": [
-                    {"id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"zh-tool-{k}-{t['id']}")), "parent_run_id": rid,
-                     "name": t["function"]["name"], "run_type": "tool", "inputs": {"input": t["function"]["arguments"]},
-                     "outputs": {"output": next(x["content"] for x in zh if x.get("tool_call_id") == t["id"])}}
-                    for m in turn for t in m.get("tool_calls") or []
+                    {
+                        "id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"zh-tool-{k}-{t['id']}")),
+                        "parent_run_id": rid,
+                        "name": t["function"]["name"],
+                        "run_type": "tool",
+                        "inputs": {"input": t["function"]["arguments"]},
+                        "outputs": {
+                            "output": next(x["content"] for x in zh if x.get("tool_call_id") == t["id"])
+                        },
+                    }
+                    for m in turn
+                    for t in m.get("tool_calls") or []
                 ],
             }
         )
@@ -159,31 +246,70 @@ def main(bank_run: Path, ref_run: Path) -> None:
     msgs = [{"role": "system", "content": BANK_PROMPT}, *openai(bank["BANK-01"], "ot1")]
     trace = uuid.uuid5(uuid.NAMESPACE_URL, "otel-bank-01").hex
     agent_span = trace[:16]
-    spans.append({"traceId": trace, "spanId": agent_span, "name": "invoke_agent acme-support",
-                  "kind": 1, "startTimeUnixNano": str(t0), "endTimeUnixNano": str(t0 + 9_000_000_000),
-                  "attributes": [attr("gen_ai.operation.name", "invoke_agent"), attr("gen_ai.agent.name", "acme-support"),
-                                 attr("gen_ai.conversation.id", "sess-bank-0142")]})
+    spans.append(
+        {
+            "traceId": trace,
+            "spanId": agent_span,
+            "name": "invoke_agent acme-support",
+            "kind": 1,
+            "startTimeUnixNano": str(t0),
+            "endTimeUnixNano": str(t0 + 9_000_000_000),
+            "attributes": [
+                attr("gen_ai.operation.name", "invoke_agent"),
+                attr("gen_ai.agent.name", "acme-support"),
+                attr("gen_ai.conversation.id", "sess-bank-0142"),
+            ],
+        }
+    )
     n = 0
     for i, m in enumerate(msgs):
         if m["role"] != "assistant":
             continue
         n += 1
         sid = uuid.uuid5(uuid.NAMESPACE_URL, f"otel-chat-{i}").hex[:16]
-        spans.append({"traceId": trace, "spanId": sid, "parentSpanId": agent_span, "name": "chat gpt-4.1-mini", "kind": 3,
-                      "startTimeUnixNano": str(t0 + n * 100_000_000), "endTimeUnixNano": str(t0 + n * 100_000_000 + 50_000_000),
-                      "attributes": [attr("gen_ai.operation.name", "chat"), attr("gen_ai.request.model", "gpt-4.1-mini"),
-                                     attr("gen_ai.usage.input_tokens", 812 + 40 * n), attr("gen_ai.usage.output_tokens", 31),
-                                     attr("gen_ai.system_instructions", [{"type": "text", "content": BANK_PROMPT}]),
-                                     attr("gen_ai.input.messages", [parts(x) for x in msgs[1:i]]),
-                                     attr("gen_ai.output.messages", [{**parts(m), "finish_reason": "tool_call" if m.get("tool_calls") else "stop"}])]})
+        spans.append(
+            {
+                "traceId": trace,
+                "spanId": sid,
+                "parentSpanId": agent_span,
+                "name": "chat gpt-4.1-mini",
+                "kind": 3,
+                "startTimeUnixNano": str(t0 + n * 100_000_000),
+                "endTimeUnixNano": str(t0 + n * 100_000_000 + 50_000_000),
+                "attributes": [
+                    attr("gen_ai.operation.name", "chat"),
+                    attr("gen_ai.request.model", "gpt-4.1-mini"),
+                    attr("gen_ai.usage.input_tokens", 812 + 40 * n),
+                    attr("gen_ai.usage.output_tokens", 31),
+                    attr("gen_ai.system_instructions", [{"type": "text", "content": BANK_PROMPT}]),
+                    attr("gen_ai.input.messages", [parts(x) for x in msgs[1:i]]),
+                    attr(
+                        "gen_ai.output.messages",
+                        [{**parts(m), "finish_reason": "tool_call" if m.get("tool_calls") else "stop"}],
+                    ),
+                ],
+            }
+        )
         for t in m.get("tool_calls") or []:
             result = next(x["content"] for x in msgs if x.get("tool_call_id") == t["id"])
-            spans.append({"traceId": trace, "spanId": uuid.uuid5(uuid.NAMESPACE_URL, t["id"]).hex[:16], "parentSpanId": agent_span,
-                          "name": f"execute_tool {t['function']['name']}", "kind": 1,
-                          "startTimeUnixNano": str(t0 + n * 100_000_000 + 60_000_000), "endTimeUnixNano": str(t0 + n * 100_000_000 + 70_000_000),
-                          "attributes": [attr("gen_ai.operation.name", "execute_tool"), attr("gen_ai.tool.name", t["function"]["name"]),
-                                         attr("gen_ai.tool.call.id", t["id"]), attr("gen_ai.tool.call.arguments", t["function"]["arguments"]),
-                                         attr("gen_ai.tool.call.result", result)]})
+            spans.append(
+                {
+                    "traceId": trace,
+                    "spanId": uuid.uuid5(uuid.NAMESPACE_URL, t["id"]).hex[:16],
+                    "parentSpanId": agent_span,
+                    "name": f"execute_tool {t['function']['name']}",
+                    "kind": 1,
+                    "startTimeUnixNano": str(t0 + n * 100_000_000 + 60_000_000),
+                    "endTimeUnixNano": str(t0 + n * 100_000_000 + 70_000_000),
+                    "attributes": [
+                        attr("gen_ai.operation.name", "execute_tool"),
+                        attr("gen_ai.tool.name", t["function"]["name"]),
+                        attr("gen_ai.tool.call.id", t["id"]),
+                        attr("gen_ai.tool.call.arguments", t["function"]["arguments"]),
+                        attr("gen_ai.tool.call.result", result),
+                    ],
+                }
+            )
     zh = [{"role": "system", "content": TRAVEL_PROMPT}, *openai(ref["B1-MI-01"], "otz")]
     trace2 = uuid.uuid5(uuid.NAMESPACE_URL, "otel-zh").hex
     events = []
@@ -195,14 +321,54 @@ def main(bank_run: Path, ref_run: Path) -> None:
             a.append(attr("tool_calls", m["tool_calls"]))
         if m["role"] == "tool":
             a.append(attr("id", m["tool_call_id"]))
-        events.append({"timeUnixNano": str(t0 + i), "name": names.get(m["role"], "gen_ai.assistant.message"), "attributes": a})
-    events.append({"timeUnixNano": str(t0 + last), "name": "gen_ai.choice",
-                   "attributes": [attr("gen_ai.event.content", {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": zh[last]["content"]}})]})
-    spans.append({"traceId": trace2, "spanId": trace2[:16], "name": "chat qwen-plus", "kind": 3,
-                  "startTimeUnixNano": str(t0), "endTimeUnixNano": str(t0 + 2_000_000_000),
-                  "attributes": [attr("gen_ai.operation.name", "chat"), attr("gen_ai.request.model", "qwen-plus")], "events": events})
-    doc = {"resourceSpans": [{"resource": {"attributes": [attr("service.name", "support-agents")]},
-                              "scopeSpans": [{"scope": {"name": "opentelemetry.instrumentation.openai_v2", "version": "2.1b0"}, "spans": spans}]}]}
+        events.append(
+            {
+                "timeUnixNano": str(t0 + i),
+                "name": names.get(m["role"], "gen_ai.assistant.message"),
+                "attributes": a,
+            }
+        )
+    events.append(
+        {
+            "timeUnixNano": str(t0 + last),
+            "name": "gen_ai.choice",
+            "attributes": [
+                attr(
+                    "gen_ai.event.content",
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": zh[last]["content"]},
+                    },
+                )
+            ],
+        }
+    )
+    spans.append(
+        {
+            "traceId": trace2,
+            "spanId": trace2[:16],
+            "name": "chat qwen-plus",
+            "kind": 3,
+            "startTimeUnixNano": str(t0),
+            "endTimeUnixNano": str(t0 + 2_000_000_000),
+            "attributes": [attr("gen_ai.operation.name", "chat"), attr("gen_ai.request.model", "qwen-plus")],
+            "events": events,
+        }
+    )
+    doc = {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": [attr("service.name", "support-agents")]},
+                "scopeSpans": [
+                    {
+                        "scope": {"name": "opentelemetry.instrumentation.openai_v2", "version": "2.1b0"},
+                        "spans": spans,
+                    }
+                ],
+            }
+        ]
+    }
     (HERE / "otel_traces.json").write_text(json.dumps(doc, ensure_ascii=False, indent=1))
 
 

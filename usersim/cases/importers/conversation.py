@@ -35,10 +35,13 @@ class Conversation(BaseModel):
 def merge_messages(known: list[Message], more: list[Message]) -> list[Message]:
     """`known` extended by `more`: when `more` repeats `known` as its prefix (a model call sent the
     whole history again) only its new tail is added."""
+
     def same(a: Message, b: Message) -> bool:
-        return a.role == b.role and a.content.strip() == b.content.strip() and [
-            t.name for t in a.tool_calls
-        ] == [t.name for t in b.tool_calls]
+        return (
+            a.role == b.role
+            and a.content.strip() == b.content.strip()
+            and [t.name for t in a.tool_calls] == [t.name for t in b.tool_calls]
+        )
 
     k = 0
     while k < len(known) and k < len(more) and same(known[k], more[k]):
@@ -66,10 +69,12 @@ def pair_tool_results(messages: list[Message]) -> list[Message]:
                 calls.append(tc.model_copy(update={"id": cid}))
             m = m.model_copy(update={"tool_calls": calls})
         elif m.role == "tool":
-            cid = m.tool_call_id if m.tool_call_id in names else (pending[0] if pending else m.tool_call_id)
-            if cid in pending:
-                pending.remove(cid)
-            m = m.model_copy(update={"tool_call_id": cid, "name": m.name or names.get(cid or "")})
+            answer: str | None = m.tool_call_id
+            if answer not in names and pending:  # no id, or an id the source rewrote: the oldest open call
+                answer = pending[0]
+            if answer in pending:
+                pending.remove(answer)
+            m = m.model_copy(update={"tool_call_id": answer, "name": m.name or names.get(answer or "")})
         out.append(m)
     return out
 
@@ -86,4 +91,4 @@ def day_of(value: Any) -> str | None:
         return None
     while n > 1e11:  # ms / us / ns
         n /= 1000
-    return dt.datetime.fromtimestamp(n, dt.timezone.utc).date().isoformat()
+    return dt.datetime.fromtimestamp(n, dt.UTC).date().isoformat()

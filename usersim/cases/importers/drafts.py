@@ -23,7 +23,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from usersim import lang
-from usersim.cases.environment import EnvState, Environment, Tables, table_key
+from usersim.cases.environment import Environment, EnvState, Tables, table_key
 from usersim.cases.history import recorded_calls
 from usersim.cases.importers.conversation import Conversation
 from usersim.cases.loader import _read_with_includes, include_roots
@@ -138,7 +138,11 @@ def mock_tools(conv: Conversation, skip: set[str]) -> list[dict[str, Any]]:
             if answer is None or any(r["when"] == tc.arguments for r in tool["responses"]):
                 continue
             tool["responses"].append(
-                {"when": dict(tc.arguments), "content": _result_value(answer.content), "is_error": answer.is_error}
+                {
+                    "when": dict(tc.arguments),
+                    "content": _result_value(answer.content),
+                    "is_error": answer.is_error,
+                }
             )
     return [t for t in tools.values() if t["responses"]]
 
@@ -197,7 +201,10 @@ def final_state_check(env: Environment, recorded: list[Message]) -> dict[str, An
 
 
 def draft_cases(
-    conv: Conversation, opts: DraftOptions, source: EnvSource | None = None, masked: dict[str, int] | None = None
+    conv: Conversation,
+    opts: DraftOptions,
+    source: EnvSource | None = None,
+    masked: dict[str, int] | None = None,
 ) -> list[dict[str, Any]]:
     """The case data (one mapping per chosen user turn) drafted from `conv`; `masked` counts the
     personal data masked."""
@@ -239,7 +246,13 @@ def draft_cases(
         if conv.metadata.get("date"):
             data["context"] = {"current_date": conv.metadata["date"]}
         if source is not None:  # the conversation's own language wins over the source's
-            data.update({k: v for k, v in copy.deepcopy(source.data).items() if k != "language" or not data["language"]})
+            data.update(
+                {
+                    k: v
+                    for k, v in copy.deepcopy(source.data).items()
+                    if k != "language" or not data["language"]
+                }
+            )
         else:
             data["tools"] = []  # the recorded tools only, not usersim's travel tools
         if mocks:
@@ -286,7 +299,9 @@ def draft_organic(
     if conv.metadata.get("date"):
         data["context"] = {"current_date": conv.metadata["date"]}
     if source is not None:
-        data.update({k: v for k, v in copy.deepcopy(source.data).items() if k != "language" or not data["language"]})
+        data.update(
+            {k: v for k, v in copy.deepcopy(source.data).items() if k != "language" or not data["language"]}
+        )
     else:
         data["tools"] = []
     mocks = mock_tools(conv, source.tool_names() if source else set())
@@ -314,5 +329,7 @@ def clean(data: dict[str, Any], opts: DraftOptions, masked: dict[str, int] | Non
     """Secrets redacted (always), personal data masked (`redact_pii`, counted in `masked`), empty
     values dropped."""
     # `tools: []` stays: it keeps usersim's travel tools away from an agent that had only the recorded ones
-    out = redact_value({k: v for k, v in data.items() if v not in (None, [], {}) or (k == "tools" and v == [])})
+    out = redact_value(
+        {k: v for k, v in data.items() if v not in (None, [], {}) or (k == "tools" and v == [])}
+    )
     return mask_value(out, masked) if opts.redact_pii else out

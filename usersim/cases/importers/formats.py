@@ -34,9 +34,7 @@ def guess_format(path: Path) -> str:
         pass
     if head in "[{" and ('"run_type"' in text or '"inputs"' in text):
         return "langsmith"
-    raise ImportFormatError(
-        f"{path}: cannot tell the format; pass --format openai-jsonl, langsmith or otel"
-    )
+    raise ImportFormatError(f"{path}: cannot tell the format; pass --format openai-jsonl, langsmith or otel")
 
 
 def read_conversations(path: Path, fmt: str | None = None) -> list[Conversation]:

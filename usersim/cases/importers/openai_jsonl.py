@@ -13,7 +13,6 @@ from usersim.cases.history import normalize_history
 from usersim.cases.importers.conversation import Conversation, ImportFormatError, day_of, pair_tool_results
 from usersim.core.messages import Message
 
-
 # Where a log line keeps when the conversation happened (the case's current_date).
 _TIME_KEYS = ("date", "created_at", "timestamp", "created", "start_time")
 
@@ -48,7 +47,8 @@ def read_openai_jsonl(path: Path) -> list[Conversation]:
             row = {"messages": row}
         if not isinstance(row, dict) or "messages" not in row:
             raise ImportFormatError(f"{where}: a line must be an object with `messages` (OpenAI chat format)")
-        meta = row.get("metadata") if isinstance(row.get("metadata"), dict) else {}
+        raw_meta = row.get("metadata")
+        meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
         cid = row.get("id") or meta.get("conversation_id") or f"{path.stem}-{n}"
         when = next((row.get(k) or meta.get(k) for k in _TIME_KEYS if row.get(k) or meta.get(k)), None)
         if day_of(when):

@@ -113,7 +113,10 @@ def _event_messages(span: dict[str, Any]) -> list[dict[str, Any]]:
         a = attributes(ev.get("attributes"))
         body = _json(a.get("gen_ai.event.content") or a.get("body")) or {}
         body = body.get("message", body) if isinstance(body, dict) else {}
-        msg: dict[str, Any] = {"role": body.get("role", role), "content": body.get("content", a.get("content"))}
+        msg: dict[str, Any] = {
+            "role": body.get("role", role),
+            "content": body.get("content", a.get("content")),
+        }
         calls = _json(body.get("tool_calls", a.get("tool_calls")))
         if calls:
             msg["tool_calls"] = calls
@@ -129,7 +132,9 @@ def _span_messages(span: dict[str, Any], where: str) -> list[Message]:
     if dicts and dicts[0].get("role") != "system":  # instructions are bare parts
         dicts = [{"role": "system", "content": " ".join(str(d.get("content", "")) for d in dicts)}]
     if "gen_ai.input.messages" in a or "gen_ai.output.messages" in a:
-        dicts += chat_messages(a.get("gen_ai.input.messages")) + chat_messages(a.get("gen_ai.output.messages"))
+        dicts += chat_messages(a.get("gen_ai.input.messages")) + chat_messages(
+            a.get("gen_ai.output.messages")
+        )
     else:
         dicts += _event_messages(span)
     return openai_messages(dicts, f"{where} span {span.get('spanId', '?')}") if dicts else []
@@ -198,7 +203,14 @@ def read_otlp(path: Path) -> list[Conversation]:
     convs: dict[str, list[Message]] = {}
     days: dict[str, str] = {}
     for trace, spans in groups.items():
-        key = next((str(s["attrs"]["gen_ai.conversation.id"]) for s in spans if s["attrs"].get("gen_ai.conversation.id")), trace)
+        key = next(
+            (
+                str(s["attrs"]["gen_ai.conversation.id"])
+                for s in spans
+                if s["attrs"].get("gen_ai.conversation.id")
+            ),
+            trace,
+        )
         agents = [s for s in spans if _op(s) == "invoke_agent" and _span_messages(s, str(path))]
         chats = [s for s in spans if _op(s) in ("chat", "text_completion", "generate_content")]
         chats = [s for s in chats if str(s["attrs"].get("usersim.role", "agent")) not in _SKIP_ROLES]
@@ -211,10 +223,14 @@ def read_otlp(path: Path) -> list[Conversation]:
         if day:
             days.setdefault(key, day)
     out = [
-        Conversation(id=k, source=f"{path}: trace {k}", messages=m, metadata={"date": days[k]} if k in days else {})
+        Conversation(
+            id=k, source=f"{path}: trace {k}", messages=m, metadata={"date": days[k]} if k in days else {}
+        )
         for k, m in convs.items()
         if any(x.role == "user" for x in m)
     ]
     if not out:
-        raise ImportFormatError(f"{path}: no trace holds a conversation (no gen_ai messages with a user turn)")
+        raise ImportFormatError(
+            f"{path}: no trace holds a conversation (no gen_ai messages with a user turn)"
+        )
     return out
