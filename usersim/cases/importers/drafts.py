@@ -7,9 +7,9 @@ tool the recording called (that the environment does not provide) becomes a mock
 the recorded arguments with the recorded result, so a replay answers the same. The checks are
 drafted from what the agent did in that turn (each tool called with its arguments; with an
 environment, the state it left), tagged `draft` and with a review note, for a human to keep the
-ones that say what the agent SHOULD do. The recording up to the end of the turn is the case's
-`reference_transcript` from the turn's user message on (the divergence judge compares the replayed
-turn with it).
+ones that say what the agent SHOULD do. The recorded turn (its user message and the agent's
+messages after it) is the case's `reference_transcript`: the divergence judge compares the
+replayed turn with it.
 """
 
 from __future__ import annotations

@@ -27,11 +27,10 @@ def guess_format(path: Path) -> str:
     first = text.lstrip().splitlines()[0] if text.strip() else ""
     try:
         row = json.loads(first)
-        if isinstance(row, dict) and "messages" in row and len(text.strip().splitlines()) >= 1:
-            if not ("run_type" in row or "inputs" in row):
-                return "openai-jsonl"
     except json.JSONDecodeError:
-        pass
+        row = None
+    if isinstance(row, dict) and "messages" in row and not ("run_type" in row or "inputs" in row):
+        return "openai-jsonl"
     if head in "[{" and ('"run_type"' in text or '"inputs"' in text):
         return "langsmith"
     raise ImportFormatError(f"{path}: cannot tell the format; pass --format openai-jsonl, langsmith or otel")
