@@ -43,6 +43,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     ValidationInfo,
     create_model,
@@ -136,6 +137,9 @@ class Environment(_Strict):
         "(`row['x'] = ...`, `{'x': ...}`) are found in its code.",
     )
     tools: list[EnvTool] = Field(default_factory=list, description="Tools over the state.")
+    # (tool, arguments) calls every conversation's copy replays first: the writes of a static
+    # case's recorded history (usersim.cases.history), set by the case that owns this environment.
+    _prelude: list[tuple[str, dict[str, Any]]] = PrivateAttr(default_factory=list)
 
     @field_validator("state", mode="after")
     @classmethod
@@ -506,10 +510,12 @@ class EnvState:
     """One conversation's copy of the state, and its tools. `call` never raises for agent mistakes;
     it raises CaseError when a python tool has a bug."""
 
-    def __init__(self, env: Environment) -> None:
+    def __init__(self, env: Environment, *, prelude: bool = True) -> None:
         self.env = env
         self.tables: Tables = copy.deepcopy(env.state)  # type: ignore[arg-type]
         self.tools = build_tools(env)
+        for name, args in env._prelude if prelude else []:  # the case history's writes
+            self.call(name, args)
 
     def call(self, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
         """(result text, is_error). On an error the state is rolled back to before the call."""

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 
 from usersim.cases.environment import Environment, build_tools
 from usersim.cases.grading import GradingSpec
+from usersim.cases.history import history_writes, normalize_history
 from usersim.core.messages import Message
 
 CASE_SCHEMA_VERSION = 1
@@ -57,9 +58,18 @@ class CaseInput(Strict):
     """What is replayed to the agent (static) or how the conversation opens (organic)."""
 
     history: list[Message] = Field(
-        default_factory=list, description="Fixed prior conversation, replayed verbatim to the agent."
+        default_factory=list,
+        description="Fixed prior conversation, replayed verbatim to the agent: usersim's message shape or "
+        "OpenAI chat format as exported (assistant `tool_calls` with `function: {name, arguments}`, `tool` "
+        "messages with `tool_call_id`). Calls to environment tools are replayed on the state first.",
     )
     message: str | None = Field(default=None, description="The current user message the agent must answer.")
+
+    @field_validator("history", mode="before")
+    @classmethod
+    def _openai_history(cls, v: Any) -> Any:
+        return normalize_history(v)
+
     script: list[str] = Field(
         default_factory=list,
         description="Further scripted user turns, answered live in order. Static: the whole script. "
@@ -400,6 +410,11 @@ class Case(Strict):
     )
     _file: Path | None = PrivateAttr(default=None)  # the file it was loaded from (load_case sets it)
 
+    @field_validator("reference_transcript", mode="before")
+    @classmethod
+    def _openai_transcript(cls, v: Any) -> Any:
+        return normalize_history(v)  # the same two message shapes as input.history
+
     def __eq__(self, other: object) -> bool:  # the same case content, wherever it was loaded from
         if type(other) is not type(self):
             return NotImplemented
@@ -431,6 +446,22 @@ class Case(Strict):
                 )
         elif not (self.input.message or self.input.script or self.input.history):
             raise ValueError("static cases need `input.message`, `input.script` or `input.history`")
+        return self
+
+    @model_validator(mode="after")
+    def _history_state(self) -> Case:
+        """The writes of the recorded history are applied to this case's environment (a copy of
+        its own, so a shared environment object is never changed for another case)."""
+        env = self.environment
+        if env is None or not any(m.tool_calls for m in self.input.history):
+            return self
+        try:
+            writes = history_writes(env, self.input.history)
+        except ValueError as exc:
+            raise ValueError(f"input.history {exc}") from None
+        if writes:
+            self.environment = env = env.model_copy()
+            env._prelude = writes
         return self
 
     @field_validator("policy")

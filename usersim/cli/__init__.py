@@ -20,6 +20,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": ("usersim.cli.run:demo", "The offline demo: seed cases against the reference agent."),
     "rescore": ("usersim.cli.run:rescore", "Re-judge the stored transcripts of a run without re-running."),
     "explore": ("usersim.cli.run:explore", "Persona variants x seeds on organic cases; failures clustered."),
+    "import": (
+        "usersim.cli.importer:importer",
+        "Turn production conversations (OpenAI JSONL, LangSmith, OTLP) into cases.",
+    ),
     "promote": ("usersim.cli.run:promote", "Turn a failing record of a run into a regression case."),
     "tools": ("usersim.cli.tools:tools", "The simulated tool sandbox: list tools, call one."),
     "sandbox": ("usersim.cli.sandbox:sandbox", "Serve a case's simulated tools to an agent over MCP."),

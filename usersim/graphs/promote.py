@@ -8,8 +8,14 @@ Two forms:
   there, so the case can pass. All of the case's own checks are kept (they include the failed ones).
 * `strict`: a static case whose history is the recorded conversation before the failing turn and
   whose message is that turn's user line; only the agent's reply to it is judged, with the checks
-  that make sense for one reply (conversation-shaped ones such as `turns`, `stop_reason` or
-  `asked_clarification` are dropped; what was still missing becomes keyword checks).
+  that make sense for one reply and the state checks (`final_state` judges the state the replayed
+  history's writes and the reply left); conversation-shaped ones such as `turns`, `stop_reason` or
+  `asked_clarification` are named in the case's notes, and what was still missing becomes keyword
+  checks.
+
+The promoted file references the source's domain files (environment state, tool modules, policy,
+persona) by paths relative to itself rather than inlining them, and its title is in the case's
+language.
 
 Either way the recorded conversation is kept as `reference_transcript`; the divergence judge reports
 where the agent now departs from it, as information only.
@@ -51,6 +57,9 @@ REPLY_CHECKS = {
     "skill_triggered",
     "skill_not_triggered",
 }
+# Checks of the domain state after the reply: kept in the strict form, judged on the state the
+# replayed history's writes left (usersim.cases.history) plus the reply's own calls.
+STATE_CHECKS = {"final_state"}
 # Checks that are met once for the whole conversation: not asked again of the reply at the failing turn
 # when the conversation before it already met them.
 _MET_ONCE = {"tool_called", "keywords", "skill_triggered"}
@@ -185,6 +194,12 @@ def _check_met_before(check: dict[str, Any], history: list[Message]) -> bool:
     return False
 
 
+def left_out(case: Case, kept: list[dict[str, Any]]) -> list[str]:
+    """The case's checks a strict form does not ask of the one reply (conversation-shaped, or met by
+    the replayed history), by type: said in the promoted case's notes, never dropped silently."""
+    return [next(iter(c)) for c in case.judging.checks if c not in kept]
+
+
 def strict_judging(
     case: Case, history: list[Message], pending: list[str], persona: Persona | None, *, opening: bool = False
 ):
@@ -194,7 +209,7 @@ def strict_judging(
 
     j = case.judging
     # the first live reply is the failing one when nothing came before: opening checks apply to it too
-    allowed = REPLY_CHECKS | (_OPENING_CHECKS if opening else set())
+    allowed = REPLY_CHECKS | STATE_CHECKS | (_OPENING_CHECKS if opening else set())
     checks = [c for c in j.checks if next(iter(c)) in allowed and not _check_met_before(c, history)]
     if persona is not None:
         for item in pending:
@@ -215,6 +230,16 @@ def strict_judging(
             ),
         },
     )
+
+
+def _title(case: Case, key: str, **values: Any) -> str:
+    """The promoted case's title in the case's language (usersim/lang/data/<code>/drafts.yaml)."""
+    from usersim import lang
+    from usersim.sandbox.base import case_language
+
+    code = case_language(case)
+    template = str(lang.resources(code).get("drafts", key) or lang.resources("en").get("drafts", key))
+    return template.format(title=case.title, **values)
 
 
 def _persona_ref(case: Case) -> str | None:
@@ -282,7 +307,7 @@ def promoted_case(
             update=common
             | {
                 "id": f"{case.id}-REG-{digest}",
-                "title": f"{case.title}（回归：前 {k} 轮重放后继续模拟，来自 {record.id}）",
+                "title": _title(case, "promoted_prefix", turns=k, record=record.id),
                 "input": CaseInput(message=users[0], script=users[1:k]),
                 "reference_transcript": live,
             },
@@ -293,7 +318,7 @@ def promoted_case(
             update=common
             | {
                 "id": f"{case.id}-REG-{digest}",
-                "title": f"{case.title}（回归：{record.status}，来自 {record.id}）",
+                "title": _title(case, "promoted_static", status=record.status, record=record.id),
                 "mode": "static",
                 "input": CaseInput(history=history, message=users[0], script=users[1:]),
                 "max_turns": None,
@@ -309,19 +334,37 @@ def promoted_case(
             pending = agenda_trace(record, persona, max_turns)[1].get(k, [])
         except Exception:
             log.warning("could not replay %s through the persona's agenda", record.id, exc_info=True)
+    judging = strict_judging(case, messages[:cut], pending, persona, opening=k == 1)
+    dropped = left_out(case, judging.checks)
+    note = f"strict form: not judged on one reply: {', '.join(dropped)}" if dropped else None
     return case.model_copy(
         deep=True,
         update=common
         | {
+            "notes": "\n".join(x for x in (case.notes, note) if x) or None,
             "id": f"{case.id}-REG-{digest}-T{k}",
-            "title": f"{case.title}（严格回归：第 {k} 轮的回复，来自 {record.id}）",
+            "title": _title(case, "promoted_strict", turn=k, record=record.id),
             "mode": "static",
             "input": CaseInput(history=messages[:cut], message=users[k - 1]),
             "max_turns": None,
-            "judging": strict_judging(case, messages[:cut], pending, persona, opening=k == 1),
+            "judging": judging,
             "reference_transcript": messages[cut:end],
         },
     )
+
+
+def file_references(case: Case, to_dir: Path) -> dict[str, Any]:
+    """The source case's environment and policy as its file wrote them (state and tool modules as
+    files, a policy file by name), rewritten relative to `to_dir`: the promoted case references the
+    domain's files instead of inlining them, so the two travel together (usersim.cases.relocate)."""
+    from usersim.cases.loader import _read_with_includes, include_roots
+    from usersim.cases.relocate import relocate
+
+    if case.file is None:
+        return {}
+    raw, _ = _read_with_includes(case.file, include_roots(case.file.parent))
+    picked = {k: raw[k] for k in ("environment", "policy") if raw.get(k) is not None}
+    return relocate(picked, case.file.parent, to_dir)
 
 
 def promote(
@@ -346,6 +389,7 @@ def promote(
     if data.get("persona") and Path(data["persona"]).is_absolute():
         # relative to the promoted file, so the regression case and its persona move together
         data["persona"] = os.path.relpath(data["persona"], to_dir.resolve())
+    data.update(file_references(case, to_dir))
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=100), encoding="utf-8")
     problems = persona_problems(load_case(path))
     if problems:

@@ -1,0 +1,178 @@
+"""A persona drafted from the user's side of a recorded conversation (rule-based, offline).
+
+What is read, all through the language layer (usersim.lang.acts):
+- language: `lang.detect` over the user's messages; opening message: the first user message;
+- goal: the first user message (the first request), its sentences up to the first question mark
+  or the whole message;
+- known_info: the values the user gave. A value answering an agent request is named after the slot
+  the request asked for ("What is your customer ID?" -> customer_id); a value the user
+  volunteered is named after a concept in its sentence, else after its shape (value_1 ...);
+- goal.required: one `outcome`, delivered when a reply shows the values the recording's last
+  reply showed the user (codes, amounts, dates the user never said);
+- events: a request the user answered in words (no value: "The monitor never arrived.") becomes a
+  `say` event on the agent's question, so the simulated user answers it the same way;
+- unknown_info candidates: agent requests the user's next message did not answer (no value given)
+  or answered with "I don't know" (a dont_know act).
+The draft is tagged `draft` and says in `notes` what to check; a human finishes it.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Any
+
+from usersim import lang
+from usersim.cases.importers.conversation import Conversation
+from usersim.cases.importers.drafts import language_of, slug, snippet, texts
+from usersim.core.messages import Message
+from usersim.lang.acts import agent_acts, user_acts
+from usersim.lang.dates import find_dates
+from usersim.lang.quantity import quantities
+
+_EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+")
+_ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+_TODAY = date(2026, 1, 1)  # only the spans of date mentions are used, never the day they resolve to
+
+
+def _slot_name(text: str) -> str:
+    return re.sub(r"[^0-9A-Za-z_\u4e00-\u9fff]+", "_", text).strip("_").lower() or "value"
+
+
+def _values(text: str, act_values: tuple[str, ...]) -> list[str]:
+    """The values a user sentence gives: emails, dates (lang.dates) and quantities with their unit
+    (lang.quantity: $349.99, 每晚800元) whole, then the codes and numbers the acts reading found
+    that are not part of one of those."""
+    spans = [(m.start(), m.end()) for m in _EMAIL.finditer(text)]
+    spans += [(d.start, d.end) for d in find_dates(text, _TODAY)]
+    spans += [(q.start, q.end) for q in quantities(text) if q.dimension not in (None, "count")]
+    spans = sorted({s for s in spans if not any(o != s and o[0] <= s[0] and s[1] <= o[1] for o in spans)})
+    found = [text[a:b].strip() for a, b in spans]
+    taken = " ".join(found)
+    return found + [v for v in act_values if v not in taken]
+
+
+def _kind_slot(value: str) -> str:
+    """A slot name from what a value is: dates (lang.dates), a duration or an amount (lang.quantity)."""
+    if find_dates(value, _TODAY):
+        return "dates"
+    q = quantities(value)
+    if q and q[0].dimension == "duration":
+        return "duration"
+    if q and q[0].dimension == "money":
+        return "amount"
+    return ""
+
+
+def _requests(text: str) -> list[Any]:
+    return [a for a in agent_acts(text) if a.kind in ("request", "clarify") and a.sure]
+
+
+def _facts(messages: list[Message]) -> tuple[list[dict[str, Any]], list[str], list[dict[str, Any]]]:
+    facts: list[dict[str, Any]] = []
+    events: list[dict[str, Any]] = []  # requests answered in words: said again when asked again
+    unknown: list[str] = []
+    seen: set[str] = set()
+    asked: list[Any] = []  # the agent's open requests when the user speaks
+    shapes = 0
+    for m in messages:
+        if m.role == "assistant" and m.content.strip():
+            asked = _requests(m.content)
+            continue
+        if m.role != "user":
+            continue
+        acts = user_acts(m.content)
+        given = [(a, v) for a in acts for v in _values(a.text, a.values)]
+        if asked and any(a.kind == "dont_know" for a in acts):  # asked, and the user could not say
+            unknown += [snippet(q.text, 120) for q in asked if snippet(q.text, 120) not in unknown]
+        slots = [s for q in asked for s in q.slots]
+        if asked and not given:  # a request answered in words ("The monitor never arrived.")
+            words = [a.text.strip() for a in acts if a.kind in ("other", "provide")]
+            if words:
+                trigger = snippet(asked[0].text.strip().rstrip("?？"), 80).rstrip("…")
+                events.append({"when": {"agent_says": [trigger]}, "kind": "say", "text": " ".join(words)})
+        for n, (act, value) in enumerate(given):
+            if value in seen:
+                continue
+            seen.add(value)
+            if n < len(slots):
+                slot = slots[n]
+            elif act.slots:
+                slot = act.slots[0]
+            elif _EMAIL.fullmatch(value):
+                slot = "email"
+            elif _kind_slot(value):
+                slot = _kind_slot(value)
+            else:
+                shapes += 1
+                slot = f"value_{shapes}"
+            name = _slot_name(slot)
+            while any(f["slot"] == name for f in facts):
+                name += "_2"
+            # described by the question it answered: the simulator recognises the question again by it
+            about = asked[min(n, len(asked) - 1)].text if asked else act.text
+            facts.append({"slot": name, "value": value, "description": snippet(about, 120)})
+        asked = []
+    return facts, unknown, events
+
+
+def _goal(opening: str) -> str:
+    """The first request: the opening message up to its first question (or all of it)."""
+    flat = " ".join(opening.split())
+    cut = re.search(r"[?？]", flat)
+    return flat[: cut.end()] if cut else flat
+
+
+def persona_id(conv: Conversation) -> str:
+    """The drafted persona's id (a persona id is lower case, no dots)."""
+    return re.sub(r"[^a-z0-9_\-]+", "-", slug(conv.id).lower()).strip("-_") + "-user"
+
+
+def draft_note(conv: Conversation) -> str:
+    """The review note written at the top of the drafted persona file."""
+    return texts(language_of(conv))["persona_draft"]
+
+
+def deliverables(messages: list[Message]) -> list[str]:
+    """What the recording's outcome showed the user: the values (codes, amounts, dates) of the
+    agent's last reply that the user never said, as the words that show it delivered."""
+    said = " ".join(m.content for m in messages if m.role == "user")
+    last = next((m.content for m in reversed(messages) if m.role == "assistant" and m.content.strip()), "")
+    found: list[str] = []
+    for act in user_acts(last):  # the values reading, applied to the reply's sentences
+        for v in _values(act.text, act.values):
+            if v not in said and v not in found:
+                found.append(v)
+    return found[:4]
+
+
+def draft_persona(conv: Conversation) -> dict[str, Any]:
+    """Persona data drafted from `conv`'s user side (validates as a Persona)."""
+    language = language_of(conv)
+    t = texts(language)
+    users = [m.content for m in conv.messages if m.role == "user" and m.content.strip()]
+    opening = users[0] if users else ""
+    facts, unknown, events = _facts(conv.messages)
+    goal: dict[str, Any] = {"description": _goal(opening) or t["persona_name"].format(source=conv.id)}
+    shown = deliverables(conv.messages)
+    if shown:  # the goal is met when a reply shows what the recorded outcome showed
+        goal |= {"required": ["outcome"], "deliverable_keywords": {"outcome": shown}}
+    return {
+        "id": persona_id(conv),
+        "name": t["persona_name"].format(source=conv.id),
+        "language": language if language in ("zh", "en") else "en",
+        "identity": t["persona_identity"].format(source=conv.source),
+        "opening_message": opening,
+        "goal": goal,
+        "known_info": facts,
+        "unknown_info": unknown,
+        "reveal_policy": "when_asked",
+        "events": events,
+        "max_turns": max(len(users) + 2, 4),
+        "tags": ["imported", "draft"],
+    }
+
+
+def persona_language(data: dict[str, Any]) -> str:
+    """The drafted persona's language code (for the organic case beside it)."""
+    return str(data.get("language") or lang.detect(str(data.get("opening_message", ""))))
