@@ -75,20 +75,8 @@ def current_facts(persona: Persona, turn: int, due: dict[int, int] | None = None
     return facts
 
 
-def current_constraints(
-    persona: Persona,
-    turn: int,
-    said: dict[int, int] | None = None,
-    due: dict[int, int] | None = None,
-    opening: str | None = None,
-) -> dict:
-    """The constraints in force at this turn: goal.constraints, the needs the opening message
-    states, the add_constraint events in force (simulator/in_force.py, shared with the judges).
-
-    With `said` (persona.events index -> user turn that said it, see simulator.scripted) a
-    constraint applies from the turn the user said it: the agent is never held to a change it was
-    not told. Without it, from its due turn (`due`, else at_turn): what the user knows."""
-    return constraints_in_force(persona, turn, said, due, opening)
+# the goal in force (simulator/in_force.py, shared with the judges) under the names the prompt uses
+current_constraints = constraints_in_force
 
 
 def current_required(persona: Persona, turn: int, due: dict[int, int] | None = None) -> list[str]:
