@@ -76,8 +76,9 @@ def test_flawed_a2a_agent_fails_the_cases_its_flaws_touch_for_the_agents_fault(r
     assert res.returncode == 1
     assert {k for k, r in recs.items() if r["status"] != "passed"} == set(FLAW_CASES)
     why = {  # the reported tool calls decide, as the agent reported them
-        "BANK-02": "K-3002",
-        "BANK-03": "shipping=express",
+        # the user refuses the wrong card and express shipping (simulator/fact_check, constraints)
+        "BANK-02": "block_card was never called",
+        "BANK-03": "order_replacement_card was never called",
         "BANK-06": "T-4002",
         "BANK-07": "verify_customer",
         "BANK-08": "open_dispute",

@@ -130,7 +130,7 @@ def test_flawed_agent_on_the_server_fails_its_flaw_cases_for_the_agents_fault(ba
     code, recs, _ = bank_runs["flawed"]
     assert code == 1
     for case_id, evidence in (
-        ("BANK-02", "unexpected change to cards K-3002"),
+        ("BANK-02", "cards K-3003: status=active (expected blocked)"),
         ("BANK-07", "verify_customer was never called"),
     ):
         rec = recs[case_id]

@@ -25,8 +25,9 @@ from tests.support.cli import REPO, usersim
 CASES = "examples/bank/cases"
 IDS = ("BANK-01", "BANK-02", "BANK-03", "BANK-06", "BANK-07")
 FLAW_CASES = {  # case -> what the deciding failure must say (as in tests/examples/test_bank_example.py)
-    "BANK-02": "unexpected change to cards K-3002",
-    "BANK-03": "shipping=express (expected standard)",
+    # the user refuses the wrong card and express shipping: nothing is blocked or ordered
+    "BANK-02": "cards K-3003: status=active (expected blocked)",
+    "BANK-03": "order_replacement_card was never called",
     "BANK-06": "transaction_id=T-4002 (expected T-4001)",
     "BANK-07": "verify_customer was never called",
 }

@@ -74,10 +74,9 @@ def test_promoted_bank_cases_travel_to_another_folder_and_keep_their_checks(tmp_
     again = {r["case_id"]: r for r in records_of(regs, FLAWED, out, "--simulator", "rule")}
     strict, prefix = again[paths["strict"].stem], again[paths["prefix"].stem]
     fs = next(v for v in strict["verdicts"] if v["judge"] == "final_state")
-    # the same failure on the moved copy: express shipping charged instead of the free standard one
-    assert fs["verdict"] == "fail" and "shipping=express (expected standard)" in fs["reason"]
-    # the history's block_card is in the state before the reply: only the replacement is wrong
-    assert "K-3004: status" not in fs["reason"]
+    # the same failure on the moved copy: the agent insists on express shipping, the user (who
+    # excludes it) refuses, and no replacement is ever ordered
+    assert fs["verdict"] == "fail" and "replacement_orders R-1 missing" in fs["reason"]
     assert prefix["status"] == "failed"
     fixed = {
         r["case_id"]: r for r in records_of(regs, CORRECT, tmp_path / "b" / "correct", "--simulator", "rule")

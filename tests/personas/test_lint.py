@@ -113,18 +113,20 @@ def test_lint_probes_report_what_the_rule_simulator_gets_wrong(tmp_path, monkeyp
     )
     found = [p for p in lint_file(path) if "rule simulator" in p.message]
     assert [p.field for p in found] == [
-        "known_info.0",
+        "known_info.0",  # not answered
+        "known_info.0",  # a proposal with the wrong member code not corrected
         "goal.constraints.max_price",
         "goal.constraints.exclude",
     ]
     assert all(p.severity == "warning" for p in found)
     assert "did not answer 'member_code' (MX-7731) to 6 of 6 ways of asking" in found[0].message
     assert "'您的member code是什么？' -> '好的'" in found[0].message
+    assert "did not correct a proposal that gets 'member_code' (MX-7731) wrong" in found[1].message
     assert (
-        "did not refuse a proposal that breaks max_price = 500" in found[1].message
-        and "625元" in found[1].message
+        "did not refuse a proposal that breaks max_price = 500" in found[2].message
+        and "625元" in found[2].message
     )
-    assert "推荐您选 海鲜" in found[2].message
+    assert "推荐您选 海鲜" in found[3].message
 
 
 def test_lint_probes_break_min_max_and_require_constraints(tmp_path, monkeypatch):

@@ -120,7 +120,7 @@ def _shapes(concepts: frozenset[str], named: frozenset[str]) -> list[re.Pattern[
     return out
 
 
-def _measured(value: str) -> bool:
+def measured(value: str) -> bool:
     """Whether a fact is a date or a quantity ("7 月中旬", "6 天", "$40"): those are compared as
     constraints and by meaning (an exact day can fall in a fuzzy span), never as a changed form."""
     return any(q.kind != "number" for q in quantity.quantities(value)) or bool(dates.find_dates(value, _DAY))
@@ -213,7 +213,7 @@ def contradictions(facts: Sequence[Fact], text: str) -> list[Violation]:
     others = [f.value for f in facts]
     found: list[Violation] = []
     for fact in facts:
-        if len(norm(fact.value)) < 2 or mentioned(fact.value, text) or _measured(fact.value):
+        if len(norm(fact.value)) < 2 or mentioned(fact.value, text) or measured(fact.value):
             continue
         for sentence in sentences:
             bad = [

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from usersim.lang import quantity
+from usersim.simulator.fact_check import measured
 
 _NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 # Legacy keys: the unit a breaking value is written with, (zh, en)
@@ -77,10 +78,11 @@ def other_digits(value: str) -> str | None:
 
 def contradicting_proposals(facts: list[tuple[str, str]], templates: list[str]) -> list[tuple[int, str]]:
     """(index of the fact, a proposal naming it with other digits) for each (label, value) with a
-    digit, in every `templates` wording (probes.yaml `fact_proposals`)."""
+    digit, in every `templates` wording (probes.yaml `fact_proposals`). Dates and quantities are
+    left out: the simulator holds them as constraints, not as facts to correct (fact_check)."""
     out = []
     for j, (label, value) in enumerate(facts):
-        wrong = other_digits(value)
+        wrong = None if measured(value) else other_digits(value)
         if wrong is not None:
             out += [(j, str(t).format(label=label, value=wrong)) for t in templates]
     return out
