@@ -49,7 +49,9 @@ class Scripted(AgentExecutor):
             await up.requires_input(say(f"You said {text!r}. What else?"))
 
     async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
-        raise NotImplementedError
+        """A client's tasks/cancel: the task ends canceled (the server's own contract)."""
+        assert context.task_id and context.context_id
+        await TaskUpdater(event_queue, context.task_id, context.context_id).cancel()
 
 
 @pytest.fixture(scope="module", params=[True, False], ids=["stream", "send"])

@@ -23,7 +23,7 @@ from typing import Any
 
 from usersim.adapters.base import AgentEndpointError, AgentError, AgentInput, AgentReply
 from usersim.adapters.convert import message_from_reply
-from usersim.adapters.spec import bool_option, float_option, split_spec
+from usersim.adapters.spec import bool_option, model_options, split_spec
 from usersim.llm.client import LLMCallError, chat_completion, resolve_endpoint
 
 OPTIONS = {"base_url", "api_key_env", "temperature", "max_tokens", "timeout", "cache"}
@@ -37,14 +37,9 @@ class OpenAIAgent:
     def __init__(self, spec: str) -> None:
         self.spec = spec
         self.model, opts = split_spec(spec, "openai", OPTIONS)
-        self.base_url = opts.get("base_url") or None
-        self.api_key_env = opts.get("api_key_env") or None
-        if self.api_key_env and not os.environ.get(self.api_key_env):
-            raise AgentError(f"Agent spec '{spec}': environment variable {self.api_key_env} is not set")
-        self.temperature = float_option(spec, opts, "temperature")
-        max_tokens = float_option(spec, opts, "max_tokens")
-        self.max_tokens = int(max_tokens) if max_tokens else None
-        self.timeout = float_option(spec, opts, "timeout")
+        m = model_options(spec, opts)
+        self.base_url, self.api_key_env, self.temperature = m.base_url, m.api_key_env, m.temperature
+        self.max_tokens, self.timeout = m.max_tokens, m.timeout
         self.cache = bool_option(opts, "cache", True)
 
     async def respond(self, inp: AgentInput) -> AgentReply:

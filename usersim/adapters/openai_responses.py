@@ -40,7 +40,7 @@ import openai
 
 from usersim.adapters.base import AgentEndpointError, AgentError, AgentInput, AgentReply
 from usersim.adapters.convert import parse_arguments
-from usersim.adapters.spec import float_option, split_spec
+from usersim.adapters.spec import model_options, split_spec
 from usersim.adapters.threads import Threads
 from usersim.core.events import Usage
 from usersim.core.messages import Message, ToolCall
@@ -149,14 +149,9 @@ class OpenAIResponsesAgent:
     def __init__(self, spec: str) -> None:
         self.spec = spec
         self.model, opts = split_spec(spec, "openai-responses", OPTIONS)
-        self.base_url = opts.get("base_url") or None
-        self.api_key_env = opts.get("api_key_env") or None
-        if self.api_key_env and not os.environ.get(self.api_key_env):
-            raise AgentError(f"Agent spec '{spec}': environment variable {self.api_key_env} is not set")
-        self.temperature = float_option(spec, opts, "temperature")
-        max_tokens = float_option(spec, opts, "max_tokens")
-        self.max_tokens = int(max_tokens) if max_tokens else None
-        self.timeout = float_option(spec, opts, "timeout")
+        m = model_options(spec, opts)
+        self.base_url, self.api_key_env, self.temperature = m.base_url, m.api_key_env, m.temperature
+        self.max_tokens, self.timeout = m.max_tokens, m.timeout
         self.reasoning = opts.get("reasoning") or None
         if self.reasoning not in (None, "minimal", "low", "medium", "high"):
             raise AgentError(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from urllib.parse import parse_qsl
 
 from usersim.adapters.base import AgentError
@@ -38,3 +40,29 @@ def bool_option(options: dict[str, str], key: str, default: bool) -> bool:
     if key not in options:
         return default
     return options[key].strip().lower() not in {"0", "false", "no", "off"}
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """The endpoint and sampling options every OpenAI-style agent SPEC takes."""
+
+    base_url: str | None
+    api_key_env: str | None
+    temperature: float | None
+    max_tokens: int | None
+    timeout: float | None
+
+
+def model_options(spec: str, options: dict[str, str]) -> ModelOptions:
+    """base_url, api_key_env (which must be set), temperature, max_tokens and timeout of a SPEC."""
+    api_key_env = options.get("api_key_env") or None
+    if api_key_env and not os.environ.get(api_key_env):
+        raise AgentError(f"Agent spec '{spec}': environment variable {api_key_env} is not set")
+    max_tokens = float_option(spec, options, "max_tokens")
+    return ModelOptions(
+        base_url=options.get("base_url") or None,
+        api_key_env=api_key_env,
+        temperature=float_option(spec, options, "temperature"),
+        max_tokens=int(max_tokens) if max_tokens else None,
+        timeout=float_option(spec, options, "timeout"),
+    )
