@@ -115,3 +115,75 @@ def test_a_file_read_again_is_not_parsed_again_but_an_edit_is_seen(tmp_path, mon
     assert yamlfile.read_yaml(f)[0] == {"a": [1, 2]} and calls == []
     f.write_text("a: [1, 9]\n", encoding="utf-8")  # same size, maybe the same mtime: content decides
     assert yamlfile.read_yaml(f)[0] == {"a": [1, 9]} and calls == [1]
+
+
+def _tree(lines) -> list[tuple[str, str, int, int, object]]:
+    import yaml
+
+    out, stack = [], [lines.root]
+    while stack:
+        node = stack.pop()
+        if node is None:
+            continue
+        value = node.value if isinstance(node, yaml.ScalarNode) else None
+        out.append((type(node).__name__, node.tag, node.start_mark.line, node.start_mark.column, value))
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(n for kv in node.value for n in kv)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return out
+
+
+def _both(text: str, path: Path, monkeypatch) -> tuple[object, object]:
+    """(libyaml path, Python path) of one text: the data and line tree, or the problems raised."""
+    from usersim.core import yamlfile
+
+    def once() -> object:
+        try:
+            data, lines = parse_yaml(text, path)
+        except FileProblems as exc:
+            return [str(p) for p in exc.problems]
+        return data, _tree(lines)
+
+    fast = once()
+    with monkeypatch.context() as m:
+        m.setattr(yamlfile, "_CParser", None)
+        slow = once()
+    return fast, slow
+
+
+HOSTILE = [
+    "a: 1\na: 2\n",
+    "- - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - - x\n" * 3,
+    "".join("  " * i + f"k{i}:\n" for i in range(70)) + "  " * 70 + "v: 1\n",
+    "".join("  " * i + f"k{i}:\n" for i in range(30)) + "  " * 30 + "v: " + "[" * 40 + "]" * 40 + "\n",
+    "a: &x [1, 2]\nb: *x\nc: *x\n",
+    "a: &x [1, *x]\n",
+    "when: 2026-13-45\n",
+    "n: !!int abc\n",
+    "bad: \x07bell\n",
+    "k: [1, 2\n",
+    "? complex\n: value\n",
+    "---\na: 1\n---\nb: 2\n",
+    "",
+    "# only a comment\n",
+    "x: 'it''s'\ny: \"tab\\there\"\nz: |\n  block\n  text\n",
+]
+
+
+def test_the_libyaml_path_reads_every_file_as_the_line_tracking_loader_does(monkeypatch):
+    """read_yaml takes libyaml when it can; data, line numbers and every problem must stay the
+    Python loader's: over the project's own YAML files and a set of hostile documents."""
+    from usersim.core import yamlfile
+
+    assert yamlfile._CParser is not None, "PyYAML was built without libyaml: the fast path is never taken"
+    repo = Path(__file__).resolve().parents[2]
+    files = [p for d in ("usersim", "examples", "tests") for p in sorted((repo / d).rglob("*.y*ml"))]
+    assert len(files) > 200
+    for f in files:
+        text = f.read_text(encoding="utf-8", errors="replace")
+        fast, slow = _both(text, f, monkeypatch)
+        assert fast == slow, f
+    for i, text in enumerate(HOSTILE):
+        fast, slow = _both(text, Path(f"hostile{i}.yaml"), monkeypatch)
+        assert fast == slow, text

@@ -26,6 +26,7 @@ replay them for `final_state`) share one engine.
 from __future__ import annotations
 
 import copy
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -369,6 +370,27 @@ ToolFailure = ToolError  # the name the declarative tools use
 
 
 def _python_tool(fn: Callable[..., Any]) -> Tool:
+    description, schema, model, fields = _python_tool_parts(fn)
+
+    def run(state: Tables, arguments: dict[str, Any]) -> Any:
+        try:
+            args = model.model_validate(arguments)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(x) for x in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
+            )
+            raise ToolFailure(f"invalid arguments for {fn.__name__}: {problems}") from None
+        return fn(state, **{k: getattr(args, k) for k in fields})
+
+    return Tool(fn.__name__, description, copy.deepcopy(schema), run, fn=fn)
+
+
+@functools.lru_cache(maxsize=1024)
+def _python_tool_parts(
+    fn: Callable[..., Any],
+) -> tuple[str, dict[str, Any], type[BaseModel], tuple[str, ...]]:
+    """(description, JSON schema, argument model, parameter names) of a python tool, built once per
+    function: every case of a suite loads the same tools module, and building the model is slow."""
     sig = inspect.signature(fn)
     params = list(sig.parameters.values())
     if not params or params[0].name not in STATE_PARAMS:
@@ -391,18 +413,7 @@ def _python_tool(fn: Callable[..., Any]) -> Tool:
     for prop in schema.get("properties", {}).values():
         prop.pop("title", None)
     schema.setdefault("properties", {})
-
-    def run(state: Tables, arguments: dict[str, Any]) -> Any:
-        try:
-            args = model.model_validate(arguments)
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(str(x) for x in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
-            )
-            raise ToolFailure(f"invalid arguments for {fn.__name__}: {problems}") from None
-        return fn(state, **{k: getattr(args, k) for k in fields})
-
-    return Tool(fn.__name__, description, schema, run, fn=fn)
+    return description, schema, model, tuple(fields)
 
 
 def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,15 @@ from usersim.cases.env_checks import environment_problems
 from usersim.cases.schema import Case
 from usersim.core import registry as registries
 from usersim.core.registry import UnknownNameError, did_you_mean
-from usersim.core.yamlfile import FileProblems, LineIndex, Problem, read_yaml, short, validation_problems
+from usersim.core.yamlfile import (
+    FileProblems,
+    LineIndex,
+    Problem,
+    read_text_file,
+    read_yaml,
+    short,
+    validation_problems,
+)
 
 CASES_DIR = Path(__file__).resolve().parent
 # Folders that hold support data (filler library, persona scaffolds, templates), not case or persona files.
@@ -180,11 +189,43 @@ def case_files(paths: list[str | Path] | None = None) -> list[Path]:
 _CASE_KEYS = {"id", "judging", "include", "input", "mode", "dimension"}
 
 
+_TOP_KEY = re.compile(r"""^(?:"([^"\n]+)"|'([^'\n]+)'|([^\s#'"\-?:\[{&*!|>%@`][^:\n]*?))[ \t]*:(?:[ \t]|$)""")
+
+
+def _top_level_keys(path: Path) -> list[str] | None:
+    """The top-level keys of a block-style YAML mapping, read off the lines that start at column 0
+    (in a block mapping nothing else does, but comments and `---`), or None when the file is not
+    that simple (flow style, several documents, a top-level list or scalar, unreadable): then it
+    is parsed. Telling a case by its keys spares a parse per case file."""
+    try:
+        text = read_text_file(path)
+    except FileProblems:
+        return None
+    keys: list[str] = []
+    for line in text.splitlines():
+        if not line or line[0] in " \t#" or line.startswith("%YAML"):
+            continue
+        if line.startswith(("---", "...")) and keys:
+            return None
+        if line.startswith("---"):
+            if line[3:].split("#", 1)[0].strip():
+                return None  # content on the marker's line
+            continue
+        m = _TOP_KEY.match(line)
+        if m is None:
+            return None
+        keys.append(next(g for g in m.groups() if g is not None).strip())
+    return keys or None
+
+
 def file_kind(path: Path) -> str:
     """case | persona | data, from the file's folder and its top-level keys. A file that cannot be
     read counts as a case, so that its problems are reported."""
     if "personas" in path.parts:
         return "persona"
+    keys = _top_level_keys(path)
+    if keys is not None and _CASE_KEYS & set(keys) and ("identity" not in keys or "judging" in keys):
+        return "case"  # said by its keys; anything else is parsed (a broken file counts as a case)
     try:
         data, _ = read_yaml(path)
     except FileProblems:

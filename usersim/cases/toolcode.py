@@ -17,6 +17,7 @@ as `CaseError` and the conversation ends as `error`, blamed on the case, with th
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import os
 import traceback
@@ -101,9 +102,19 @@ def written_names(module: Any) -> set[str]:
     ...)`, `dict(x=...)`, `d.update(x=...)`. Reading `row["x"]` does not count: a tool reading a column
     that does not exist is exactly the bug validation is for."""
     try:
-        tree = ast.parse(inspect.getsource(module))
-    except (OSError, TypeError, SyntaxError):
+        source = inspect.getsource(module)
+    except (OSError, TypeError):
         return set()
+    return set(_written_in(source))
+
+
+@functools.lru_cache(maxsize=256)
+def _written_in(source: str) -> frozenset[str]:
+    """written_names of one source text (every case of a suite shares its tools module)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return frozenset()
     out: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store):
@@ -116,7 +127,7 @@ def written_names(module: Any) -> set[str]:
                 out |= _strings(node.args[:1])
             if name in ("dict", "update"):
                 out |= {k.arg for k in node.keywords if k.arg}
-    return out
+    return frozenset(out)
 
 
 def _strings(nodes: list[ast.expr]) -> set[str]:

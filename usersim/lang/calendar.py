@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from usersim.core.yamlfile import load_trusted
 from usersim.lang.resources import DATA, ResourceError, resource_dirs, resources
 
 DateRange = tuple[date, date]
@@ -48,7 +49,7 @@ class Holiday:
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = load_trusted(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise ResourceError(f"{path}: cannot read the holiday calendar: {exc}") from None
     if not isinstance(data.get("holidays", {}), dict):

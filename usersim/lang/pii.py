@@ -7,14 +7,13 @@ import re
 from functools import lru_cache
 from typing import Any
 
-import yaml
-
+from usersim.core.yamlfile import load_trusted
 from usersim.lang.resources import DATA
 
 
 @lru_cache(maxsize=1)
 def _rules() -> tuple[tuple[str, str, tuple[re.Pattern[str], ...]], ...]:
-    data = yaml.safe_load((DATA / "pii.yaml").read_text(encoding="utf-8"))
+    data = load_trusted((DATA / "pii.yaml").read_text(encoding="utf-8"))
     return tuple(
         (kind, str(data[kind]["mask"]), tuple(re.compile(p) for p in data[kind]["patterns"]))
         for kind in data["order"]

@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from usersim.core.registry import Registry
+from usersim.core.yamlfile import load_trusted
 
 DATA = Path(__file__).parent / "data"
 
@@ -72,7 +73,7 @@ class ResourceError(ValueError):
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = load_trusted(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise ResourceError(f"{path}: cannot read language resource: {exc}") from None
     if not isinstance(data, dict):

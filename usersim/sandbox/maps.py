@@ -13,9 +13,10 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations, pairwise
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
+if TYPE_CHECKING:
+    import networkx as nx
 
 from usersim.sandbox import catalog
 from usersim.sandbox.places import city_info, place_data, resolve_place
@@ -55,6 +56,8 @@ def _edge_times(km: float, city: dict[str, Any]) -> dict[str, Any]:
 @lru_cache(maxsize=1)
 def map_graph() -> nx.Graph:
     """The whole map (built once): nodes carry lat/lon/city; edges carry minutes per mode."""
+    import networkx as nx  # ~0.3 s to import: only when a route is asked for
+
     data = place_data()
     g = nx.Graph()
     for p in data["places"]:
@@ -133,6 +136,8 @@ def _link_zone(g: nx.Graph, members: list[str]) -> None:
     )
     if override:  # e.g. the Fuji area is served by buses, not Tokyo's metro
         city["transit_label"] = override
+    import networkx as nx
+
     full = nx.Graph()
     for a, b in combinations(members, 2):
         full.add_edge(a, b, km=_km(g, a, b))
@@ -176,6 +181,8 @@ def node_for(text: Any) -> str | None:
 
 def compute_route(origin: str, destination: str, mode: str) -> Route | None:
     """Fastest route between two map nodes by one mode, or None when that mode cannot connect them."""
+    import networkx as nx
+
     g = map_graph()
 
     def weight(u: str, v: str, attrs: dict[str, Any]) -> int | None:
