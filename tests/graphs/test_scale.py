@@ -206,7 +206,7 @@ def test_the_run_summary_is_what_the_report_command_rebuilds_from_results_jsonl(
 def test_run_result_records_are_a_lazy_view_with_the_gate_of_the_full_records(tmp_path):
     result = usersim.run(["B1-EI-01", "B1-EI-04"], agent="reference", repeats=3, out=tmp_path / "run")
     view = result.records
-    assert isinstance(view, StoredRecords) and len(view) == 6
+    assert isinstance(view, StoredRecords) and len(view) == 2 * 2 * 3  # skill groups A and B
     full = [json.loads(line) for line in (tmp_path / "run" / "results.jsonl").read_text("utf-8").splitlines()]
     assert [r.id for r in view] == [r["id"] for r in full]  # plan order, streamed
     assert view[2].id == full[2]["id"] and [r.id for r in view[1:3]] == [r["id"] for r in full[1:3]]
