@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,8 +21,9 @@ from typing import Any
 from usersim.adapters.base import AgentError
 from usersim.cases.loader import find_case, load_cases
 from usersim.cases.schema import Case
-from usersim.core.gate import Gate, Tally, decide
+from usersim.core.gate import Gate
 from usersim.core.record import RunRecord
+from usersim.graphs.records_view import gate_of
 from usersim.graphs.runner import make_config, run_suite
 from usersim.reports.outcome import outcome_line
 
@@ -61,11 +62,16 @@ class Passed:
 class RunResult:
     """What a run produced: its records, the summary, where the report is, and the counts.
 
+    `records` is a sequence in plan order. From `usersim.run` it is a lazy view of the run folder's
+    results.jsonl (graphs.records_view.StoredRecords): `len`, `counts`, `passed` and `gate()` read
+    only the statuses; iterating parses one record at a time; indexing or `list(result.records)`
+    reads them all into memory. So a 10,000-conversation run returns without holding its transcripts.
+
     `strict` is the default rule of `passed`, `gate()` and `failed` (set by `usersim.run(...,
     strict=True)` or the pytest plugin's `--usersim-strict`): unjudged conversations fail the gate.
     """
 
-    records: list[RunRecord]
+    records: Sequence[RunRecord]
     summary: dict[str, Any]
     out_dir: Path
     counts: dict[str, int] = field(default_factory=dict)
@@ -78,7 +84,7 @@ class RunResult:
     def gate(self, *, strict: bool | None = None, fail_under: float | None = None) -> Gate:
         """The gate's decision (exit code, pass rate with what was left out, why), as `usersim run`
         with the same `--strict` / `--fail-under` decides it."""
-        return decide(self.records, strict=self.strict if strict is None else strict, fail_under=fail_under)
+        return gate_of(self.records, strict=self.strict if strict is None else strict, fail_under=fail_under)
 
     @property
     def passed(self) -> Passed:
@@ -152,7 +158,7 @@ async def arun(
     records = await run_suite(resolve_cases(cases), cfg, out_dir)
     summary_file = out_dir / "summary.json"
     summary = json.loads(summary_file.read_text(encoding="utf-8")) if summary_file.is_file() else {}
-    counts = Tally.of(r.status for r in records).counts()
+    counts = records.tally().counts()
     return RunResult(records=records, summary=summary, out_dir=out_dir, counts=counts, strict=strict)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -11,8 +12,9 @@ import click
 
 from usersim.cases.loader import load_cases_or_exit
 from usersim.cli.otel import check_otel, export_after, otel_options
-from usersim.core.gate import Tally, decide, pass_rate
+from usersim.core.gate import Tally, pass_rate
 from usersim.core.record import RunRecord
+from usersim.graphs.records_view import gate_of
 from usersim.graphs.runner import RunConfig, check_specs, run_suite
 from usersim.reports.outcome import outcome_line
 
@@ -99,11 +101,17 @@ personas_option = click.option(
 TRACEBACK_LINES = 12  # the end of a crash's traceback on the console; the whole one is in results.jsonl
 
 
-def print_outcome(records: list[RunRecord], out_dir: Path) -> None:
+def print_outcome(records: Sequence[RunRecord], out_dir: Path) -> None:
     """One line per conversation with the deciding reason (a crash — the agent's, or the case's tool,
     check or judge code — followed by the end of its traceback), then the status counts and the pass
-    rate (the gate's rule, with what was left out), then every inconclusive conversation by id."""
+    rate (the gate's rule, with what was left out), then every inconclusive conversation by id.
+    One pass over the records (a run's records are streamed from results.jsonl, not held)."""
+    statuses: list[str] = []
+    inconclusive: list[str] = []
     for r in records:
+        statuses.append(r.status)
+        if r.status == "inconclusive":
+            inconclusive.append(r.id)
         click.echo(outcome_line(r))
         if r.status == "error" and r.traceback:
             lines = r.traceback.rstrip().splitlines()
@@ -111,10 +119,9 @@ def print_outcome(records: list[RunRecord], out_dir: Path) -> None:
             if len(cut) < len(lines):
                 cut = [f"... ({len(lines) - len(cut)} more lines in results.jsonl)", *cut]
             click.echo("\n".join("    " + line for line in cut))
-    tally = Tally.of(r.status for r in records)
+    tally = Tally.of(statuses)
     counts = ", ".join(f"{k}: {v}" for k, v in tally.counts().items()) or "no conversations"
     click.echo(f"{counts}; pass rate {pass_rate(tally).text}  ->  {out_dir}/report.html")
-    inconclusive = [r.id for r in records if r.status == "inconclusive"]
     if inconclusive:
         click.echo(
             f"{len(inconclusive)} inconclusive conversation(s) (the simulator could not give a clean "
@@ -150,7 +157,7 @@ async def check_models(cases, cfg: RunConfig) -> None:
         await aclose_clients()
 
 
-def _run(cases, cfg: RunConfig, out: Path) -> list[RunRecord]:
+def _run(cases, cfg: RunConfig, out: Path) -> Sequence[RunRecord]:
     import sqlite3
 
     from usersim.graphs.store import check_out_dir, os_error_line
@@ -369,13 +376,13 @@ def run(
 
 
 def exit_for(
-    records: list[RunRecord], fail_under: float | None, strict: bool = False, compared: int = 0
+    records: Sequence[RunRecord], fail_under: float | None, strict: bool = False, compared: int = 0
 ) -> None:
     """Exit with the gate's code (usersim.core.gate.decide): 0 green, 1 any failed or errored (with
     --strict also unjudged; with --fail-under: the pass rate is below it), 3 the only non-passes are
     inconclusive. The gate's reason goes to stderr. `compared` (--baseline: compare's exit code, 1
     significant regression, 2 nothing paired) replaces the gate's code when it is not 0."""
-    gate = decide(records, strict=strict, fail_under=fail_under)
+    gate = gate_of(records, strict=strict, fail_under=fail_under)  # from the statuses alone
     click.echo(gate.reason, err=True)
     if compared:
         click.echo(f"--baseline: compare exits {compared} (the gate alone: exit {gate.exit_code})", err=True)

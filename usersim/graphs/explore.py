@@ -90,10 +90,10 @@ async def explore(
             "cases": [str(Path(c).resolve()) for c in case_paths or []],  # promote finds the case here
         }
     }
-    records = await run_trials(base, cfg, out_dir, meta)
+    records = list(await run_trials(base, cfg, out_dir, meta))  # branching needs them together
     if branch_at and branches:
         more = branch_trials(base, records, branch_at, branches, cfg.seed)
-        records = await run_trials(base + more, replace(cfg, resume=True), out_dir, meta)
+        records = list(await run_trials(base + more, replace(cfg, resume=True), out_dir, meta))
     clusters = cluster_failures(records)
     (out_dir / "clusters.json").write_text(
         json.dumps(clusters, ensure_ascii=False, indent=2), encoding="utf-8"

@@ -3,23 +3,58 @@
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from usersim.core.record import RunRecord
+from usersim.graphs.records_view import StoredRecords
+from usersim.graphs.store import RunStore
 
 
-def write_outputs(out_dir: Path, records: list[RunRecord], meta: dict[str, Any]) -> None:
-    """results.jsonl in plan order (rewritten from the store), summary.json and report.html."""
-    from usersim.reports.html import write_report
+def write_outputs(out_dir: Path, source: RunStore | list[RunRecord], meta: dict[str, Any]) -> StoredRecords:
+    """results.jsonl in plan order (rewritten from the store), summary.json and report.html, each
+    streamed from the store: memory holds one record at a time plus the summary's small per-record
+    view and the report's shown transcripts (reports.html.TRANSCRIPT_LIMIT), however long the run.
+    `source` may also be the records in plan order (a rescore has them in hand)."""
+    from usersim.reports.html import shown_ids, write_report
     from usersim.reports.summary import build_summary
 
-    with (out_dir / "results.jsonl").open("w", encoding="utf-8") as f:
-        for r in records:
-            f.write(r.model_dump_json() + "\n")
-    summary = build_summary(records, meta, run_dir=out_dir)
+    store = source if isinstance(source, RunStore) else _InHand(source)
+
+    results = out_dir / "results.jsonl"
+    partial = out_dir / "results.jsonl.partial"  # replaced in one step: a crash here keeps the old file
+    with partial.open("w", encoding="utf-8") as f:
+        for _, text in store.iter_json():
+            f.write(text + "\n")
+    os.replace(partial, results)
+    briefs = store.briefs()
+    summary = build_summary(store.iter_records(), meta, run_dir=out_dir)
     (out_dir / "summary.json").write_text(json.dumps(summary, ensure_ascii=False, indent=2), encoding="utf-8")
-    write_report(out_dir / "report.html", records, summary)
+    shown = shown_ids(briefs, summary)
+    picked = list(store.iter_records(ids=shown)) if shown is not None else store.records()
+    write_report(out_dir / "report.html", picked, summary, total=len(briefs))
+    return StoredRecords(results, briefs)
+
+
+class _InHand:
+    """Records in hand, read the way write_outputs reads a RunStore."""
+
+    def __init__(self, records: list[RunRecord]):
+        self._records = records
+
+    def iter_json(self) -> Iterator[tuple[str, str]]:
+        return ((r.id, r.model_dump_json()) for r in self._records)
+
+    def iter_records(self, ids: set[str] | None = None) -> Iterator[RunRecord]:
+        return (r for r in self._records if ids is None or r.id in ids)
+
+    def records(self) -> list[RunRecord]:
+        return self._records
+
+    def briefs(self) -> list[tuple[str, str, str]]:
+        return [(r.id, r.case_id, r.status) for r in self._records]
 
 
 class Progress:

@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sys
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -19,6 +20,7 @@ from usersim.core.secrets import redact
 from usersim.core.turns import Turns
 from usersim.graphs.outputs import Progress, write_outputs
 from usersim.graphs.plan import RunPlan
+from usersim.graphs.records_view import StoredRecords
 from usersim.graphs.store import RunStore, check_resume_meta
 from usersim.graphs.trial_run import run_trial
 from usersim.graphs.trials import Trial, plan_trials
@@ -64,9 +66,13 @@ def _check_resume(store: RunStore, meta: dict[str, Any]) -> None:
 
 async def run_trials(
     trials: list[Trial], cfg: RunConfig, out_dir: Path, meta: dict[str, Any]
-) -> list[RunRecord]:
+) -> StoredRecords:
     """Run trials with bounded concurrency; each finished record is committed to SQLite and appended
-    to results.jsonl at once. With resume, trials already stored are skipped."""
+    to results.jsonl at once. With resume, trials already stored are skipped.
+
+    Memory stays bounded whatever the number of trials: only `concurrency` trials are in flight,
+    a finished record is dropped once stored, and the outputs are written by streaming the store.
+    Returns the run folder's records as a lazy view (graphs.records_view)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     store = RunStore(out_dir / "results.sqlite")
     try:
@@ -74,55 +80,39 @@ async def run_trials(
             _check_resume(store, meta)
             done = store.done_ids()
         else:
-            if store.done_ids():
+            if store.has_records():
                 raise ValueError(
                     f"{out_dir} already holds results; pass --resume to continue that run or choose a new --out"
                 )
             done = set()
         store.set_meta(meta)
         todo = [(i, t) for i, t in enumerate(trials) if t.id not in done]
-        sem = asyncio.Semaphore(max(1, cfg.concurrency))
         jsonl = (out_dir / "results.jsonl").open("a", encoding="utf-8")
         progress = Progress(len(todo), enabled=cfg.progress)
         writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="usersim-store")
-
-        if cfg.ray:
-            from usersim.graphs.distributed import ensure_ray
-
-            ensure_ray(cfg.ray)
-
-        turns = Turns()  # conversations compute one at a time, wait on models all at once
         traces = _trace_export(cfg)
         plan = trial_plan(cfg)  # one plan for the run: each case's persona resolved once
-
-        async def one(ordinal: int, trial: Trial) -> None:
-            async with sem:
-                if cfg.ray:
-                    from usersim.graphs.distributed import run_trial_remote
-
-                    record = RunRecord.model_validate_json(await run_trial_remote(trial, cfg, meta["run_id"]))
-                else:
-                    async with turns.conversation():
-                        record = await run_trial(trial, cfg, meta["run_id"], plan)
-            # SQLite commit and JSONL append off the event loop, one writer thread in finishing order
-            await asyncio.get_running_loop().run_in_executor(writer, persist, record, ordinal)
-            progress.advance(record)
-
-        finished: list[tuple[int, RunRecord]] = []
+        new_ids: set[str] = set()  # the records this invocation ran (their traces go out after a re-check)
 
         def persist(record: RunRecord, ordinal: int) -> None:
             text = record.model_dump_json()
             store.put(record, ordinal, text)
             jsonl.write(text + "\n")
             jsonl.flush()
-            finished.append((ordinal, record))
+            new_ids.add(record.id)
             # after the store: a receiver that is down never loses a record. With a judge model the
             # re-check below may still add verdicts: those traces are sent after it
             if traces is not None and not plan.judge_models:
                 traces.export(record)
 
         try:
-            await asyncio.gather(*(one(i, t) for i, t in todo))
+            loop = asyncio.get_running_loop()
+            async with contextlib.aclosing(_finished(todo, cfg, meta["run_id"], plan)) as finished:
+                async for ordinal, record in finished:
+                    # SQLite commit and JSONL append off the event loop, one writer thread in finishing order
+                    await loop.run_in_executor(writer, persist, record, ordinal)
+                    progress.advance(record)
+                    del record  # stored: nothing of a finished conversation stays in memory
         finally:
             writer.shutdown(wait=True)
             jsonl.close()
@@ -130,21 +120,85 @@ async def run_trials(
             from usersim.llm.client import aclose_clients
 
             await aclose_clients()
-        # a fresh run has every record in hand (in the store's order); a resumed one also has the stored
-        records = store.records() if done else [r for _, r in sorted(finished, key=lambda x: (x[0], x[1].id))]
         try:
             if plan.judge_models:  # seed 003's 20% rule-to-LLM re-check, over the run's conversations
-                records = await _recheck(records, trials, plan, cfg.seed, store, meta)
+                # the one step that holds every record at once: the sample is drawn over the whole run
+                records = await _recheck(store.records(), trials, plan, cfg.seed, store, meta)
                 if traces is not None:
-                    new = {r.id for _, r in finished}
-                    await asyncio.to_thread(lambda: [traces.export(r) for r in records if r.id in new])
+                    await asyncio.to_thread(lambda: [traces.export(r) for r in records if r.id in new_ids])
+                del records
         finally:
             if traces is not None:
                 print(traces.close().line(), file=sys.stderr)
+        # results.jsonl in plan order, summary.json and report.html, streamed from the store off the loop
+        return await asyncio.to_thread(write_outputs, out_dir, store, meta)
     finally:
         store.close()
-    await asyncio.to_thread(write_outputs, out_dir, records, meta)  # the report, off the event loop
-    return records
+
+
+def _finished(
+    todo: list[tuple[int, Trial]], cfg: RunConfig, run_id: str, plan: RunPlan
+) -> AsyncIterator[tuple[int, RunRecord]]:
+    """The run's finished (ordinal, record) pairs in finishing order, from this process or Ray."""
+    if cfg.ray:
+        from usersim.graphs.distributed import ensure_ray, run_trial_remote
+
+        ensure_ray(cfg.ray)
+
+        async def remote(trial: Trial) -> RunRecord:
+            return RunRecord.model_validate_json(await run_trial_remote(trial, cfg, run_id))
+
+        return bounded_pool(todo, cfg.concurrency, remote)
+    turns = Turns()  # conversations compute one at a time, wait on models all at once
+
+    async def local(trial: Trial) -> RunRecord:
+        async with turns.conversation():
+            return await run_trial(trial, cfg, run_id, plan)
+
+    return bounded_pool(todo, cfg.concurrency, local)
+
+
+_END = object()
+
+
+async def bounded_pool(
+    todo: Iterable[tuple[int, Trial]], concurrency: int, run_one: Callable[[Trial], Awaitable[RunRecord]]
+) -> AsyncIterator[tuple[int, RunRecord]]:
+    """Run `run_one` over `todo` with `concurrency` workers, yielding (ordinal, record) as each
+    finishes. A worker takes the next trial only when it is free, so at most `concurrency` trials
+    exist as coroutines at any time (10,000 pending trials are 10,000 list items, not 10,000 tasks),
+    and at most `concurrency` finished records wait for the consumer. A worker's exception is raised
+    to the consumer; closing the iterator cancels the workers."""
+    pending = iter(todo)
+    queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=max(1, concurrency))
+    live = 0
+
+    async def worker() -> None:
+        nonlocal live
+        try:
+            for ordinal, trial in pending:  # one shared iterator: each free worker takes the next trial
+                record = await run_one(trial)
+                await queue.put((ordinal, record))
+        except Exception as exc:  # noqa: BLE001 - handed to the consumer, which raises it
+            await queue.put(exc)
+            return
+        live -= 1
+        if not live:
+            await queue.put(_END)
+
+    workers = []
+    for _ in range(max(1, concurrency)):
+        live += 1
+        workers.append(asyncio.create_task(worker()))
+    try:
+        while (item := await queue.get()) is not _END:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        for w in workers:
+            w.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
 
 
 def _trace_export(cfg: RunConfig) -> Any:
@@ -244,7 +298,7 @@ def _tool_schemas(case: Case) -> list[dict[str, Any]]:
         return []
 
 
-async def run_suite(cases: list[Case], cfg: RunConfig, out_dir: str | Path) -> list[RunRecord]:
+async def run_suite(cases: list[Case], cfg: RunConfig, out_dir: str | Path) -> StoredRecords:
     """The one entry every run goes through (CLI, Python API, pytest plugin): check the specs, plan
     the trials, run and store them; returns every record of the run directory."""
     check_specs(cases, cfg)
@@ -261,7 +315,7 @@ async def run_suite(cases: list[Case], cfg: RunConfig, out_dir: str | Path) -> l
     return await run_trials(trials, cfg, out, meta)
 
 
-async def run_cases(cases: list[Case], *, out_dir: str | Path, **options: Any) -> list[RunRecord]:
+async def run_cases(cases: list[Case], *, out_dir: str | Path, **options: Any) -> StoredRecords:
     """`run_suite` with RunConfig fields as keywords (agent=..., simulator=..., repeats=...)."""
     return await run_suite(cases, make_config(**options), out_dir)
 

@@ -148,6 +148,7 @@ CREATE TABLE IF NOT EXISTS records (
     status TEXT NOT NULL,
     record TEXT NOT NULL
 );
+CREATE INDEX IF NOT EXISTS records_order ON records (ordinal, id);
 """
 
 
@@ -213,6 +214,13 @@ class RunStore:
         except sqlite3.Error as exc:
             raise self._error(exc) from None
 
+    def has_records(self) -> bool:
+        """Whether any record is stored (one row read, however large the run)."""
+        try:
+            return self._db.execute("SELECT 1 FROM records LIMIT 1").fetchone() is not None
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
+
     def put(self, record: RunRecord, ordinal: int, text: str | None = None) -> None:
         """Commit one record (`text`: its JSON, if the caller has it already). A full disk or a
         read-only file raises RunFolderError; records committed before stay in the store."""
@@ -231,17 +239,36 @@ class RunStore:
             ) from None
 
     def records(self) -> list[RunRecord]:
-        try:
-            rows = self._db.execute("SELECT id, record FROM records ORDER BY ordinal, id").fetchall()
-        except sqlite3.Error as exc:
-            raise self._error(exc) from None
-        out = []
-        for rid, blob in rows:
+        """Every record in plan order, all in memory (the re-check needs them together)."""
+        return list(self.iter_records())
+
+    def iter_records(self, ids: set[str] | None = None) -> Iterator[RunRecord]:
+        """The records in plan order, parsed one at a time (`ids`: only those)."""
+        for rid, blob in self.iter_json(ids):
             try:
-                out.append(RunRecord.model_validate_json(blob))
+                yield RunRecord.model_validate_json(blob)
             except (ValidationError, ValueError) as exc:
                 raise self._error(exc, row=str(rid)) from None
-        return out
+
+    def iter_json(self, ids: set[str] | None = None) -> Iterator[tuple[str, str]]:
+        """(id, record JSON) in plan order, streamed from a cursor (`ids`: only those records)."""
+        # a cursor of its own, fetched in batches: memory stays one batch whatever the run's size
+        try:
+            cur = self._db.execute("SELECT id, record FROM records ORDER BY ordinal, id")
+            while batch := cur.fetchmany(256):
+                for rid, blob in batch:
+                    if ids is None or rid in ids:
+                        yield rid, blob
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
+
+    def briefs(self) -> list[tuple[str, str, str]]:
+        """(id, case_id, status) of every record in plan order: what the gate and the report's
+        choice of transcripts need, without parsing a record."""
+        try:
+            return self._db.execute("SELECT id, case_id, status FROM records ORDER BY ordinal, id").fetchall()
+        except sqlite3.Error as exc:
+            raise self._error(exc) from None
 
     def close(self) -> None:
         try:

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 
@@ -171,9 +172,56 @@ def _operations(s: Summary) -> str:
     return section("Stops, usage, unjudged and errors", "".join(parts), "operations") if parts else ""
 
 
-def render_report(records: list[RunRecord], summary: dict) -> str:
-    """The whole page as a string."""
+# Transcripts one page embeds. Beyond this many conversations the page shows the ones that need a
+# look (inconclusive, simulator-suspect, then every other non-pass in plan order) and a spread of
+# passed ones, and says what it left out: a 10,000-conversation run gives a page of a few MB, not
+# hundreds. Every record stays in results.jsonl.
+TRANSCRIPT_LIMIT = 200
+_PASSED_SHARE = 10  # at least 1/10 of the shown transcripts are passed ones, when the run has them
+
+
+def shown_ids(
+    briefs: Sequence[tuple[str, str, str]], summary: dict, limit: int = TRANSCRIPT_LIMIT
+) -> set[str] | None:
+    """Which conversations (ids) the page embeds, from (id, case_id, status) in plan order; None: all
+    of them (at most `limit`, or an exploration run, whose tree and clusters need every branch)."""
+    meta = summary.get("meta") or {}
+    if len(briefs) <= limit or (isinstance(meta, dict) and meta.get("explore")):
+        return None
+    passed = [rid for rid, _, status in briefs if status == "passed"]
+    spread = min(len(passed), max(limit // _PASSED_SHARE, limit - (len(briefs) - len(passed))))
+    flagged = [*summary.get("inconclusive", []), *summary.get("simulator_suspects", [])]
+    needy = list(dict.fromkeys([*flagged, *(rid for rid, _, status in briefs if status != "passed")]))
+    chosen = set(needy[: limit - spread])
+    chosen.update(passed[int(i * len(passed) / spread)] for i in range(spread))  # evenly spaced
+    return chosen
+
+
+def _left_out_note(records: list[RunRecord], s: Summary, total: int) -> str:
+    if total <= len(records):
+        return ""
+    shown_passed = sum(r.status == "passed" for r in records)
+    left_passed = s.totals.passed - shown_passed
+    left_other = total - len(records) - left_passed
+    return (
+        f'<p class="banner" id="transcripts-left-out">This run has {total} conversations; the page embeds '
+        f"{len(records)} transcripts (at most {TRANSCRIPT_LIMIT}): inconclusive, simulator-suspect and other "
+        f"non-passing conversations first, then passed ones spread over the run. Left out: {total - len(records)} "
+        f"({left_other} not passed, {left_passed} passed). Every conversation is in results.jsonl.</p>"
+    )
+
+
+def render_report(records: list[RunRecord], summary: dict, *, total: int | None = None) -> str:
+    """The whole page as a string. `records`: the conversations to embed (all of a run of at most
+    TRANSCRIPT_LIMIT; beyond, `shown_ids` picks them); `total`: how many the run has (default: all
+    given). Summary sections always cover the whole run."""
     s = Summary.model_validate(summary)
+    given = len(records)
+    shown = shown_ids([(r.id, r.case_id, r.status) for r in records], summary)
+    if shown is not None:
+        records = [r for r in records if r.id in shown]
+    total = given if total is None else total
+    title_n = f"{len(records)} of {total}" if total > len(records) else str(len(records))
     body = "".join(
         [
             _header(s),
@@ -191,7 +239,11 @@ def render_report(records: list[RunRecord], summary: dict) -> str:
             token_section(s),
             _operations(s),
             explore_section(records, s.meta),
-            section(f"Transcripts ({len(records)})", render_viewer(records), "transcripts"),
+            section(
+                f"Transcripts ({title_n})",
+                _left_out_note(records, s, total) + render_viewer(records),
+                "transcripts",
+            ),
         ]
     )
     title = f"usersim report — {text(s.meta.get('run_id') or 'run')}"
@@ -201,9 +253,9 @@ def render_report(records: list[RunRecord], summary: dict) -> str:
     return redact(page)  # a key that reached a transcript (an agent echoing its config) is masked too
 
 
-def write_report(path: Path, records: list[RunRecord], summary: dict) -> Path:
-    """Write report.html for a run and return its path."""
+def write_report(path: Path, records: list[RunRecord], summary: dict, *, total: int | None = None) -> Path:
+    """Write report.html for a run and return its path (`records`, `total`: see render_report)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_report(records, summary), encoding="utf-8")
+    path.write_text(render_report(records, summary, total=total), encoding="utf-8")
     return path

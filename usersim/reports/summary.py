@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from math import comb
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,7 @@ from typing import Any
 from usersim.core.gate import Tally, decide, fraction, pass_rate
 from usersim.core.record import RunRecord
 from usersim.core.secrets import redact_value
+from usersim.judges.calibration import is_recheck
 from usersim.judges.llm_rubric import C1_CRITERION, C1_DIMENSIONS
 from usersim.reports.grades import complexity_curves, grade_distributions
 from usersim.reports.judging import judge_stats
@@ -335,10 +336,51 @@ def summarize(records: list[RunRecord], meta: dict[str, Any], *, run_dir: Path |
 
 
 def build_summary(
-    records: list[RunRecord], meta: dict[str, Any], *, run_dir: Path | None = None
+    records: Iterable[RunRecord], meta: dict[str, Any], *, run_dir: Path | None = None
 ) -> dict[str, Any]:
-    """summary.json content (JSON-ready dict) for a run's records; see `summarize`."""
-    return summarize(records, meta, run_dir=run_dir).model_dump(mode="json")
+    """summary.json content (JSON-ready dict) for a run's records; see `summarize`.
+
+    One pass over `records` (a list, or a stream from the store or results.jsonl): each record is
+    reduced to its `summary_view` as it comes, so memory holds the small views, never the
+    transcripts. The result is the same as `summarize` over the full records."""
+    recheck = meta.get("recheck")
+    sampled = frozenset((recheck.get("ids") or []) if isinstance(recheck, dict) else [])
+    views = [summary_view(r, sampled) for r in records]
+    return summarize(views, meta, run_dir=run_dir).model_dump(mode="json")
+
+
+# The verdicts a summary part reads besides the status: judge_stats, c1_scores (llm_rubric),
+# grade_distributions (graded), persona_traits (fidelity.traits), reason_counts (unjudged, error).
+_SUMMARY_JUDGES = frozenset({"llm_rubric", "graded", "fidelity.traits"})
+_SUMMARY_VERDICTS = frozenset({"unjudged", "error"})
+# what no summary part reads: the conversation itself and its traces
+_DROPPED: dict[str, Any] = {
+    "transcript": [],
+    "attempts": [],
+    "timeline": [],
+    "tool_trace": [],
+    "sim_events": [],
+    "traceback": None,
+    "system_config": {},
+    "suspect_reason": "",
+    "stop_detail": "",
+    "stop": None,
+}
+
+
+def summary_view(record: RunRecord, recheck_ids: frozenset[str] = frozenset()) -> RunRecord:
+    """The record as the summary sees it: the fields `summarize` reads, without the transcript,
+    attempts and traces, and only the verdicts a summary part reads (a record of the rule-to-LLM
+    re-check keeps every verdict: its rule checks are compared with the LLM's). A few KB instead
+    of ~100 KB, so a 10,000-conversation summary fits in memory."""
+    keep_all = record.id in recheck_ids or any(is_recheck(v) for v in record.verdicts)
+    verdicts = (
+        record.verdicts
+        if keep_all
+        else [v for v in record.verdicts if v.judge in _SUMMARY_JUDGES or v.verdict in _SUMMARY_VERDICTS]
+    )
+    skills = [e for e in record.skill_events if e.kind == "triggered"][:1]  # skill_impact: any triggered
+    return record.model_copy(update={**_DROPPED, "verdicts": verdicts, "skill_events": skills})
 
 
 def write_summary(path: Path, summary: dict[str, Any]) -> Path:
