@@ -1,7 +1,8 @@
 """The one conversation graph: static replays and organic simulations share it.
 
 user_turn -> (stop? judge : agent_turn) -> (stop? judge : user_turn) ... judge -> finalize -> END
-(`finalize` decides status and blame from the end state; rescore runs the same function.)
+(`finalize` decides status and blame from the end state; rescore runs the same function.) The turn
+nodes name the next node themselves (a `Command`), so a turn is one superstep with no routing task.
 """
 
 from __future__ import annotations
@@ -9,24 +10,15 @@ from __future__ import annotations
 from langgraph.graph import END, START, StateGraph
 
 from usersim.graphs.context import RunContext
-from usersim.graphs.nodes import (
-    agent_turn,
-    finalize_node,
-    judge,
-    route_after_agent,
-    route_after_user,
-    user_turn,
-)
+from usersim.graphs.nodes import agent_step, finalize_node, judge, user_step
 from usersim.graphs.state import ConversationState
 
 builder = StateGraph(ConversationState, context_schema=RunContext)
-builder.add_node("user_turn", user_turn)
-builder.add_node("agent_turn", agent_turn)
+builder.add_node("user_turn", user_step, destinations=("agent_turn", "judge"))
+builder.add_node("agent_turn", agent_step, destinations=("user_turn", "judge"))
 builder.add_node("judge", judge)
 builder.add_node("finalize", finalize_node)
 builder.add_edge(START, "user_turn")
-builder.add_conditional_edges("user_turn", route_after_user)
-builder.add_conditional_edges("agent_turn", route_after_agent)
 builder.add_edge("judge", "finalize")
 builder.add_edge("finalize", END)
 

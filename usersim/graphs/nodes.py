@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import logging
-from typing import Any, Literal
+from typing import Any
 
 from langgraph.runtime import Runtime
+from langgraph.types import Command
 
 from usersim.adapters.base import AgentEndpointError, AgentError, AgentInput
 from usersim.core import timeline
@@ -295,11 +296,21 @@ async def finalize_node(state: ConversationState, runtime: Runtime[RunContext]) 
     return {"final": finalize(state, persona=persona, history_len=history_len)}
 
 
-# The routes are coroutines so langgraph runs them on the event loop: a plain function would be
-# sent to a thread pool on every step (two thread hops per turn, queued behind each other under load).
-async def route_after_user(state: ConversationState) -> Literal["agent_turn", "judge"]:
-    return "judge" if state.get("stop") else "agent_turn"
+def _stopped(state: ConversationState, update: dict[str, Any]) -> bool:
+    """Whether the conversation stops once `update` is applied (the stop channel keeps its last value)."""
+    return bool(update["stop"] if "stop" in update else state.get("stop"))
 
 
-async def route_after_agent(state: ConversationState) -> Literal["user_turn", "judge"]:
-    return "judge" if state.get("stop") else "user_turn"
+# The routing is in the nodes (a Command names the next node) rather than conditional edges: a
+# conditional edge is one more traced runnable per step (callback manager, config merge, a task),
+# about a tenth of langgraph's work per turn, for a decision the node has already made.
+async def user_step(state: ConversationState, runtime: Runtime[RunContext]) -> Command[Any]:
+    """The user turn, then the agent's turn, or the judges when the conversation stopped."""
+    update = await user_turn(state, runtime)
+    return Command(update=update, goto="judge" if _stopped(state, update) else "agent_turn")
+
+
+async def agent_step(state: ConversationState, runtime: Runtime[RunContext]) -> Command[Any]:
+    """The agent turn, then the next user turn, or the judges when the conversation stopped."""
+    update = await agent_turn(state, runtime)
+    return Command(update=update, goto="judge" if _stopped(state, update) else "user_turn")

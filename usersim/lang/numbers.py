@@ -103,4 +103,9 @@ _DIGITS = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\d,])|(?<![\d.
 def numerals_in(text: str) -> list[tuple[float, int, int]]:
     """Every number written in digits, each a whole token with its span: '$1,628.00 for 14 bags'
     -> [(1628.0, 1, 10), (14.0, 15, 17)]; '14' never yields a '4'."""
-    return [(float(m.group(0).replace(",", "")), m.start(), m.end()) for m in _DIGITS.finditer(text or "")]
+    return list(_numerals(text or ""))
+
+
+@functools.lru_cache(maxsize=8192)  # the guards read every message of a conversation on each turn
+def _numerals(text: str) -> tuple[tuple[float, int, int], ...]:
+    return tuple((float(m.group(0).replace(",", "")), m.start(), m.end()) for m in _DIGITS.finditer(text))

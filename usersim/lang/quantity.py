@@ -11,6 +11,7 @@ made it. The words are data: usersim/lang/data/<code>/{numbers,money,units}.yaml
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -77,8 +78,14 @@ def _cue(word_entry: str, start: int, end: int, text: str) -> Cue:
 
 def quantities(text: str) -> list[Quantity]:
     """Every quantity written in `text`, in order: money, measures, durations and bare numbers."""
-    text = text or ""
-    lex = lexicon()
+    return list(_quantities(text or "", lexicon()))
+
+
+# The simulator's guards and the judges read the same transcript messages again on every turn and
+# in every check (a conversation reads each message a dozen times): readings are remembered per
+# (text, lexicon in force). Quantities are frozen, the list is copied for the caller.
+@functools.lru_cache(maxsize=8192)
+def _quantities(text: str, lex: Lexicon) -> tuple[Quantity, ...]:
     out: list[Quantity] = []
     pos = 0
     pattern = number_pattern(lex)
@@ -92,7 +99,7 @@ def quantities(text: str) -> list[Quantity]:
             continue
         out.append(q)
         pos = max(q.end, m.end())
-    return [_annotate(text, q, lex) for q in out]
+    return tuple(_annotate(text, q, lex) for q in out)
 
 
 def _read(text: str, m: re.Match[str], lex: Lexicon) -> Quantity | None:

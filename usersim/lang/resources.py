@@ -150,6 +150,26 @@ def language_codes() -> list[str]:
     return languages.names()
 
 
+class Memo:
+    """Readings remembered while the same resources are in force (forgotten when a resource folder
+    or a language is added), for pure readers that run again on the same text many times per
+    conversation (a persona's facts, the opening message's needs). At most `size` entries."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self._held: tuple[Resources, ...] = ()
+        self._memo: dict[Any, Any] = {}
+
+    def table(self) -> dict[Any, Any]:
+        """The memo for the resources in force now."""
+        held = tuple(resources(code) for code in language_codes())
+        if len(held) != len(self._held) or any(a is not b for a, b in zip(held, self._held, strict=True)):
+            self._held, self._memo = held, {}
+        elif len(self._memo) >= self.size:
+            self._memo.clear()
+        return self._memo
+
+
 @functools.lru_cache(maxsize=8)
 def _script(code: str) -> re.Pattern[str] | None:
     s = languages.get(code).script

@@ -1,8 +1,8 @@
 """One shared helper for OpenAI-compatible chat calls (agent, simulator and LLM judge use it).
 
-`chat_completion(...)` sends one non-streaming chat-completions request through the `openai`
-package's AsyncOpenAI with the aiohttp backend (`DefaultAioHttpClient`: measured ~3x the default
-httpx backend on this machine), and adds what every caller needs:
+`chat_completion(...)` sends one non-streaming chat-completions request through `llm.wire`, a thin
+client for the OpenAI wire format on aiohttp (the `openai` package's request pipeline cost 3-4x
+the whole wire round trip in CPU per call; see llm/wire.py), and adds what every caller needs:
 
 * configuration from `OPENAI_BASE_URL` / `OPENAI_API_KEY`, overridable per call;
 * retries with exponential backoff that honour `Retry-After` for 429, 5xx, timeouts and
@@ -15,6 +15,7 @@ httpx backend on this machine), and adds what every caller needs:
 * token usage as `graphs.state.Usage`;
 * secrets redacted from every error message.
 
+The Responses API adapter still drives the `openai` package (`_client` below, imported lazily).
 Tests replace the network with a scripted model via `use_fake_model` (see tests/support/fake_model.py).
 """
 
@@ -22,18 +23,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
-import inspect
+import email.utils
 import json
 import os
 import random
-import ssl
+import time
 from collections.abc import Iterator
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import openai
 import orjson
-from openai import AsyncOpenAI, DefaultAioHttpClient
 
 from usersim.core import timeline
 from usersim.core.events import Usage
@@ -43,6 +41,10 @@ from usersim.core.turns import away
 from usersim.llm.cache import cache_key, get_cache
 from usersim.llm.prices import cost_usd
 from usersim.llm.ratelimit import limiter_for
+from usersim.llm.wire import StatusError, WireConnectionError, WireTimeout, client_for, tls_context
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # Answer token limit per role when the caller gives none (a spec's ?max_tokens= overrides it;
@@ -101,18 +103,15 @@ def resolve_endpoint(base_url: str | None, api_key: str | None) -> tuple[str, st
     return url, key
 
 
-# One client per (event loop, endpoint): aiohttp sessions must not cross event loops.
+# SDK clients of the Responses adapter, one per (event loop, endpoint, key): aiohttp sessions must
+# not cross event loops.
 _clients: dict[tuple[int, str, str], tuple[asyncio.AbstractEventLoop, AsyncOpenAI]] = {}
 
 
-@functools.cache
-def _tls() -> ssl.SSLContext:
-    """One TLS context for every client (the system trust store; SSL_CERT_FILE / SSL_CERT_DIR are
-    honoured): building a context loads the CA store, a few ms per client otherwise."""
-    return ssl.create_default_context()
-
-
 def _client(base_url: str, api_key: str, timeout: float) -> AsyncOpenAI:
+    """The `openai` package's client (aiohttp backend) for the Responses API adapter."""
+    from openai import AsyncOpenAI, DefaultAioHttpClient
+
     loop = asyncio.get_running_loop()
     for k, (lp, _) in list(_clients.items()):
         if lp.is_closed():
@@ -124,7 +123,7 @@ def _client(base_url: str, api_key: str, timeout: float) -> AsyncOpenAI:
             api_key=api_key,
             max_retries=0,
             timeout=timeout,
-            http_client=DefaultAioHttpClient(verify=_tls()),
+            http_client=DefaultAioHttpClient(verify=tls_context()),
         )
         _clients[key] = (loop, client)
     return _clients[key][1]
@@ -132,6 +131,9 @@ def _client(base_url: str, api_key: str, timeout: float) -> AsyncOpenAI:
 
 async def aclose_clients() -> None:
     """Close the pooled HTTP clients of the running event loop (call at the end of a run)."""
+    from usersim.llm import wire
+
+    await wire.aclose()
     loop = asyncio.get_running_loop()
     for k, (lp, client) in list(_clients.items()):
         if lp is loop:
@@ -140,8 +142,8 @@ async def aclose_clients() -> None:
 
 
 def _retry_after(exc: Exception) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
+    """Seconds the server asks to wait (Retry-After-Ms, Retry-After in seconds or as an HTTP date)."""
+    headers = getattr(exc, "headers", None) or getattr(getattr(exc, "response", None), "headers", None)
     if not headers:
         return None
     ms = headers.get("retry-after-ms")
@@ -152,6 +154,8 @@ def _retry_after(exc: Exception) -> float | None:
     if value:
         with contextlib.suppress(ValueError):
             return max(0.0, float(value))
+        with contextlib.suppress(TypeError, ValueError):
+            return max(0.0, email.utils.parsedate_to_datetime(value).timestamp() - time.time())
     return None
 
 
@@ -172,20 +176,13 @@ def _hint(status: int | None, model: str) -> str:
     return ""
 
 
-@functools.cache
-def _takes_content() -> bool:
-    return "content" in inspect.signature(AsyncOpenAI.post).parameters
-
-
-def _body(request: dict[str, Any]) -> dict[str, Any]:
-    """The request for `post`: serialized here with orjson (several times faster than the SDK's
-    json.dumps of messages and tool schemas) where the SDK takes raw content, else as JSON data."""
-    if _takes_content():
-        try:
-            return {"content": orjson.dumps(request)}
-        except TypeError:  # something orjson cannot encode: the SDK's encoder decides
-            pass
-    return {"body": request}
+def _encode(request: dict[str, Any]) -> bytes:
+    """The request body: orjson (several times faster than json.dumps of messages and tool schemas);
+    json.dumps for what orjson cannot encode (an int beyond 64 bits, a str subclass ...)."""
+    try:
+        return orjson.dumps(request)
+    except TypeError:
+        return json.dumps(request, ensure_ascii=False).encode()
 
 
 def _where(role: str, model: str, url: str, key: str) -> str:
@@ -278,13 +275,15 @@ async def check_model(
 
     url, key = resolve_endpoint(base_url, api_key)
     endpoint = _where(role, model, url, key)
-    client = _client(url, key, 5.0)
     try:
-        page = await asyncio.wait_for(client.models.list(), timeout=5.0)
-        served = [m.id for m in (page.data or []) if isinstance(getattr(m, "id", None), str)]
-    except openai.AuthenticationError as exc:
+        page = await asyncio.wait_for(client_for(url, key).get("/models", 5.0), timeout=5.0)
+        data = page.get("data") if isinstance(page, dict) else None
+        served = [m["id"] for m in data or () if isinstance(m, dict) and isinstance(m.get("id"), str)]
+    except StatusError as exc:
+        if exc.status_code != 401:
+            return
         raise LLMCallError(endpoint, 401, redact(_server_message(exc), [key]) + _hint(401, model)) from None
-    except (openai.APIError, TimeoutError, ValueError, TypeError, AttributeError):
+    except (WireTimeout, WireConnectionError, TimeoutError, ValueError, TypeError, AttributeError):
         return
     if served and model not in served:
         listed = ", ".join(sorted(served)[:12]) + (" ..." if len(served) > 12 else "")
@@ -342,7 +341,7 @@ async def _chat_completion(
             return message, Usage(calls=1, cached_calls=1, prompt_tokens=p_tok, completion_tokens=c_tok)
 
     timeout = timeout or _env_float("USERSIM_LLM_TIMEOUT_S", 120.0)
-    client = _client(url, key, timeout)
+    client = client_for(url, key)
     request: dict[str, Any] = {"model": model, "messages": msgs, "stream": False}
     if tools:
         request["tools"] = tools
@@ -352,56 +351,40 @@ async def _chat_completion(
     base_wait = _env_float("USERSIM_LLM_BACKOFF_S", 0.5)
     max_wait = _env_float("USERSIM_LLM_MAX_WAIT_S", 60.0)
     last: LLMCallError | None = None
+    body = _encode(request)
     for attempt in range(attempts):
         limiter = limiter_for(url)
         if limiter is not None:
             async with away():
                 await limiter.acquire()
         try:
-            # the request is plain JSON already: posting it skips the SDK's recursive TypedDict
-            # transform of messages and tool schemas (a third of a turn's CPU), same errors and
-            # retries; the reply is read as plain JSON too (parse_reply checks every field we use)
-            body = _body(request)
             async with away():  # other conversations take their turns while this one waits
-                resp = await client.post("/chat/completions", cast_to=object, **body)
-        except openai.APIStatusError as exc:
+                resp = await client.post("/chat/completions", body, timeout)
+        except StatusError as exc:
             status = exc.status_code
             last = LLMCallError(
                 _where(role, model, url, key),
                 status,
                 redact(_server_message(exc), [key]) + _hint(status, model),
             )
-            if status == 400 and "response_format" in request and "response_format" in str(exc).lower():
+            if (
+                status == 400
+                and "response_format" in request
+                and "response_format" in f"{exc.message} {exc.body}".lower()
+            ):
                 # some OpenAI-compatible servers reject JSON mode; callers parse and repair JSON anyway
                 request.pop("response_format")
+                body = _encode(request)
                 continue
             if status in _NO_RETRY or (status < 500 and status != 429):
                 raise last from None
             wait = _retry_after(exc)
-        except openai.APITimeoutError as exc:
-            cause = exc.__cause__
-            # The aiohttp backend reports a refused connection as ConnectTimeout: say what happened.
-            if cause is not None and "Cannot connect" in str(cause):
-                last = LLMCallError(
-                    _where(role, model, url, key), None, f"connection failed: {redact(str(cause), [key])}"
-                )
-            else:
-                last = LLMCallError(
-                    _where(role, model, url, key), None, f"request timed out after {timeout:g}s"
-                )
+        except WireTimeout:
+            last = LLMCallError(_where(role, model, url, key), None, f"request timed out after {timeout:g}s")
             wait = None
-        except openai.APIConnectionError as exc:
+        except WireConnectionError as exc:
             last = LLMCallError(
-                _where(role, model, url, key),
-                None,
-                f"connection failed: {redact(str(exc.__cause__ or exc), [key])}",
-            )
-            wait = None
-        except (ValueError, TypeError, openai.APIError) as exc:
-            # a 200 whose body is cut or not JSON: retried like a transport fault
-            why = f"the body is not valid JSON ({exc})" if isinstance(exc, ValueError) else str(exc)
-            last = LLMCallError(
-                _where(role, model, url, key), 200, f"unusable reply: {redact(_snippet(why), [key])}"
+                _where(role, model, url, key), None, f"connection failed: {redact(str(exc), [key])}"
             )
             wait = None
         else:

@@ -29,11 +29,19 @@ def _table(extra: str | None) -> dict[str, tuple[float, float]]:
     return table
 
 
-def cost_usd(model: str, prompt_tokens: int, completion_tokens: int) -> float:
-    """Estimated USD cost of one call; 0 for models not in the table."""
-    table = _table(os.environ.get("USERSIM_PRICES"))
+@lru_cache(maxsize=256)
+def _price(extra: str | None, model: str) -> tuple[float, float]:
+    # the longest table name the model starts with (dated snapshots use their family's price);
+    # remembered: this ran a scan of the table on every model call
+    table = _table(extra)
     price = table.get(model)
     if price is None:
         matches = [name for name in table if model.startswith(name)]
         price = table[max(matches, key=len)] if matches else (0.0, 0.0)
+    return price
+
+
+def cost_usd(model: str, prompt_tokens: int, completion_tokens: int) -> float:
+    """Estimated USD cost of one call; 0 for models not in the table."""
+    price = _price(os.environ.get("USERSIM_PRICES"), model)
     return round((prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000, 8)

@@ -8,6 +8,7 @@ no limit: local servers are usually faster unthrottled.
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import time
 from urllib.parse import urlparse
@@ -37,6 +38,16 @@ class RateLimiter:
                 await asyncio.sleep((1 - self.tokens) / self.rate)
 
 
+@functools.lru_cache(maxsize=16)
+def _limits(text: str) -> dict[str, float]:
+    return parse_limits(text)
+
+
+@functools.lru_cache(maxsize=256)
+def _host(base_url: str) -> str:
+    return urlparse(base_url).netloc
+
+
 def parse_limits(text: str) -> dict[str, float]:
     """`host=rpm,...` -> {host: rpm}; a malformed entry raises naming it."""
     limits: dict[str, float] = {}
@@ -58,8 +69,11 @@ _limiters: dict[tuple[int, str], RateLimiter] = {}
 
 def limiter_for(base_url: str) -> RateLimiter | None:
     """The limiter of this endpoint in the running event loop, or None when it is unlimited."""
-    limits = parse_limits(os.environ.get("USERSIM_RATE_LIMITS", ""))
-    host = urlparse(base_url).netloc
+    text = os.environ.get("USERSIM_RATE_LIMITS", "")
+    if not text:  # the common case: no limits, nothing to parse on every call
+        return None
+    limits = _limits(text)  # parsed once per setting (callers never change the dict)
+    host = _host(base_url)
     rpm = limits.get(host, limits.get("*"))
     if rpm is None:
         return None

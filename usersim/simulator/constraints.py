@@ -11,15 +11,16 @@ features by polarity (lang.polarity: "不含国际漫游" is a negated mention) 
 
 from __future__ import annotations
 
+import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from usersim.core.errors import CaseError
 from usersim.lang import acts, lexicon, phrases, quantity
 from usersim.lang.cues import NEGATIVE
 from usersim.lang.polarity import Reader
-from usersim.lang.resources import language_codes, resources
+from usersim.lang.resources import Memo, language_codes, resources
 
 # Legacy keys: (kind, measure, dimension, unit shown after the number)
 LEGACY = {
@@ -145,8 +146,13 @@ def _mentions(text: str, words: list[str]) -> list[tuple[int, int]]:
     return spans
 
 
+_VIOLATIONS = Memo()
+
+
 def violations(constraints: dict, text: str, language: str | None = None) -> list[Violation]:
     """Constraint breaches in what one agent reply proposes (results, offers, confirmation requests).
+    Remembered per (constraints, reply, language): the simulator reads each agent reply again on
+    every later turn and the judges read them all once more; the caller gets its own copies.
 
     Limits and exclusions are read in every proposed sentence; `min` and `require` only in a reply
     that offers something or asks the go-ahead (a statement of the current plan is no proposal). A
@@ -155,6 +161,18 @@ def violations(constraints: dict, text: str, language: str | None = None) -> lis
     """
     if not constraints:
         return []
+    try:
+        key = (json.dumps(constraints, sort_keys=True, default=str), text, language)
+    except (TypeError, ValueError):  # keys that do not sort: read it every time
+        return _violations(constraints, text, language)
+    memo = _VIOLATIONS.table()
+    held = memo.get(key)
+    if held is None:
+        held = memo[key] = tuple(_violations(constraints, text, language))
+    return [replace(v) for v in held]
+
+
+def _violations(constraints: dict, text: str, language: str | None) -> list[Violation]:
     read = acts.agent_acts(text or "")
     proposing = proposes(text)
     # "I will switch you to Max at $45. Shall I go ahead?": the announced plan is what is put to the user

@@ -20,7 +20,7 @@ from datetime import date
 from usersim.lang import dates, quantity
 from usersim.lang.concepts import ConceptHit, concepts_in, field_concepts
 from usersim.lang.phrases import codes_for, find
-from usersim.lang.resources import language_codes, resources
+from usersim.lang.resources import Memo, language_codes, resources
 
 
 def value_concepts(value: str) -> list[str]:
@@ -70,10 +70,20 @@ def _plain(text: str) -> str:
     return re.sub(r"['’]s\b", "", text or "")
 
 
+_FACTS = Memo()
+
+
 def fact_concepts(key: str, texts: Sequence[str], value: str | None = None) -> set[str]:
-    """The concepts a fact means: by its key/label/aliases/description words and its value's shape."""
-    found = set(field_concepts([_plain(t) for t in (key, *texts)]))
-    return found | set(value_concepts(value or ""))
+    """The concepts a fact means: by its key/label/aliases/description words and its value's shape.
+    Remembered per fact: every conversation of a persona (and its fidelity judges) reads the same
+    facts again."""
+    memo, mkey = _FACTS.table(), (key, tuple(texts), value)
+    found = memo.get(mkey)
+    if found is None:
+        found = memo[mkey] = frozenset(field_concepts([_plain(t) for t in (key, *texts)])) | frozenset(
+            value_concepts(value or "")
+        )
+    return set(found)
 
 
 def asked_hits(sentence: str) -> tuple[list[ConceptHit], list[ConceptHit]]:

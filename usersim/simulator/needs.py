@@ -7,12 +7,27 @@ from __future__ import annotations
 import re
 
 from usersim.lang import quantity
+from usersim.lang.resources import Memo
 from usersim.simulator.constraints import CLAUSE, measure_dimensions, needs_resource
+
+_NEEDS = Memo()
 
 
 def stated_needs(text: str, language: str) -> dict:
     """The needs a user message states, as a constraints mapping: "流量至少要10G" -> min data 10G,
-    "每月不超过60元" / "under $40" -> max price, "得能用国际漫游" / "needs roaming" -> require."""
+    "每月不超过60元" / "under $40" -> max price, "得能用国际漫游" / "needs roaming" -> require.
+    Remembered per (text, language): the goal in force reads the opening message on every turn and
+    in every judge; the caller gets its own copy."""
+    memo = _NEEDS.table()
+    held = memo.get((text, language))
+    if held is None:
+        held = memo[(text, language)] = _stated_needs(text, language)
+    return {
+        k: dict(v) if isinstance(v, dict) else list(v) if isinstance(v, list) else v for k, v in held.items()
+    }
+
+
+def _stated_needs(text: str, language: str) -> dict:
     cues = needs_resource(language)
     out: dict = {}
     for clause in CLAUSE.split(text or ""):
