@@ -185,7 +185,9 @@ async def openevals_conversations(prompts: Prompts, count: int, concurrency: int
     from openevals.simulators import create_async_llm_simulated_user, run_multiturn_simulation_async
 
     base = os.environ["OPENAI_BASE_URL"]
-    agent = ChatOpenAI(model="agent", base_url=base, api_key="bench", max_retries=0)
+    agent: Any = ChatOpenAI(model="agent", base_url=base, api_key="bench", max_retries=0)
+    if prompts.agent_extra.get("tools"):  # the agent under test has the same tools as under usersim
+        agent = agent.bind_tools(prompts.agent_extra["tools"])
     sim = ChatOpenAI(model="sim", base_url=base, api_key="bench", max_retries=0)
     judge = ChatOpenAI(model="judge", base_url=base, api_key="bench", max_retries=0)
     sem = asyncio.Semaphore(concurrency)

@@ -72,7 +72,8 @@ def _watch(cmd: list[str], stub: Stub) -> dict[str, Any]:
 def bench_scale() -> dict[str, Any]:
     """10,000 organic conversations (BENCH_SCALE scales it), rule simulator, the stub agent answering
     after 1 s, concurrency 512, one `usersim run` process."""
-    count = n(10_000, 300)
+    # BENCH_SCALE_CONVERSATIONS sets the count alone (10,000 take long on a loaded machine)
+    count = int(os.environ.get("BENCH_SCALE_CONVERSATIONS") or n(10_000, 300))
     with Stub(1.0) as stub, tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "scale"
         seen = _watch(_rule_run(count, 512, out), stub)
