@@ -213,7 +213,7 @@ async def openevals_conversations(prompts: Prompts, count: int, concurrency: int
     async def one(i: int) -> None:
         async with sem:
             user = create_async_llm_simulated_user(
-                system=prompts.sim_system.replace("{", "{{").replace("}", "}}"),
+                system=prompts.sim_system,  # sent as it is (openevals prepends it, no templating)
                 client=sim,
                 fixed_responses=[OPENING],
             )
