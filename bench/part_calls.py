@@ -79,7 +79,7 @@ async def bench_sequential(prompts: h.Prompts) -> dict[str, Any]:
     count = n(20, 3)
     samples: dict[str, list[tuple[float, float]]] = {}
     calls: dict[str, int] = {}
-    with Stub(0.0), tempfile.TemporaryDirectory() as tmp:
+    with Stub(0.0) as stub, tempfile.TemporaryDirectory() as tmp:
         runs = _harness_runs(prompts, Path(tmp))
 
         def cli(r: int) -> None:
@@ -90,12 +90,13 @@ async def bench_sequential(prompts: h.Prompts) -> dict[str, Any]:
         names = [*runs, "cli"]
         for r in range(ROUNDS):
             for name in names[r % len(names) :] + names[: r % len(names)]:
+                before = stub.calls()
                 if name == "cli":
                     c, w, _ = await timed(lambda r=r: cli(r), child=True)
                 else:
-                    c, w, calls[name] = await timed(runs[name](count, 1, r))
+                    c, w, _ = await timed(runs[name](count, 1, r))
+                calls[name] = stub.calls() - before  # what the stub served, not what a harness says
                 samples.setdefault(name, []).append((c, w))
-    calls["cli"] = calls["usersim"]
     out: dict[str, Any] = {
         "conversations_per_round": count,
         "rounds": ROUNDS,

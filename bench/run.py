@@ -67,18 +67,31 @@ async def bench_cache() -> dict[str, Any]:
     return {"conversations": count, "first_run_calls": c1 - c0, "rerun_calls": c2 - c1}
 
 
-def parts_table(prompts: Prompts, log: list[dict[str, Any]]) -> dict[str, Callable[[], Any]]:
-    return {
-        "tokens": lambda: part_calls.bench_tokens(prompts, log),
-        "sequential": lambda: part_calls.bench_sequential(prompts),
-        "concurrency_1s": lambda: part_calls.bench_concurrency(prompts, 1.0, 128),
-        "concurrency_200ms": lambda: part_calls.bench_concurrency(prompts, 0.2, 32),
-        "cache": bench_cache,
-        "expand": part_start.bench_expand,
-        "cli": part_start.bench_cli,
-        "scale": part_scale.bench_scale,
-        "ray": part_scale.bench_ray,
-    }
+def captured() -> tuple[Prompts, list[dict[str, Any]]]:
+    """usersim's own requests for the bench conversation (once per bench run), replayed by the bare
+    loops; on failure a one-line persona prompt, and the reason on stderr."""
+    if not _CAPTURED:
+        try:
+            _CAPTURED.append(asyncio.run(part_calls.capture()))
+        except Exception as exc:  # noqa: BLE001 - the parts that need it still run and say so
+            print(f"capturing usersim's requests failed: {reason(exc)}", file=sys.stderr)
+            _CAPTURED.append((Prompts(), []))
+    return _CAPTURED[0]
+
+
+_CAPTURED: list[tuple[Prompts, list[dict[str, Any]]]] = []
+
+PARTS: dict[str, Callable[[], Any]] = {
+    "tokens": lambda: part_calls.bench_tokens(*captured()),
+    "sequential": lambda: part_calls.bench_sequential(captured()[0]),
+    "concurrency_1s": lambda: part_calls.bench_concurrency(captured()[0], 1.0, 128),
+    "concurrency_200ms": lambda: part_calls.bench_concurrency(captured()[0], 0.2, 32),
+    "cache": bench_cache,
+    "expand": part_start.bench_expand,
+    "cli": part_start.bench_cli,
+    "scale": part_scale.bench_scale,
+    "ray": part_scale.bench_ray,
+}
 
 
 def main() -> None:
@@ -86,21 +99,15 @@ def main() -> None:
         part_start.expand_worker(sys.argv[2])
         return
     t0 = time.perf_counter()
-    try:  # usersim's own requests for the conversation, replayed by the bare loops
-        prompts, log = asyncio.run(part_calls.capture())
-    except Exception as exc:  # noqa: BLE001 - the bare loops then use a one-line persona prompt
-        prompts, log = Prompts(), []
-        print(f"capturing usersim's requests failed: {reason(exc)}", file=sys.stderr)
-    available = parts_table(prompts, log)
-    which = sys.argv[1:] or list(available)
-    unknown = [w for w in which if w not in available]
+    which = sys.argv[1:] or list(PARTS)
+    unknown = [w for w in which if w not in PARTS]
     if unknown:
-        sys.exit(f"unknown bench part(s) {', '.join(unknown)}; parts: {', '.join(available)}")
+        sys.exit(f"unknown bench part(s) {', '.join(unknown)}; parts: {', '.join(PARTS)}")
     parts: dict[str, Any] = {}
     for name in which:
         t = time.perf_counter()
         try:
-            value = available[name]()
+            value = PARTS[name]()
             parts[name] = asyncio.run(value) if asyncio.iscoroutine(value) else value
         except Exception as exc:  # noqa: BLE001 - a failing part records why; the others still run
             parts[name] = {"reason": reason(exc)}
