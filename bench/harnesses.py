@@ -27,6 +27,7 @@ from typing import Any
 from bench.common import CASE, TURNS
 
 OPENING = "我想暑假去日本玩"  # bench/case.yaml's input.message
+TIMEOUT = 900.0  # s per request: on a loaded machine a reply can wait long for its turn on the CPU
 
 
 @dataclass
@@ -124,7 +125,7 @@ async def bare_json_conversations(prompts: Prompts, count: int, concurrency: int
     url = os.environ["OPENAI_BASE_URL"].rstrip("/") + "/chat/completions"
     headers = {"Authorization": "Bearer bench"}
     connector = aiohttp.TCPConnector(limit=0)
-    async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=600)) as s:
+    async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=TIMEOUT)) as s:
 
         async def chat(body: dict[str, Any]) -> str:
             nonlocal calls
@@ -148,6 +149,7 @@ async def bare_sdk_conversations(prompts: Prompts, count: int, concurrency: int)
         base_url=os.environ["OPENAI_BASE_URL"],
         api_key="bench",
         max_retries=0,
+        timeout=TIMEOUT,
         http_client=DefaultAioHttpClient(),
     ) as client:
 
@@ -185,11 +187,11 @@ async def openevals_conversations(prompts: Prompts, count: int, concurrency: int
     from openevals.simulators import create_async_llm_simulated_user, run_multiturn_simulation_async
 
     base = os.environ["OPENAI_BASE_URL"]
-    agent: Any = ChatOpenAI(model="agent", base_url=base, api_key="bench", max_retries=0)
+    agent: Any = ChatOpenAI(model="agent", base_url=base, api_key="bench", max_retries=0, timeout=TIMEOUT)
     if prompts.agent_extra.get("tools"):  # the agent under test has the same tools as under usersim
         agent = agent.bind_tools(prompts.agent_extra["tools"])
-    sim = ChatOpenAI(model="sim", base_url=base, api_key="bench", max_retries=0)
-    judge = ChatOpenAI(model="judge", base_url=base, api_key="bench", max_retries=0)
+    sim = ChatOpenAI(model="sim", base_url=base, api_key="bench", max_retries=0, timeout=TIMEOUT)
+    judge = ChatOpenAI(model="judge", base_url=base, api_key="bench", max_retries=0, timeout=TIMEOUT)
     sem = asyncio.Semaphore(concurrency)
     system = [{"role": m["role"], "content": m["content"]} for m in prompts.agent_system]
 

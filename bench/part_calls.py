@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import harnesses as h
-from bench.common import ROUNDS, TURNS, Stub, cli_run_args, median, n, run_cli, timed
+from bench.common import ROUNDS, TURNS, Stub, cli_run_args, median, n, reason, run_cli, timed
 from bench.metrics import conversation_tokens, efficiency, per_unit, ratio
 
 
@@ -128,12 +128,23 @@ async def bench_concurrency(prompts: h.Prompts, latency: float, concurrency: int
             for run in runs.values():
                 await run(1, 1, -1)
         walls: dict[str, list[float]] = {}
+        one: dict[str, float] = {}
         with Stub(latency):
-            one = {name: (await timed(run(1, 1, -2)))[1] for name, run in runs.items()}
             names = list(runs)
+            for name in names:
+                try:
+                    one[name] = (await timed(runs[name](1, 1, -2)))[1]
+                except Exception as exc:  # noqa: BLE001 - one harness failing leaves the others
+                    out[name] = {"reason": reason(exc)}
             for r in range(ROUNDS):
                 for name in names[r % len(names) :] + names[: r % len(names)]:
-                    walls.setdefault(name, []).append((await timed(runs[name](count, concurrency, r)))[1])
+                    if name not in one or "reason" in (out.get(name) or {}):
+                        continue
+                    try:
+                        walls.setdefault(name, []).append((await timed(runs[name](count, concurrency, r)))[1])
+                    except Exception as exc:  # noqa: BLE001 - its figures stay null with the reason
+                        out[name] = {"reason": reason(exc)}
+                        walls.pop(name, None)
     for name, w in walls.items():
         wall = statistics.median(w)
         out[name] = {
@@ -141,7 +152,7 @@ async def bench_concurrency(prompts: h.Prompts, latency: float, concurrency: int
             "wall_s": round(wall, 3),
             "efficiency": efficiency(one[name], count, concurrency, wall),
         }
-    if "openevals" not in walls:
+    if "openevals" not in runs:
         out["openevals"] = None
         out["reason"] = h.openevals_missing()
     return out
