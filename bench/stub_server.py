@@ -1,15 +1,21 @@
-"""The bench's OpenAI-compatible server, in its own process: `python bench/stub_server.py LATENCY_S`.
+"""The bench's OpenAI-compatible server, in its own process: `python bench/stub_server.py LATENCY_S [--log]`.
 
 Prints its base URL on the first line of stdout, then serves until killed. Every reply waits
 LATENCY_S seconds (asyncio, so calls overlap). Replies are chosen by the request's model name, so
-every harness (usersim, the bare loop, openevals) gets the same conversation:
+every harness (usersim, the bare loops, openevals) gets the same conversation:
 
 * `sim`   — the simulated user: continue with a line until the agent has answered 5 times, then stop
             (JSON, what usersim's `openai:` simulator reads; the other harnesses just use the text);
 * `judge` — a passing verdict for every criterion (usersim's rubric and fidelity prompts, openevals'
             `score` schema);
 * `__count__` — no model: answers with the number of calls served so far (for cached_rerun_calls);
+* `__log__` — no model (with `--log`): answers with the JSON list of the exchanges since the last
+            `__log__` ({model, request, reply, t: arrival time.time()}) and forgets them: the bench
+            counts the tokens of every request it received and times the CLI's first request;
 * anything else — the agent: a short plain answer.
+
+Without `--log` the server keeps no request bodies (a 10,000-conversation run would otherwise hold
+them all in this process).
 """
 
 from __future__ import annotations
@@ -29,24 +35,33 @@ USER_LINES = ["从上海出发，7 月 15 号左右，6 天", "2 个人，人均
 
 
 class Responder:
-    def __init__(self, latency: float) -> None:
+    def __init__(self, latency: float, log: bool = False) -> None:
         self.latency = latency
         self.calls = 0
+        self.log: list[dict] | None = [] if log else None
 
     def __call__(self, body: dict) -> dict:
+        arrived = time.time()
         model = body.get("model", "")
         if model == "__count__":
             return {"content": str(self.calls)}
+        if model == "__log__":
+            exchanges, self.log = self.log or [], [] if self.log is not None else None
+            return {"content": json.dumps(exchanges, ensure_ascii=False)}
         self.calls += 1
         reply = self._reply(model, body)
+        if self.log is not None:
+            self.log.append({"model": model, "request": body, "reply": reply, "t": arrived})
         return {**reply, "delay": self.latency} if self.latency else reply
 
     def _reply(self, model: str, body: dict) -> dict:
         messages = body.get("messages", [])
         usage = {"prompt_tokens": 300, "completion_tokens": 20}
         if model == "sim":
-            # usersim flips roles for its simulator (the agent's turns arrive as `user`)
-            answered = sum(1 for m in messages[1:] if m.get("role") == "user")
+            # every harness flips roles for its simulator: the user's own lines arrive as `assistant`,
+            # each one answered by the agent (count those, not `user` messages: usersim may end with a
+            # per-turn note or a retry request in a `user` message)
+            answered = sum(1 for m in messages if m.get("role") == "assistant")
             if answered >= TURNS:
                 return {"content": json.dumps({"action": "stop", "reason": "方案有了"}), "usage": usage}
             line = USER_LINES[min(answered, len(USER_LINES)) - 1] if answered else USER_LINES[0]
@@ -86,9 +101,25 @@ class Responder:
         }
 
 
+class _Forget(list):
+    """OpenAIStub.requests that keeps only the count (the stub numbers its call ids by len())."""
+
+    count = 0
+
+    def append(self, item: object) -> None:
+        self.count += 1
+
+    def __len__(self) -> int:
+        return self.count
+
+
 def main() -> None:
-    latency = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
-    stub = OpenAIStub(responder=Responder(latency)).start()
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    latency = float(args[0]) if args else 0.0
+    stub = OpenAIStub(responder=Responder(latency, log="--log" in sys.argv))
+    stub.requests = _Forget()
+    stub.headers = _Forget()
+    stub.start()
     print(stub.base_url, flush=True)
     while True:
         time.sleep(3600)

@@ -54,8 +54,9 @@ async def test_opening_turn_is_verbatim_without_a_model_call():
 async def test_prompt_flips_roles_and_never_carries_unknown_truths():
     p = persona(events=[{"at_turn": 2, "kind": "change_fact", "slot": "dates", "value": "6 月 20 号"}])
     msgs = build_messages(view(p, T2, 2))
-    assert [m["role"] for m in msgs] == ["system", "assistant", "user"]  # agent speaks as `user`
-    assert msgs[2]["content"] == "好的，从哪里出发？"
+    # the agent speaks as `user`; the last message is this turn's note (per-call, after the chat)
+    assert [m["role"] for m in msgs] == ["system", "assistant", "user", "user"]
+    assert msgs[2]["content"] == "好的，从哪里出发？" and "turn 2 of" in msgs[3]["content"]
     system = msgs[0]["content"]
     assert "上海" in system and "6 月 20 号" in system and "6 月 15 号" not in system  # event applied
     assert "签证政策" in system and "酒店房价" in system  # topics the user does not know...
@@ -186,12 +187,12 @@ async def test_events_are_reminded_until_said():
     p = persona(events=[{"at_turn": 2, "kind": "add_constraint", "slot": "max_price", "value": "2000"}])
     model = ScriptedModel(reply("从上海出发"))
     turn = await LLMSimulator("openai:m", complete=model).next_turn(view(p, T2, 2))
-    assert "max_price: 2000" in model.calls[0][0]["content"]
+    assert "max_price: 2000" in model.calls[0][-1]["content"]  # this turn's note
     assert [e.kind for e in turn.events] == ["event_reminded"]
     t3 = T2 + convo(("user", "从上海出发"), ("assistant", "好的，几号出发？"))
     model = ScriptedModel(reply("6 月 15 号，另外预算改成 2000 以内"))
     turn = await LLMSimulator("openai:m", complete=model).next_turn(view(p, t3, 3))
-    assert "Since turn 2 (you have not said it yet)" in model.calls[0][0]["content"]
+    assert "Since turn 2 (you have not said it yet)" in model.calls[0][-1]["content"]
     assert [e.kind for e in turn.events] == ["event_said"] and "(due turn 2)" in turn.events[0].detail
 
 

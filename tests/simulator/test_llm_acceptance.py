@@ -298,7 +298,8 @@ def test_an_event_never_said_is_reported_and_its_constraint_not_applied(stub, tm
     assert kinds(record) == ["event_reminded", "event_reminded", "stop_accepted", "event_missed"]
     missed = record["sim_events"][-1]["detail"]
     assert "max_price = '1500'" in missed and "never said" in missed
-    sim_prompts = [r["messages"][0]["content"] for r in stub.requests if r["model"] == "sim-model"]
+    # the reminder is this turn's note: the request's last message, after the conversation
+    sim_prompts = [r["messages"][-1]["content"] for r in stub.requests if r["model"] == "sim-model"]
     assert "Since turn 2 (you have not said it yet)" in sim_prompts[1]
     verdicts = {v["judge"]: v for v in record["verdicts"]}
     # ¥1800 breaks the unsaid 1500 limit, but the agent was never told it: not swayed, not failed for it

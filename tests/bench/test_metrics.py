@@ -1,0 +1,182 @@
+"""The bench's arithmetic (bench/metrics.py) on small known inputs: token accounting by role, the
+reusable-prefix share, efficiency, thirds, the headline and the targets block. Nothing is timed."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.harnesses import capture_prompts
+from bench.metrics import (
+    TARGETS,
+    common_prefix,
+    conversation_tokens,
+    efficiency,
+    headline,
+    per_unit,
+    reply_tokens,
+    request_tokens,
+    targets,
+    thirds,
+)
+
+
+def words(text: str) -> list[int]:
+    """A toy encoder: one token per word (its hash), so counts are easy to check by eye."""
+    return [hash(w) for w in text.split()]
+
+
+def ex(model: str, *messages: tuple[str, str], reply: str = "ok fine", **body) -> dict:
+    msgs = [{"role": r, "content": c} for r, c in messages]
+    return {
+        "model": model,
+        "request": {"model": model, "messages": msgs, **body},
+        "reply": {"content": reply},
+    }
+
+
+def test_a_request_costs_its_words_and_four_tokens_of_framing_per_message():
+    body = {"messages": [{"role": "system", "content": "be a user"}, {"role": "user", "content": "hi"}]}
+    assert len(request_tokens(body, words)) == (3 + 4) + (1 + 4)
+    # tools come first: a change in them changes the whole prefix
+    tooled = request_tokens({**body, "tools": [{"name": "x"}]}, words)
+    assert tooled[0] == "<|tools|>" and tooled[-len(request_tokens(body, words)) :] == request_tokens(
+        body, words
+    )
+
+
+def test_reply_tokens_count_text_and_tool_calls():
+    assert reply_tokens({"content": "two words"}, words) == 2
+    assert reply_tokens({"tool_calls": [{"name": "search", "arguments": {"q": "x"}}]}, words) == 2
+    assert reply_tokens({}, words) == 0
+
+
+def test_common_prefix():
+    assert common_prefix([1, 2, 3], [1, 2, 4, 5]) == 2
+    assert common_prefix([1, 2], [1, 2, 3]) == 2
+    assert common_prefix([], [1]) == 0
+
+
+def test_prefix_share_is_per_role_and_token_weighted():
+    system = ("system", "you are a user who wants a trip")  # 8 words -> 12 tokens
+    log = [
+        ex("sim", system, ("user", "hello")),  # first of its role: not counted in the share
+        ex("agent", ("user", "plan it")),
+        ex("sim", system, ("user", "hello"), ("assistant", "me"), ("user", "next")),
+        ex("judge", ("user", "grade it")),
+        ex("sim", ("system", "turn 3 you are a user"), ("user", "hello")),  # prefix broken at once
+    ]
+    out = conversation_tokens(log, words)
+    sim = out["by_role"]["simulator"]
+    first, second, third = 12 + 5, 12 + 5 + 5 + 5, (6 + 4) + 5
+    assert sim["calls"] == 3 and sim["prompt_tokens"] == first + second + third
+    # the second request reuses all of the first; the third only the framing "<|start|> system <|sep|>"
+    assert sim["reusable_prefix_share"] == round((first + 3) / (second + third), 4)
+    assert sim["reusable_prefix_min"] == round(3 / third, 4)
+    assert out["by_role"]["agent"]["reusable_prefix_share"] is None  # one call: nothing to reuse
+    assert out["by_role"]["judge"]["completion_tokens"] == 2
+    assert out["total"]["calls"] == 5 and out["total"]["completion_tokens"] == 10
+    assert out["total"]["tokens"] == out["total"]["prompt_tokens"] + 10
+
+
+def test_unknown_models_are_not_counted():
+    assert conversation_tokens([ex("__count__", ("user", "x"))], words)["total"]["calls"] == 0
+
+
+def test_efficiency_is_ideal_waves_over_measured_wall():
+    assert efficiency(10.0, 256, 128, 25.0) == 0.8  # 2 waves of 10 s in 25 s
+    assert efficiency(10.0, 100, 128, 10.0) == 1.0  # one partial wave
+    assert efficiency(2.0, 129, 128, 8.0) == 0.5  # 129 conversations need a second wave
+
+
+def test_per_unit_takes_medians_and_divides_per_call_and_per_turn():
+    samples = [(1.0, 2.0), (3.0, 4.0), (2.0, 100.0)]  # CPU median 2 s, wall median 4 s
+    assert per_unit(samples, calls=1000, turns=500) == {
+        "cpu_ms_per_call": 2.0,
+        "wall_ms_per_call": 4.0,
+        "cpu_ms_per_turn": 4.0,
+        "wall_ms_per_turn": 8.0,
+    }
+
+
+def test_thirds_compare_the_pace_at_the_start_and_the_end():
+    steady = thirds([i * 0.5 for i in range(30)])
+    assert steady["first_third_s_per_1k"] == steady["last_third_s_per_1k"] == 500.0
+    assert steady["slowdown"] == 1.0
+    slowing = thirds(
+        [i * 0.5 for i in range(10)] + [5 + i for i in range(10)] + [15 + 2 * i for i in range(10)]
+    )
+    assert slowing["slowdown"] == 4.0
+    assert thirds([1.0, 2.0])["slowdown"] is None
+
+
+def _parts(**over) -> dict:
+    seq = {
+        "bare_json": {
+            "cpu_ms_per_call": 0.5,
+            "wall_ms_per_call": 1.0,
+            "cpu_ms_per_turn": 1.2,
+            "wall_ms_per_turn": 2.4,
+        },
+        "bare_sdk": {
+            "cpu_ms_per_call": 4.0,
+            "wall_ms_per_call": 5.0,
+            "cpu_ms_per_turn": 9.6,
+            "wall_ms_per_turn": 12,
+        },
+        "usersim": {
+            "cpu_ms_per_call": 2.5,
+            "wall_ms_per_call": 3.0,
+            "cpu_ms_per_turn": 6.0,
+            "wall_ms_per_turn": 7.2,
+        },
+        "usersim_vs_openevals_wall_per_turn": 0.9,
+    }
+    return {"sequential": seq, **over}
+
+
+def test_headline_measures_overhead_against_the_lower_floor():
+    h = headline(_parts())
+    assert h["lower_floor"] == "bare_json" and h["usersim_vs_floor_cpu"] == 5.0
+    assert h["overhead_cpu_ms_per_call"] == 2.0 and h["overhead_wall_ms_per_turn"] == 4.8
+    parts = _parts()
+    parts["sequential"]["bare_json"] = None  # no plain-JSON loop: the SDK loop is the floor left
+    assert headline(parts)["lower_floor"] == "bare_sdk" and headline(parts)["usersim_vs_floor_cpu"] is None
+    assert "reason" in headline({})
+
+
+def test_targets_are_computed_from_the_measured_figures():
+    parts = _parts(
+        tokens={"usersim_vs_bare": 1.2, "usersim": {"by_role": {"agent": {"reusable_prefix_share": 0.95}}}},
+        ray={"cpu_bound": None, "reason": "ray not importable (ImportError: no ray)"},
+    )
+    parts["headline"] = headline(parts)
+    rows = {r["item"]: r for r in targets(parts)}
+    assert len(rows) == len(TARGETS)
+    cpu = rows["harness CPU ms per model call (graph, judges, store, report)"]
+    assert (cpu["measured"], cpu["target"], cpu["met"]) == (2.5, "<= 3", True)
+    assert rows["harness CPU per call / plain-JSON floor"]["met"] is True  # 5.0 <= 5
+    assert rows["wall per simulated turn / openevals'"]["met"] is False  # 0.9 > 0.8
+    assert rows["tokens per judged conversation / bare loop"]["met"] is False
+    assert rows["reusable prefix share, agent calls after turn 1"]["met"] is True
+    sim = rows["reusable prefix share, simulator calls after turn 1"]
+    assert sim["met"] is None and sim["reason"] == "not measured in this run"
+    ray = rows["Ray throughput two worker nodes / one"]
+    assert ray["met"] is None and ray["reason"].startswith("ray not importable")
+
+
+@pytest.mark.parametrize("first_role", ["system", "user"])
+def test_capture_takes_the_fixed_parts_of_usersims_requests(first_role):
+    log = [
+        ex("agent", (first_role, "sys prompt"), ("user", "hi"), tools=[{"type": "function"}], temperature=0),
+        ex("sim", ("system", "persona"), ("assistant", "hi"), ("user", "note")),
+        ex("agent", ("system", "other"), ("user", "hi")),
+        ex("judge", ("user", "grade 1")),
+        ex("judge", ("user", "grade 2")),
+    ]
+    p = capture_prompts(log)
+    assert p.agent_system == ([{"role": "system", "content": "sys prompt"}] if first_role == "system" else [])
+    assert p.agent_extra == {"tools": [{"type": "function"}], "temperature": 0}
+    assert p.sim_system == "persona" and [j["messages"][0]["content"] for j in p.judges] == [
+        "grade 1",
+        "grade 2",
+    ]
