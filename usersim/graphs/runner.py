@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import sys
 from collections.abc import Callable
@@ -44,6 +45,9 @@ class RunConfig:
     extra_judges: list[str] = field(default_factory=list)
     progress: bool = True
     ray: str | None = None  # Ray address ("local", "auto", "ray://host:10001"); None = this process
+    # with ray: `concurrency` is per Ray worker (an async actor); workers = one per node with a CPU, or N
+    ray_actors: int | None = None
+    ray_runtime_env: dict[str, Any] | None = None  # Ray runtime_env of the workers (pip, working_dir)
     resimulate: int = 2  # a simulator-suspect organic conversation is simulated again up to N times
     # OpenTelemetry: export each conversation's trace as it finishes (reports.otel); the endpoint, or
     # None for the standard OTEL_EXPORTER_OTLP_* variables
@@ -86,24 +90,13 @@ async def run_trials(
         progress = Progress(len(todo), enabled=cfg.progress)
         writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="usersim-store")
 
-        if cfg.ray:
-            from usersim.graphs.distributed import ensure_ray
-
-            ensure_ray(cfg.ray)
-
         turns = Turns()  # conversations compute one at a time, wait on models all at once
         traces = _trace_export(cfg)
         plan = trial_plan(cfg)  # one plan for the run: each case's persona resolved once
 
         async def one(ordinal: int, trial: Trial) -> None:
-            async with sem:
-                if cfg.ray:
-                    from usersim.graphs.distributed import run_trial_remote
-
-                    record = RunRecord.model_validate_json(await run_trial_remote(trial, cfg, meta["run_id"]))
-                else:
-                    async with turns.conversation():
-                        record = await run_trial(trial, cfg, meta["run_id"], plan)
+            async with sem, turns.conversation():
+                record = await run_trial(trial, cfg, meta["run_id"], plan)
             # SQLite commit and JSONL append off the event loop, one writer thread in finishing order
             await asyncio.get_running_loop().run_in_executor(writer, persist, record, ordinal)
             progress.advance(record)
@@ -122,7 +115,16 @@ async def run_trials(
                 traces.export(record)
 
         try:
-            await asyncio.gather(*(one(i, t) for i, t in todo))
+            if cfg.ray:  # on Ray workers (graphs.distributed); stored here as they arrive
+                from usersim.graphs.distributed import remote_records
+
+                async with contextlib.aclosing(remote_records(todo, cfg, meta)) as arriving:
+                    async for i, record in arriving:
+                        await asyncio.get_running_loop().run_in_executor(writer, persist, record, i)
+                        progress.advance(record)
+                store.set_meta(meta)  # with meta["ray"]: workers, lost, retried
+            else:
+                await asyncio.gather(*(one(i, t) for i, t in todo))
         finally:
             writer.shutdown(wait=True)
             jsonl.close()
