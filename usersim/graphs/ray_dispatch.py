@@ -32,7 +32,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 READY_TIMEOUT_S = 300.0  # a worker that has not started by then (no room, a runtime_env that fails) is lost
-MAX_REPLACEMENTS = 8  # workers started after losses, at most: a worker that dies at start is not retried forever
+MAX_REPLACEMENTS = (
+    8  # workers started after losses, at most: a worker that dies at start is not retried forever
+)
 
 
 class RayRunStats(BaseModel):
@@ -88,8 +90,8 @@ class RayPool:
         """Every trial's record once, in finishing order; raises when no worker is left."""
         self._queue: asyncio.Queue[tuple[int, Trial]] = asyncio.Queue()
         self._out: asyncio.Queue[tuple[int, RunRecord] | BaseException] = asyncio.Queue()
-        for item in self.todo:
-            self._queue.put_nowait(item)
+        for pending in self.todo:
+            self._queue.put_nowait(pending)
         self._done: set[str] = set()
         remaining = len({t.id for _, t in self.todo})
         try:
@@ -124,10 +126,10 @@ class RayPool:
         return [n["NodeID"] for n in nodes]
 
     def _start(self, nodes: list[str | None]) -> None:
-        from usersim.graphs.ray_worker import TrialWorker
-
         import ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        from usersim.graphs.ray_worker import TrialWorker
 
         remote = ray.remote(TrialWorker)
         for node in nodes:
