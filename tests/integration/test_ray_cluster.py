@@ -56,7 +56,6 @@ def cluster(request, tmp_path, monkeypatch):
     inflight.mkdir()
     monkeypatch.setenv("USERSIM_TEST_INFLIGHT_DIR", str(inflight))
     monkeypatch.setenv("USERSIM_TEST_AGENT_DELAY", str(getattr(request, "param", 0.3)))
-    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")  # the driver is another process in one test
     small = {"object_store_memory": 80 * 1024**2}
     c = Cluster(
         initialize_head=True,
@@ -189,7 +188,6 @@ def test_ray_local_runs_more_conversations_at_once_than_it_has_cpus(tmp_path, mo
         f"env_vars:\n  USERSIM_TEST_INFLIGHT_DIR: '{inflight}'\n  USERSIM_TEST_AGENT_DELAY: '1.0'\n",
         encoding="utf-8",
     )
-    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
     out = tmp_path / "ray"
     try:
         res = usersim(

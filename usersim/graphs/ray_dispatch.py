@@ -15,7 +15,6 @@ is one Python thread.
 from __future__ import annotations
 
 import asyncio
-import logging
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -29,12 +28,14 @@ if TYPE_CHECKING:
     from usersim.graphs.runner import RunConfig
     from usersim.graphs.trials import Trial
 
-log = logging.getLogger(__name__)
-
 READY_TIMEOUT_S = 300.0  # a worker that has not started by then (no room, a runtime_env that fails) is lost
 MAX_REPLACEMENTS = (
     8  # workers started after losses, at most: a worker that dies at start is not retried forever
 )
+
+
+class WorkersLost(ValueError):
+    """No Ray worker is left to run the rest (a ValueError: the CLI prints it as one line, exit 1)."""
 
 
 class RayRunStats(BaseModel):
@@ -197,7 +198,7 @@ class RayPool:
         import ray
 
         worker.dead = True
-        why = f"{worker.where}: {type(exc).__name__}: {_first_line(exc)}"
+        why = f"{worker.where}: {type(exc).__name__}: {_why(exc)}"
         self.stats.lost.append(why)
         held, worker.held = list(worker.held.values()), {}
         held = [h for h in held if h[1].id not in self._done]
@@ -211,10 +212,11 @@ class RayPool:
             ray.kill(worker.handle, no_restart=True)
         except Exception:  # noqa: BLE001, S110 - already gone
             pass
-        self._replace()
+        if not getattr(exc, "actor_init_failed", False):  # a worker that cannot start: the others would not
+            self._replace()
         if not any(not w.dead for w in self._workers):
             self._out.put_nowait(
-                RuntimeError(
+                WorkersLost(
                     f"every Ray worker is lost (last: {why}); the finished conversations are stored, "
                     "continue with --resume"
                 )
@@ -265,6 +267,11 @@ async def _result(ref: Any) -> Any:
     return await asyncio.wrap_future(ref.future())
 
 
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0][:300] if text else ""
+def _why(exc: BaseException) -> str:
+    """A Ray error in one line: its own lines without Ray's indented fields (class_name, actor_id,
+    pid, ip); a worker that failed to start has the cause, e.g. `ModuleNotFoundError: No module
+    named 'usersim'`, in its last line."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip() and not line.startswith("\t")]
+    if len(lines) > 3:
+        lines = [lines[0], "...", lines[-1]]
+    return " ".join(line[:300] for line in lines)
