@@ -175,6 +175,46 @@ def test_losing_a_worker_node_mid_run_loses_nothing_and_duplicates_nothing(clust
     assert {r["id"]: comparable(r) for r in lines} == a
 
 
+@pytest.mark.parametrize("cluster", [1.0], indirect=True)
+def test_losing_every_worker_stops_the_run_and_resume_finishes_it(cluster, tmp_path):
+    c, workers, inflight = cluster
+    out = tmp_path / "ray"
+    suite = ["--id", "B1-CL-01", "--id", "B1-EI-01", "--repeats", "6", "--agent", AGENT, "--no-progress"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "usersim", "run", *suite, "--ray", c.address, "--concurrency", "2", "--out", str(out)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        jsonl = out / "results.jsonl"
+        _wait(
+            "a stored conversation",
+            lambda: jsonl.is_file() and len(jsonl.read_text().splitlines()) >= 1,
+            300,
+            proc,
+        )
+        for node in workers:
+            c.remove_node(node, allow_graceful=False)
+        _, stderr = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 1, stderr
+    assert "Error: every Ray worker is lost" in stderr and "continue with --resume" in stderr, stderr
+    assert "Traceback" not in stderr
+    kept, _ = stored(out)
+    assert 1 <= len(kept) < 24  # what finished before is stored
+
+    c.add_node(num_cpus=1, object_store_memory=80 * 1024**2)  # a new node: the run goes on with --resume
+    c.wait_for_nodes()
+    usersim("run", *suite, "--ray", c.address, "--out", str(out), "--resume", check=False)
+    ids, meta = stored(out)
+    lines = records(out)
+    assert len(ids) == 24 and set(kept) <= set(ids)
+    assert sorted(r["id"] for r in lines) == sorted(ids)  # results.jsonl: each conversation once
+    assert all(r["status"] != "error" for r in lines)
+
+
 def test_ray_local_runs_more_conversations_at_once_than_it_has_cpus(tmp_path, monkeypatch):
     """I/O-bound (the agent awaits): a worker keeps --concurrency conversations in flight."""
     import ray

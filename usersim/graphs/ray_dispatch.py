@@ -15,6 +15,7 @@ is one Python thread.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from usersim.core.record import RunRecord
+from usersim.graphs.plan import RunPlan
 
 if TYPE_CHECKING:
     from usersim.graphs.runner import RunConfig
@@ -91,6 +93,7 @@ class RayPool:
         """Every trial's record once, in finishing order; raises when no worker is left."""
         self._queue: asyncio.Queue[tuple[int, Trial]] = asyncio.Queue()
         self._out: asyncio.Queue[tuple[int, RunRecord] | BaseException] = asyncio.Queue()
+        self._plan = RunPlan.of(self.cfg)  # resolves each case's persona once, for the lanes
         for pending in self.todo:
             self._queue.put_nowait(pending)
         self._done: set[str] = set()
@@ -172,6 +175,7 @@ class RayPool:
             if worker.dead:  # lost while this lane waited: the trial goes to a live worker
                 self._queue.put_nowait((ordinal, trial))
                 return
+            trial = _with_persona(trial, self._plan)
             worker.held[trial.id] = (ordinal, trial)
             try:
                 text = await _result(worker.handle.run.remote(trial))
@@ -260,6 +264,18 @@ class RayPool:
                 ray.kill(w.handle, no_restart=True)
             except Exception:  # noqa: BLE001, S110 - already gone
                 pass
+
+
+def _with_persona(trial: Trial, plan: RunPlan) -> Trial:
+    """The trial with its case's persona resolved here, where the case file is: a persona given by
+    a path beside the case need not exist on the workers. One that does not resolve is left to the
+    worker, which records the error as a local run does."""
+    if trial.persona is not None or not trial.case.persona:
+        return trial
+    try:
+        return dataclasses.replace(trial, persona=plan.persona(trial.case))
+    except Exception:  # noqa: BLE001 - the conversation's error record says why
+        return trial
 
 
 async def _result(ref: Any) -> Any:

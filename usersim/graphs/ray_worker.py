@@ -30,7 +30,6 @@ class TrialWorker:
         self.run_id = run_id
         self._plan: Any = None
         self._turns: Any = None
-        self._cases: dict[tuple[str, str | None, str | None], Any] = {}
 
     def where(self) -> dict[str, Any]:
         """Where this actor runs (host, pid): for the driver's error lines and the run's meta."""
@@ -45,11 +44,6 @@ class TrialWorker:
 
         if self._plan is None:  # on the actor's loop: the turn lock belongs to it
             self._plan, self._turns = RunPlan.of(self.cfg), Turns()
-        # each call brings its own copy of the case; the plan resolves a persona once per case
-        # object, so keep one object per case as the driver does (a long-context case is expanded
-        # per length and position: graphs.trials)
-        key = (trial.case.id, trial.variant.length, trial.variant.position)
-        trial.case = self._cases.setdefault(key, trial.case)
         async with self._turns.conversation():
             record = await run_trial(trial, self.cfg, self.run_id, self._plan)
         return record.model_dump_json()
