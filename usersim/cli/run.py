@@ -12,6 +12,7 @@ import click
 
 from usersim.cases.loader import load_cases_or_exit
 from usersim.cli.otel import check_otel, export_after, otel_options
+from usersim.cli.ray_options import ray_config, ray_options
 from usersim.core.gate import Tally, pass_rate
 from usersim.core.record import RunRecord
 from usersim.graphs.records_view import gate_of
@@ -221,7 +222,11 @@ def _run(cases, cfg: RunConfig, out: Path) -> Sequence[RunRecord]:
     "--position", "position", default=None, help="Key-info positions: beginning,middle,end (C5 cases)."
 )
 @click.option(
-    "--concurrency", default=4, show_default=True, type=click.IntRange(1), help="Conversations at once."
+    "--concurrency",
+    default=4,
+    show_default=True,
+    type=click.IntRange(1),
+    help="Conversations at once (with --ray: per Ray worker).",
 )
 @click.option(
     "--seed", default=0, show_default=True, type=int, help="Run seed; per-conversation seeds derive from it."
@@ -233,12 +238,7 @@ def _run(cases, cfg: RunConfig, out: Path) -> Sequence[RunRecord]:
     "--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Run directory."
 )
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
-@click.option(
-    "--ray",
-    "ray_address",
-    default=None,
-    help="Run conversations as Ray tasks: local, auto or a cluster address.",
-)
+@ray_options
 @click.option(
     "--judge",
     "extra_judges",
@@ -292,6 +292,8 @@ def run(
     out,
     no_progress,
     ray_address,
+    ray_actors,
+    ray_runtime_env,
     extra_judges,
     resimulate,
     fail_under,
@@ -361,7 +363,7 @@ def run(
         resume=resume,
         seed=seed,
         progress=not no_progress,
-        ray=ray_address,
+        **ray_config(ray_address, ray_actors, ray_runtime_env),
         extra_judges=list(extra_judges),
         resimulate=resimulate,
     )

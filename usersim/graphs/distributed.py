@@ -1,42 +1,83 @@
-"""Beyond one machine: trials as Ray tasks (an existing distributed engine, not a home-made one).
+"""Beyond one machine: a run's conversations on Ray (an existing distributed engine, not a home-made
+one), many conversations per worker.
 
-The driver keeps the SQLite store: each finished record is committed as its task completes, so
-`--resume` works the same as in a local run. Workers import usersim from their Python environment;
-on a real cluster give Ray a runtime_env (working_dir / pip) that has usersim installed.
+`--ray ADDRESS` (`local` starts Ray in this process, `auto` joins the cluster this machine belongs
+to, `ray://HOST:10001` connects through Ray Client) starts async actors — one per node with a CPU,
+or `--ray-actors N` — each running `--concurrency` conversations at once on its own event loop with
+one pooled HTTP client per endpoint (ray_worker). The driver hands a worker the next trial when it
+has room (ray_dispatch), so the trials of a lost worker go to the others. The driver keeps the
+SQLite store: each finished record is committed as it arrives, once, so `--resume` works the same
+as in a local run.
+
+Workers import usersim from their own Python environment: on a real cluster install the same
+usersim-harness version there (with the extras the agent needs), or give a runtime_env
+(`--ray-runtime-env FILE`: `pip`, `working_dir` for the case files' own modules).
 """
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any
+import importlib.util
+import sys
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
 
-_remote: Any = None
+if TYPE_CHECKING:
+    from usersim.core.record import RunRecord
+    from usersim.graphs.runner import RunConfig
+    from usersim.graphs.trials import Trial
 
-
-def ensure_ray(address: str) -> None:
-    """Connect to Ray (`local` starts a local instance, `auto` joins the running cluster, else an address)."""
-    try:
-        import ray
-    except ImportError:
-        raise RuntimeError("--ray needs the 'ray' package: pip install 'usersim[ray]'") from None
-    if not ray.is_initialized():
-        kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
-        if address != "local":
-            kwargs["address"] = address
-        ray.init(**kwargs)
+MISSING = "--ray needs the 'ray' package: pip install 'usersim-harness[ray]'"
 
 
-def _run_in_worker(trial: Any, cfg: Any, run_id: str) -> str:
-    from usersim.graphs.trial_run import run_trial
+def check_ray() -> None:
+    """Fail before any work when Ray is not installed (RuntimeError with the install line)."""
+    if importlib.util.find_spec("ray") is None:
+        raise RuntimeError(MISSING)
 
-    return asyncio.run(run_trial(trial, cfg, run_id)).model_dump_json()
 
-
-async def run_trial_remote(trial: Any, cfg: Any, run_id: str) -> str:
-    """Run one trial as a Ray task; returns the record as JSON (awaitable ObjectRef)."""
-    global _remote
+def ensure_ray(address: str, runtime_env: dict[str, Any] | None = None) -> bool:
+    """Connect to Ray (`local` starts a local instance, `auto` joins the running cluster, else an
+    address); True when this call connected (the caller then disconnects at the end)."""
+    check_ray()
     import ray
 
-    if _remote is None:
-        _remote = ray.remote(_run_in_worker)
-    return await _remote.remote(trial, cfg, run_id)
+    if ray.is_initialized():
+        return False
+    kwargs: dict[str, Any] = {"log_to_driver": False}
+    if address == "local":
+        kwargs["include_dashboard"] = False
+    else:
+        kwargs["address"] = address
+    if runtime_env:
+        kwargs["runtime_env"] = runtime_env
+    ray.init(**kwargs)
+    return True
+
+
+async def remote_records(
+    todo: list[tuple[int, Trial]], cfg: RunConfig, meta: dict[str, Any]
+) -> AsyncIterator[tuple[int, RunRecord]]:
+    """Run `todo` on Ray workers; yields (ordinal, record) as each conversation finishes, each
+    trial once. At the end `meta["ray"]` holds what the pool did (workers, lost, retried)."""
+    from usersim.graphs.ray_dispatch import RayPool
+
+    runtime_env = cfg.ray_runtime_env
+    connected = ensure_ray(str(cfg.ray), runtime_env)
+    pool = RayPool(
+        todo,
+        cfg,
+        meta["run_id"],
+        per_worker=cfg.concurrency,
+        workers=cfg.ray_actors,
+        runtime_env=None if connected else runtime_env,  # a Ray the caller connected: per actor
+    )
+    try:
+        async for item in pool.records():
+            yield item
+    finally:
+        meta["ray"] = pool.stats.model_dump()
+        print(pool.stats.line(), file=sys.stderr)
+        if connected:
+            import ray
+
+            ray.shutdown()

@@ -46,6 +46,9 @@ class RunConfig:
     extra_judges: list[str] = field(default_factory=list)
     progress: bool = True
     ray: str | None = None  # Ray address ("local", "auto", "ray://host:10001"); None = this process
+    # with ray: `concurrency` is per Ray worker (an async actor); workers = one per node with a CPU, or N
+    ray_actors: int | None = None
+    ray_runtime_env: dict[str, Any] | None = None  # Ray runtime_env of the workers (pip, working_dir)
     resimulate: int = 2  # a simulator-suspect organic conversation is simulated again up to N times
     # OpenTelemetry: export each conversation's trace as it finishes (reports.otel); the endpoint, or
     # None for the standard OTEL_EXPORTER_OTLP_* variables
@@ -113,6 +116,8 @@ async def run_trials(
                     await loop.run_in_executor(writer, persist, record, ordinal)
                     progress.advance(record)
                     del record  # stored: nothing of a finished conversation stays in memory
+            if cfg.ray:
+                store.set_meta(meta)  # with meta["ray"]: workers, lost, retried
         finally:
             writer.shutdown(wait=True)
             jsonl.close()
@@ -137,23 +142,19 @@ async def run_trials(
 
 
 def _finished(
-    todo: list[tuple[int, Trial]], cfg: RunConfig, run_id: str, plan: RunPlan
+    todo: list[tuple[int, Trial]], cfg: RunConfig, meta: dict[str, Any], plan: RunPlan
 ) -> AsyncIterator[tuple[int, RunRecord]]:
-    """The run's finished (ordinal, record) pairs in finishing order, from this process or Ray."""
+    """The run's finished (ordinal, record) pairs in finishing order, from this process or from
+    Ray workers (graphs.distributed: at the end `meta["ray"]` says what the pool did)."""
     if cfg.ray:
-        from usersim.graphs.distributed import ensure_ray, run_trial_remote
+        from usersim.graphs.distributed import remote_records
 
-        ensure_ray(cfg.ray)
-
-        async def remote(trial: Trial) -> RunRecord:
-            return RunRecord.model_validate_json(await run_trial_remote(trial, cfg, run_id))
-
-        return bounded_pool(todo, cfg.concurrency, remote)
+        return remote_records(todo, cfg, meta)
     turns = Turns()  # conversations compute one at a time, wait on models all at once
 
     async def local(trial: Trial) -> RunRecord:
         async with turns.conversation():
-            return await run_trial(trial, cfg, run_id, plan)
+            return await run_trial(trial, cfg, meta["run_id"], plan)
 
     return bounded_pool(todo, cfg.concurrency, local)
 

@@ -1,0 +1,249 @@
+"""`usersim run --ray ADDRESS` on a real multi-node Ray cluster made in the test (ray.cluster_utils:
+a head that runs nothing and two worker nodes, each its own raylet), and `--ray local` with an
+I/O-bound agent: many conversations per worker, the store written once by the driver, a lost node
+costing nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.integration.ray_agents import read_inflight
+from tests.support.cli import REPO, usersim
+
+pytestmark = pytest.mark.slow  # `make test-fast` leaves these out; `make test` and CI run them
+
+AGENT = "python:tests.integration.ray_agents:slow_echo"
+# static cases (groups A and B) and an organic one: 5 conversations per repeat
+IDS = ["--id", "B1-CL-01", "--id", "B1-EI-01", "--id", "C2-TD-04"]
+TIMING = {"run_id", "started_at", "duration_s", "timeline"}  # differ between any two runs
+
+
+def records(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+
+
+def stored(out: Path) -> tuple[list[str], dict]:
+    db = sqlite3.connect(out / "results.sqlite")
+    try:
+        ids = [row[0] for row in db.execute("SELECT id FROM records")]
+        meta = {k: json.loads(v) for k, v in db.execute("SELECT key, value FROM meta")}
+    finally:
+        db.close()
+    return ids, meta
+
+
+def comparable(record: dict) -> dict:
+    return {k: v for k, v in record.items() if k not in TIMING}
+
+
+@pytest.fixture
+def cluster(request, tmp_path, monkeypatch):
+    """A head with no CPU (it runs no worker) and two 1-CPU worker nodes, torn down afterwards.
+    The raylets take this process's environment: the agent's delay (the fixture's param, default
+    0.3 s) and in-flight folder."""
+    import ray
+    from ray.cluster_utils import Cluster
+
+    inflight = tmp_path / "inflight-cluster"
+    inflight.mkdir()
+    monkeypatch.setenv("USERSIM_TEST_INFLIGHT_DIR", str(inflight))
+    monkeypatch.setenv("USERSIM_TEST_AGENT_DELAY", str(getattr(request, "param", 0.3)))
+    small = {"object_store_memory": 80 * 1024**2}
+    c = Cluster(
+        initialize_head=True,
+        head_node_args={
+            "num_cpus": 0,
+            "include_dashboard": False,
+            **small,
+            # a removed node is declared dead within a few seconds, not the default ~30 s
+            "_system_config": {"health_check_period_ms": 1000, "health_check_failure_threshold": 5},
+        },
+    )
+    workers = []
+    try:
+        workers = [c.add_node(num_cpus=1, **small) for _ in range(2)]
+        c.wait_for_nodes()
+        yield c, workers, inflight
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        for node in workers:
+            if node in c.worker_nodes:
+                c.remove_node(node)
+        c.shutdown()
+
+
+def test_cluster_run_stores_the_records_of_a_local_run(cluster, tmp_path, monkeypatch):
+    c, _, inflight = cluster
+    remote, local = tmp_path / "ray", tmp_path / "local"
+    res = usersim(
+        "run", *IDS, "--repeats", "2", "--agent", AGENT, "--ray", c.address, "--concurrency", "2",
+        "--out", str(remote), "--no-progress", check=False,
+    )  # fmt: skip
+    assert res.returncode in (0, 1), res.stderr  # the echo agent fails some cases: a verdict, not a crash
+    assert "ray: 2 worker(s), 2 conversation(s) in flight each" in res.stderr
+    # both worker nodes ran conversations, and none ran in the driver
+    ran = read_inflight(inflight)
+    assert len(ran) == 2 and os.getpid() not in ran, ran
+
+    monkeypatch.setenv("USERSIM_TEST_INFLIGHT_DIR", str(tmp_path / "inflight-local"))
+    (tmp_path / "inflight-local").mkdir()
+    monkeypatch.setenv("USERSIM_TEST_AGENT_DELAY", "0")
+    usersim(
+        "run", *IDS, "--repeats", "2", "--agent", AGENT, "--out", str(local), "--no-progress", check=False
+    )
+
+    a = {r["id"]: r for r in records(local)}
+    b = records(remote)
+    assert len(a) == 10 and sorted(r["id"] for r in b) == sorted(a)  # each conversation once
+    for r in b:  # byte-identical transcripts, and everything else but the clock
+        rid = r["id"]
+        assert json.dumps(r["transcript"], ensure_ascii=False) == json.dumps(
+            a[rid]["transcript"], ensure_ascii=False
+        )
+        assert comparable(r) == comparable(a[rid]), rid
+    ids, meta = stored(remote)
+    assert sorted(ids) == sorted(a)  # the driver's store: one row per conversation
+    assert meta["ray"]["workers"] == 2 and meta["ray"]["lost"] == [] and meta["ray"]["retried"] == 0
+    assert (remote / "report.html").is_file()
+
+
+def _wait(what, predicate, timeout: float, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if proc.poll() is not None:
+            raise AssertionError(f"the run ended before {what}: {proc.communicate()}")
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(f"timed out waiting for {what}: {proc.communicate()}")
+        time.sleep(0.2)
+
+
+# static conversations of one turn whose agent takes 1 s: 24 of them keep both workers busy for a
+# while whichever starts first
+@pytest.mark.parametrize("cluster", [1.0], indirect=True)
+def test_losing_a_worker_node_mid_run_loses_nothing_and_duplicates_nothing(cluster, tmp_path, monkeypatch):
+    c, workers, inflight = cluster
+    out = tmp_path / "ray"
+    suite = ["--id", "B1-CL-01", "--id", "B1-EI-01", "--repeats", "6"]
+    # the driver in its own process, as on a real cluster; this process owns the nodes
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "usersim", "run", *suite, "--agent", AGENT,
+         "--ray", c.address, "--concurrency", "2", "--out", str(out), "--no-progress"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        jsonl = out / "results.jsonl"
+
+        def both_busy_and_one_stored() -> bool:
+            busy = [p for p, s in read_inflight(inflight).items() if s["calls"]]
+            return len(busy) == 2 and jsonl.is_file() and len(jsonl.read_text().splitlines()) >= 1
+
+        _wait("both workers to run conversations", both_busy_and_one_stored, 300, proc)
+        assert len(jsonl.read_text().splitlines()) < 24 - 4  # mid-run: both workers hold conversations
+        c.remove_node(workers[1], allow_graceful=False)  # the node dies with its worker
+        stdout, stderr = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode in (0, 1), stderr
+    assert "ray: worker lost" in stderr, stderr
+
+    lines = records(out)
+    ids, meta = stored(out)
+    assert len(lines) == 24 and len({r["id"] for r in lines}) == 24  # each conversation once in results.jsonl
+    assert sorted(ids) == sorted(r["id"] for r in lines)  # and once in the store
+    assert all(r["status"] != "error" for r in lines), [r["error"] for r in lines if r["status"] == "error"]
+    assert len(meta["ray"]["lost"]) == 1 and meta["ray"]["retried"] >= 1, meta["ray"]
+    assert f"{meta['ray']['retried']} conversation(s) retried on the others" in stderr
+
+    # the retried conversations are the ones a local run has (same seed: same transcripts)
+    monkeypatch.setenv("USERSIM_TEST_INFLIGHT_DIR", str(tmp_path))
+    monkeypatch.setenv("USERSIM_TEST_AGENT_DELAY", "0")
+    local = tmp_path / "local"
+    usersim("run", *suite, "--agent", AGENT, "--out", str(local), "--no-progress", check=False)
+    a = {r["id"]: comparable(r) for r in records(local)}
+    assert {r["id"]: comparable(r) for r in lines} == a
+
+
+@pytest.mark.parametrize("cluster", [1.0], indirect=True)
+def test_losing_every_worker_stops_the_run_and_resume_finishes_it(cluster, tmp_path):
+    c, workers, inflight = cluster
+    out = tmp_path / "ray"
+    suite = ["--id", "B1-CL-01", "--id", "B1-EI-01", "--repeats", "6", "--agent", AGENT, "--no-progress"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "usersim", "run", *suite, "--ray", c.address, "--concurrency", "2", "--out", str(out)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        jsonl = out / "results.jsonl"
+        _wait(
+            "a stored conversation",
+            lambda: jsonl.is_file() and len(jsonl.read_text().splitlines()) >= 1,
+            300,
+            proc,
+        )
+        for node in workers:
+            c.remove_node(node, allow_graceful=False)
+        _, stderr = proc.communicate(timeout=600)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 1, stderr
+    assert "Error: every Ray worker is lost" in stderr and "continue with --resume" in stderr, stderr
+    assert "Traceback" not in stderr
+    kept, _ = stored(out)
+    assert 1 <= len(kept) < 24  # what finished before is stored
+
+    c.add_node(num_cpus=1, object_store_memory=80 * 1024**2)  # a new node: the run goes on with --resume
+    c.wait_for_nodes()
+    usersim("run", *suite, "--ray", c.address, "--out", str(out), "--resume", check=False)
+    ids, meta = stored(out)
+    lines = records(out)
+    assert len(ids) == 24 and set(kept) <= set(ids)
+    assert sorted(r["id"] for r in lines) == sorted(ids)  # results.jsonl: each conversation once
+    assert all(r["status"] != "error" for r in lines)
+
+
+def test_ray_local_runs_more_conversations_at_once_than_it_has_cpus(tmp_path, monkeypatch):
+    """I/O-bound (the agent awaits): a worker keeps --concurrency conversations in flight."""
+    import ray
+
+    inflight = tmp_path / "inflight"
+    inflight.mkdir()
+    cpus = os.cpu_count() or 1
+    n = cpus + 3
+    env = tmp_path / "runtime_env.yaml"  # the workers' environment through --ray-runtime-env
+    env.write_text(
+        f"env_vars:\n  USERSIM_TEST_INFLIGHT_DIR: '{inflight}'\n  USERSIM_TEST_AGENT_DELAY: '1.0'\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "ray"
+    try:
+        res = usersim(
+            "run", "--id", "B1-EI-01", "--repeats", str(n), "--agent", AGENT, "--ray", "local",
+            "--concurrency", str(n), "--ray-runtime-env", str(env), "--out", str(out), "--no-progress",
+            check=False,
+        )  # fmt: skip
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+    assert res.returncode in (0, 1), res.stderr
+    lines = records(out)
+    assert len(lines) == 2 * n and all(r["status"] != "error" for r in lines)  # groups A and B
+    ran = read_inflight(inflight)
+    assert len(ran) == 1, ran  # one worker on one node ...
+    (stats,) = ran.values()
+    assert stats["calls"] == 2 * n
+    assert stats["max_inflight"] > cpus, (stats, cpus)  # ... with more agent calls in flight than CPUs
+    assert stats["max_inflight"] <= n  # and never more than --concurrency

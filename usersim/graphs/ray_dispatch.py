@@ -1,0 +1,293 @@
+"""The driver side of a distributed run: a pool of async Ray actors, fed by pulling.
+
+Each worker (a `TrialWorker` actor, ray_worker) has `per_worker` lanes in the driver; a lane takes
+the next trial from the run's queue when its previous one has finished, so a worker only ever
+holds the trials it is running. When a worker is lost (its node removed or dead, its process
+killed: Ray raises RayActorError for its calls), every trial it held goes back to the queue and
+runs on the workers left; the pool starts a replacement on a node with room, if any. A record
+whose trial id has already arrived is dropped, so the store holds each conversation once.
+
+Placement: by default one worker per alive node that has a CPU (a head started with num_cpus=0
+runs none); `workers=N` starts N, spread over the nodes. A worker reserves one CPU: its event loop
+is one Python thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from usersim.core.record import RunRecord
+from usersim.graphs.plan import RunPlan
+
+if TYPE_CHECKING:
+    from usersim.graphs.runner import RunConfig
+    from usersim.graphs.trials import Trial
+
+READY_TIMEOUT_S = 300.0  # a worker that has not started by then (no room, a runtime_env that fails) is lost
+MAX_REPLACEMENTS = (
+    8  # workers started after losses, at most: a worker that dies at start is not retried forever
+)
+
+
+class WorkersLost(ValueError):
+    """No Ray worker is left to run the rest (a ValueError: the CLI prints it as one line, exit 1)."""
+
+
+class RayRunStats(BaseModel):
+    """What the distributed part of a run did (run meta `ray`, and one line on stderr)."""
+
+    workers: int = 0  # workers that started and ran conversations
+    per_worker: int = 0  # conversations in flight per worker (--concurrency)
+    lost: list[str] = []  # the workers lost during the run, with why
+    retried: int = 0  # conversations handed out again after their worker was lost
+    duplicates: int = 0  # records that arrived for a trial already stored, dropped
+
+    def line(self) -> str:
+        text = f"ray: {self.workers} worker(s), {self.per_worker} conversation(s) in flight each"
+        if self.lost:
+            text += f"; {len(self.lost)} lost, {self.retried} conversation(s) retried on the others"
+        if self.duplicates:
+            text += f"; {self.duplicates} duplicate record(s) dropped"
+        return text
+
+
+@dataclass(eq=False)
+class _Worker:
+    handle: Any
+    node_id: str | None
+    where: str = "starting"
+    ready: bool = False
+    dead: bool = False
+    held: dict[str, tuple[int, Trial]] = field(default_factory=dict)  # trial id -> (ordinal, trial)
+
+
+class RayPool:
+    """Runs `todo` on Ray actors; `records()` yields (ordinal, record) as each conversation ends."""
+
+    def __init__(
+        self,
+        todo: list[tuple[int, Trial]],
+        cfg: RunConfig,
+        run_id: str,
+        *,
+        per_worker: int,
+        workers: int | None = None,
+        runtime_env: dict[str, Any] | None = None,
+    ) -> None:
+        self.todo, self.cfg, self.run_id = todo, cfg, run_id
+        self.per_worker, self.wanted, self.runtime_env = max(1, per_worker), workers, runtime_env
+        self.stats = RayRunStats(per_worker=self.per_worker)
+        self._workers: list[_Worker] = []
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._lost_nodes: set[str] = set()
+        self._replacements = 0
+
+    async def records(self) -> AsyncIterator[tuple[int, RunRecord]]:
+        """Every trial's record once, in finishing order; raises when no worker is left."""
+        self._queue: asyncio.Queue[tuple[int, Trial]] = asyncio.Queue()
+        self._out: asyncio.Queue[tuple[int, RunRecord] | BaseException] = asyncio.Queue()
+        self._plan = RunPlan.of(self.cfg)  # resolves each case's persona once, for the lanes
+        for pending in self.todo:
+            self._queue.put_nowait(pending)
+        self._done: set[str] = set()
+        remaining = len({t.id for _, t in self.todo})
+        try:
+            if remaining:
+                self._start(self._placements())
+            while remaining:
+                item = await self._out.get()
+                if isinstance(item, BaseException):
+                    raise item
+                remaining -= 1
+                yield item
+        finally:
+            await self._stop()
+
+    # -- workers ---------------------------------------------------------------------------
+
+    def _placements(self) -> list[str | None]:
+        """The nodes to start workers on (None: Ray spreads them)."""
+        import ray
+
+        nodes = [n for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) >= 1]
+        if self.wanted is not None:
+            cpus = sum(n["Resources"]["CPU"] for n in nodes)
+            if self.wanted > cpus:
+                raise ValueError(
+                    f"--ray-actors {self.wanted}: the Ray cluster has {cpus:g} CPU(s) on its alive nodes; "
+                    "each worker reserves one"
+                )
+            return [None] * self.wanted
+        if not nodes:
+            raise ValueError("the Ray cluster has no alive node with a CPU to run usersim's workers on")
+        return [n["NodeID"] for n in nodes]
+
+    def _start(self, nodes: list[str | None]) -> None:
+        import ray
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        from usersim.graphs.ray_worker import TrialWorker
+
+        remote = ray.remote(TrialWorker)
+        for node in nodes:
+            options: dict[str, Any] = {
+                "num_cpus": 1,
+                "max_concurrency": self.per_worker + 2,  # its lanes, and close() beside them
+                "max_restarts": 0,  # a lost worker's trials are re-queued here, not replayed by Ray
+                "scheduling_strategy": "SPREAD"
+                if node is None
+                else NodeAffinitySchedulingStrategy(node_id=node, soft=False),
+            }
+            if self.runtime_env:
+                options["runtime_env"] = self.runtime_env
+            worker = _Worker(remote.options(**options).remote(self.cfg, self.run_id), node)
+            self._workers.append(worker)
+            self._spawn(self._boot(worker))
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _boot(self, worker: _Worker) -> None:
+        try:
+            where = await asyncio.wait_for(_result(worker.handle.where.remote()), READY_TIMEOUT_S)
+        except Exception as exc:  # noqa: BLE001 - a worker that cannot start is lost, whatever the cause
+            self._lose(worker, exc)
+            return
+        worker.where, worker.ready = f"{where['host']} pid {where['pid']}", True
+        self.stats.workers += 1
+        for _ in range(self.per_worker):
+            self._spawn(self._lane(worker))
+
+    async def _lane(self, worker: _Worker) -> None:
+        import ray
+
+        while not worker.dead:
+            ordinal, trial = await self._queue.get()
+            if worker.dead:  # lost while this lane waited: the trial goes to a live worker
+                self._queue.put_nowait((ordinal, trial))
+                return
+            trial = _with_persona(trial, self._plan)
+            worker.held[trial.id] = (ordinal, trial)
+            try:
+                text = await _result(worker.handle.run.remote(trial))
+            except ray.exceptions.RayActorError as exc:
+                self._lose(worker, exc)  # re-queues what it held, this trial with them
+                return
+            except Exception as exc:  # noqa: BLE001 - a harness bug in the worker ends the run, as locally
+                self._out.put_nowait(exc)
+                return
+            worker.held.pop(trial.id, None)
+            self._deliver(ordinal, RunRecord.model_validate_json(text))
+
+    def _deliver(self, ordinal: int, record: RunRecord) -> None:
+        if record.id in self._done:
+            self.stats.duplicates += 1
+            return
+        self._done.add(record.id)
+        self._out.put_nowait((ordinal, record))
+
+    def _lose(self, worker: _Worker, exc: BaseException) -> None:
+        """Drop a worker: what it held goes back to the queue; a replacement starts if there is room."""
+        if worker.dead:
+            return
+        import ray
+
+        worker.dead = True
+        why = f"{worker.where}: {type(exc).__name__}: {_why(exc)}"
+        self.stats.lost.append(why)
+        held, worker.held = list(worker.held.values()), {}
+        held = [h for h in held if h[1].id not in self._done]
+        self.stats.retried += len(held)
+        for item in held:
+            self._queue.put_nowait(item)
+        print(f"ray: worker lost ({why}); {len(held)} conversation(s) go to the others", file=sys.stderr)
+        if worker.node_id:
+            self._lost_nodes.add(worker.node_id)
+        try:
+            ray.kill(worker.handle, no_restart=True)
+        except Exception:  # noqa: BLE001, S110 - already gone
+            pass
+        if not getattr(exc, "actor_init_failed", False):  # a worker that cannot start: the others would not
+            self._replace()
+        if not any(not w.dead for w in self._workers):
+            self._out.put_nowait(
+                WorkersLost(
+                    f"every Ray worker is lost (last: {why}); the finished conversations are stored, "
+                    "continue with --resume"
+                )
+            )
+
+    def _replace(self) -> None:
+        if self._replacements >= MAX_REPLACEMENTS or self._queue.empty() and not self._held():
+            return
+        import ray
+
+        try:
+            nodes = [n for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) >= 1]
+        except Exception:  # noqa: BLE001 - the cluster cannot tell: go on with the workers left
+            return
+        if self.wanted is None:
+            busy = {w.node_id for w in self._workers if not w.dead} | self._lost_nodes
+            new: list[str | None] = [n["NodeID"] for n in nodes if n["NodeID"] not in busy]
+        else:
+            free = ray.available_resources().get("CPU", 0)
+            missing = self.wanted - sum(1 for w in self._workers if not w.dead)
+            new = [None] * int(min(missing, free))
+        new = new[: MAX_REPLACEMENTS - self._replacements]
+        self._replacements += len(new)
+        if new:
+            self._start(new)
+
+    def _held(self) -> int:
+        return sum(len(w.held) for w in self._workers if not w.dead)
+
+    async def _stop(self) -> None:
+        import ray
+
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        live = [w for w in self._workers if w.ready and not w.dead]
+        closes = [_result(w.handle.close.remote()) for w in live]
+        await asyncio.gather(*(asyncio.wait_for(c, 30) for c in closes), return_exceptions=True)
+        for w in self._workers:
+            try:
+                ray.kill(w.handle, no_restart=True)
+            except Exception:  # noqa: BLE001, S110 - already gone
+                pass
+
+
+def _with_persona(trial: Trial, plan: RunPlan) -> Trial:
+    """The trial with its case's persona resolved here, where the case file is: a persona given by
+    a path beside the case need not exist on the workers. One that does not resolve is left to the
+    worker, which records the error as a local run does."""
+    if trial.persona is not None or not trial.case.persona:
+        return trial
+    try:
+        return dataclasses.replace(trial, persona=plan.persona(trial.case))
+    except Exception:  # noqa: BLE001 - the conversation's error record says why
+        return trial
+
+
+async def _result(ref: Any) -> Any:
+    """Await an ObjectRef of the Ray core or of Ray Client (`ray://`): both offer `future()`."""
+    return await asyncio.wrap_future(ref.future())
+
+
+def _why(exc: BaseException) -> str:
+    """A Ray error in one line: its own lines without Ray's indented fields (class_name, actor_id,
+    pid, ip); a worker that failed to start has the cause, e.g. `ModuleNotFoundError: No module
+    named 'usersim'`, in its last line."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip() and not line.startswith("\t")]
+    if len(lines) > 3:
+        lines = [lines[0], "...", lines[-1]]
+    return " ".join(line[:300] for line in lines)
