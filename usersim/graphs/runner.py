@@ -110,7 +110,7 @@ async def run_trials(
 
         try:
             loop = asyncio.get_running_loop()
-            async with contextlib.aclosing(_finished(todo, cfg, meta["run_id"], plan)) as finished:
+            async with contextlib.aclosing(_finished(todo, cfg, meta, plan)) as finished:
                 async for ordinal, record in finished:
                     # SQLite commit and JSONL append off the event loop, one writer thread in finishing order
                     await loop.run_in_executor(writer, persist, record, ordinal)
