@@ -86,6 +86,8 @@ class RuleSimulator:
         persona = view.persona
         agenda = Agenda.start(persona, view.opening_message or persona.opening_message)
         opening_acts = self._opening(view, agenda)
+        if view.turn <= 1 and persona.adversary is not None:
+            return self._adversary(view, agenda, [], opening_acts, None, "opening")
         if view.turn <= 1:
             return self._turn(view, agenda, opening_acts, None, "opening")
         moves = agent_moves(view.transcript)
@@ -102,7 +104,20 @@ class RuleSimulator:
                 e.at_turn is not None and turn < e.at_turn <= view.max_turns for e in persona.events
             )
             acts, stop = decide(agenda, obs, events, upcoming)
+        if persona.adversary is not None:  # a manipulative user pushes its tactics (simulator/adversary.py)
+            return self._adversary(view, agenda, moves, acts, stop, "; ".join(triggered))
         return self._turn(view, agenda, acts, stop, "; ".join(triggered))
+
+    def _adversary(self, view, agenda, moves, acts, stop, note) -> SimulatorTurn:  # type: ignore[no-untyped-def]
+        from usersim.simulator.adversary import play
+
+        push = play(view, agenda, moves, acts, stop)
+        if push is None:
+            return self._turn(view, agenda, acts, stop, note)
+        turn = self._turn(view, agenda, push.acts, None, push.reason or note)
+        turn.stop, turn.events = push.stop, turn.events + push.events
+        turn.meta.update(push.meta)
+        return turn
 
     def _opening(self, view: SimulatorView, agenda: Agenda) -> list[Act]:
         persona = view.persona
