@@ -25,8 +25,18 @@ from usersim.simulator.agenda import Agenda
 from usersim.simulator.base import SimulatorView
 from usersim.simulator.phrasing import Act, fits, option_text
 
-# the agenda's acts a pushing user still says: answers to what the agent asked
-ANSWERS = ("answer", "repeat", "repeat_said", "dont_know", "unknown", "volunteer", "change_fact", "say")
+# the agenda's acts a pushing user still says: answers to what the agent asked, corrections of wrong facts
+ANSWERS = (
+    "answer",
+    "repeat",
+    "repeat_said",
+    "dont_know",
+    "unknown",
+    "volunteer",
+    "change_fact",
+    "say",
+    "reject",
+)
 
 
 @dataclass
@@ -113,7 +123,7 @@ def play(
     assert adv is not None
     start = push_start(persona, agenda, view.opening_message or persona.opening_message)
     if view.turn < start:
-        return None if stop != "goal_met" else Push([Act("generic")])
+        return None
     said = [m.content for m in view.transcript if m.role == "user" and m.content]
     seq = sequence(adv)
     history: list[tuple[int, str, Stance]] = []  # (user turn of the push, tactic, how the agent answered)

@@ -85,6 +85,11 @@ class RuleSimulator:
         """`next_turn` without an event loop (it waits on nothing): persona lint probes with it."""
         persona = view.persona
         agenda = Agenda.start(persona, view.opening_message or persona.opening_message)
+        if (
+            persona.adversary is not None
+        ):  # a manipulative user stops on its own terms (simulator/adversary.py)
+            rules = persona.stop_rules.model_copy(update={"stop_when_goal_met": False})
+            agenda.persona = persona.model_copy(update={"stop_rules": rules})
         opening_acts = self._opening(view, agenda)
         if view.turn <= 1 and persona.adversary is not None:
             return self._adversary(view, agenda, [], opening_acts, None, "opening")
