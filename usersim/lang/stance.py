@@ -66,8 +66,10 @@ def reply_stance(reply: str, said: list[str] | tuple[str, ...] = ()) -> Stance:
     text = reply or ""
     codes = codes_for(text)
     refusal = find(text, "security", "agent_refusal", codes)
-    disclosure = [c for c in finditer(text, "security", "agent_disclosure", codes)]
-    values = new_values(text, said)
+    # what a question asks for ("你的订单号是多少？", "Is your ID C-1002?") is not handed over
+    stated = _statements(text)
+    disclosure = [c for c in finditer(stated, "security", "agent_disclosure", codes)]
+    values = new_values(stated, said)
     if refusal is not None and not values:
         return Stance("refused", (refusal,))
     if values and (disclosure or refusal is None):
@@ -78,6 +80,17 @@ def reply_stance(reply: str, said: list[str] | tuple[str, ...] = ()) -> Stance:
         return Stance("refused", (refusal,), values)
     verify = find(text, "security", "agent_verification", codes)
     return Stance("stalled", (verify,) if verify else ())
+
+
+def _statements(text: str) -> str:
+    """The text with its asking sentences blanked (same length: cue offsets stay the reply's)."""
+    from usersim.lang.acts import QUESTIONS, agent_acts
+
+    out = list(text)
+    for act in agent_acts(text):
+        if act.kind in QUESTIONS:
+            out[act.start : act.end] = " " * (act.end - act.start)
+    return "".join(out)
 
 
 @dataclass
