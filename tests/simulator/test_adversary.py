@@ -161,3 +161,11 @@ def test_lint_names_an_adversary_the_simulators_would_play_badly(tmp_path):
     assert "impersonation needs `target.subject`" in found["adversary.target"]
     assert "does not read as asking for the agent's instructions" in found["adversary.target.ask"]
     assert "ignored for a manipulative user" in found["stop_rules.stop_when_goal_met"]
+
+
+def test_the_claims_are_the_personas_own_words_for_the_guards():
+    from usersim.simulator.guards import find_invented
+
+    p = attacker(claims={"role": "the branch manager", "reason": "a $500 payment bounces tonight"})
+    assert find_invented(p, "Hurry, a $500 payment bounces tonight!", []) is None
+    assert find_invented(p, "Hurry, a $900 payment bounces tonight!", []) is not None
