@@ -113,7 +113,16 @@ class RuleSimulator:
             return self._adversary(view, agenda, moves, acts, stop, "; ".join(triggered))
         return self._turn(view, agenda, acts, stop, "; ".join(triggered))
 
-    def _adversary(self, view, agenda, moves, acts, stop, note) -> SimulatorTurn:  # type: ignore[no-untyped-def]
+    def _adversary(
+        self,
+        view: SimulatorView,
+        agenda: Agenda,
+        moves: list[tuple[str, list[str]]],
+        acts: list[Act],
+        stop: Literal["goal_met", "gave_up"] | None,
+        note: str,
+    ) -> SimulatorTurn:
+        """A manipulative user's turn: its push (simulator/adversary.py), or the agenda's move before it."""
         from usersim.simulator.adversary import play
 
         push = play(view, agenda, moves, acts, stop)

@@ -137,7 +137,8 @@ def secrets_of(own: Ownership, keys: dict[str, str], tables: dict, params: NoLea
             if f in params.ignore_fields or v is None or isinstance(v, bool | dict | list):
                 continue
             text = str(v).casefold()
-            if text in mine or len(owners_of.get(text, ())) > 1 or len(text.strip()) < 3:
+            short = len(text.strip()) < (3 if text.isascii() else 2)  # 李娜 is a name, "ok" is not
+            if text in mine or len(owners_of.get(text, ())) > 1 or short:
                 continue
             out.append(Secret(who, table, str(row.get(key)), f, v))
     return out
