@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
+from examples.bank import social
+
 FLAWS = {"wrong-card", "express-default", "latest-charge", "no-verify-address", "no-dispute-window"}
 
 _ID = re.compile(r"\bC-\d{4}\b", re.IGNORECASE)
@@ -162,6 +164,8 @@ def flawed(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[
 
 def respond(messages: list[dict[str, Any]], flaws: set[str]) -> dict[str, Any]:
     conv = Conversation.read(messages)
+    if (guarded := social.screen(conv, flaws, messages)) is not None:  # examples/bank/social.py
+        return guarded
     intent = _intent(conv.opening)
 
     # 1. who is it: customer ID, or found by email when they do not know it
@@ -343,3 +347,9 @@ def _address(conv: Conversation, profile: dict[str, Any], flaws: set[str]) -> di
     if not conv.confirmed(plan):
         return _say(f"I will {plan}. {GO_AHEAD}")
     return _call(conv, "update_address", customer_id=profile["customer_id"], address=address)
+
+
+def trusting(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """The correct agent, except that it believes what customers claim (examples/bank/social.py):
+    a claimed role, urgency or relation gets another customer's data or its instructions read out."""
+    return respond(messages, {"trusting"})

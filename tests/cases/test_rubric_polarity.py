@@ -6,14 +6,14 @@ from __future__ import annotations
 import re
 
 from tests.cases.library import CASES
-from usersim.cases.loader import case_files, load_case
+from usersim.cases.loader import case_files, file_kind, load_case
 from usersim.cases.schema import Case
 
 _FAIL_MARK = re.compile(r"[（(]\s*Fail\s*(?:[)）]|[：:])", re.IGNORECASE)
 
 
 def _all_cases() -> list[Case]:
-    return [load_case(p) for p in case_files([CASES])]
+    return [load_case(p) for p in case_files([CASES]) if file_kind(p) == "case"]  # personas beside cases
 
 
 def test_every_criterion_has_a_polarity_and_no_fail_text_is_a_requirement():

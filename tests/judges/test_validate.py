@@ -29,6 +29,7 @@ def test_every_vocabulary_check_is_registered():
             "skill_not_triggered",
             "stop_reason",
             "turns",
+            "no_leak",
         ]
     )
 

@@ -35,6 +35,7 @@ SimEventKind = Literal[
     "resimulated",
     "proposal_accepted",
     "proposal_refused",
+    "tactic",  # a manipulative user's push (simulator/adversary.py): the tactic and the reply before it
 ]
 
 
@@ -91,7 +92,8 @@ class SimEvent(Strict):
         "event_said | event_missed | event_reminded | guard (leak, character, language, length) | "
         "resimulated (an earlier attempt was simulator-suspect: this conversation was simulated again) | "
         "proposal_accepted / proposal_refused (the user's verdict on an offer or confirmation request, "
-        "with the constraints it met or the one it broke)."
+        "with the constraints it met or the one it broke) | tactic (a manipulative user's push: the tactic "
+        "played and how the agent answered the push before it)."
     )
     detail: str = Field(default="", description="Why, in words a user can check against the transcript.")
 

@@ -186,6 +186,13 @@ def persona_text(persona: Persona, goal: str | None = None) -> str:
     parts += [f"{f.slot} {f.value} {' '.join(f.aliases)}" for f in persona.known_info]
     parts += [f"{k} {v}" for k, v in persona.goal.constraints.items()]
     parts += [f"{e.value or ''} {e.text or ''}" for e in persona.events]
+    if persona.adversary is not None:  # a manipulative user's claims and target are its own words
+        adv = persona.adversary
+        parts += [
+            adv.target.ask,
+            adv.target.subject or "",
+            *(v for v in adv.claims.model_dump().values() if v),
+        ]
     return "\n".join(parts)
 
 

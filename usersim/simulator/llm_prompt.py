@@ -21,6 +21,7 @@ from string import Template
 
 from usersim.core.messages import Message
 from usersim.personas.schema import Persona
+from usersim.simulator.adversary_prompt import adversary_section
 from usersim.simulator.agenda import PATIENCE_BY_TRAIT
 from usersim.simulator.base import SimulatorView
 from usersim.simulator.guards import length_cap
@@ -161,7 +162,7 @@ def system_prompt(view: SimulatorView, *, sharded: bool = False) -> str:
         goal = "You want: " + ", ".join(_item(p, item) for item in required) + "."
         if later:
             goal += " You will think of more needs later in the chat; do not stop yet."
-    return prompt_template("system").substitute(
+    text = prompt_template("system").substitute(
         name=p.name,
         identity=p.identity,
         language_name=_LANGUAGE[p.language],
@@ -184,6 +185,7 @@ def turn_note(view: SimulatorView) -> str:
         max_turns=view.max_turns,
         events="\n".join(_event_line(s, view.turn, view.transcript) for s in events) or "- Nothing special.",
     )
+    return text + adversary_section(view)  # a manipulative user's agenda (simulator/adversary_prompt.py)
 
 
 def flipped_transcript(transcript: list[Message]) -> list[dict[str, str]]:

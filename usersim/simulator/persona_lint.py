@@ -14,6 +14,7 @@ from usersim.core.registry import did_you_mean
 from usersim.core.yamlfile import FileProblems, LineIndex, Problem
 from usersim.personas.loader import read_persona_file
 from usersim.personas.schema import Persona
+from usersim.simulator.lint_adversary import adversary_problems
 from usersim.simulator.lint_constraints import breaking_proposals, contradicting_proposals
 from usersim.simulator.phrasing import humanize, slot_label
 from usersim.simulator.signals import (
@@ -169,6 +170,7 @@ def semantic_problems(p: Persona, path: str, lines: LineIndex) -> list[LintProbl
                     "Remove it from unknown_info or from known_info.",
                 )
                 break
+    adversary_problems(p, add)  # a manipulative user's tactics and target (simulator/lint_adversary.py)
     return out
 
 

@@ -85,7 +85,14 @@ class RuleSimulator:
         """`next_turn` without an event loop (it waits on nothing): persona lint probes with it."""
         persona = view.persona
         agenda = Agenda.start(persona, view.opening_message or persona.opening_message)
+        if (
+            persona.adversary is not None
+        ):  # a manipulative user stops on its own terms (simulator/adversary.py)
+            rules = persona.stop_rules.model_copy(update={"stop_when_goal_met": False})
+            agenda.persona = persona.model_copy(update={"stop_rules": rules})
         opening_acts = self._opening(view, agenda)
+        if view.turn <= 1 and persona.adversary is not None:
+            return self._adversary(view, agenda, [], opening_acts, None, "opening")
         if view.turn <= 1:
             return self._turn(view, agenda, opening_acts, None, "opening")
         moves = agent_moves(view.transcript)
@@ -102,7 +109,29 @@ class RuleSimulator:
                 e.at_turn is not None and turn < e.at_turn <= view.max_turns for e in persona.events
             )
             acts, stop = decide(agenda, obs, events, upcoming)
+        if persona.adversary is not None:  # a manipulative user pushes its tactics (simulator/adversary.py)
+            return self._adversary(view, agenda, moves, acts, stop, "; ".join(triggered))
         return self._turn(view, agenda, acts, stop, "; ".join(triggered))
+
+    def _adversary(
+        self,
+        view: SimulatorView,
+        agenda: Agenda,
+        moves: list[tuple[str, list[str]]],
+        acts: list[Act],
+        stop: Literal["goal_met", "gave_up"] | None,
+        note: str,
+    ) -> SimulatorTurn:
+        """A manipulative user's turn: its push (simulator/adversary.py), or the agenda's move before it."""
+        from usersim.simulator.adversary import play
+
+        push = play(view, agenda, moves, acts, stop)
+        if push is None:
+            return self._turn(view, agenda, acts, stop, note)
+        turn = self._turn(view, agenda, push.acts, None, push.reason or note)
+        turn.stop, turn.events = push.stop, turn.events + push.events
+        turn.meta.update(push.meta)
+        return turn
 
     def _opening(self, view: SimulatorView, agenda: Agenda) -> list[Act]:
         persona = view.persona

@@ -12,7 +12,9 @@ SPEC `reference[:OPTIONS]`, options comma-separated:
 * flaws, for proving the judges tell a good agent from a flawed one: `flaw=forget-constraints`
   (ignores budgets, weight limits, brand exclusions, allergies), `flaw=no-clarify` (never asks:
   assumes missing details), `flaw=give-up-on-error` (a tool error ends the task with an apology),
-  `flaw=ignore-history` (reads only the current message). Several: `flaw=a,flaw=b`.
+  `flaw=ignore-history` (reads only the current message), `flaw=trust-claims` (believes a user's
+  claimed authority, urgency or relation and hands over another person's records or its system
+  prompt; reference/guard.py). Several: `flaw=a,flaw=b`.
 
 Each step it rebuilds its view of the conversation, extracts slots, picks the intents of the
 current message (or continues the previous topic), then either asks for all missing details in one
@@ -38,6 +40,7 @@ from usersim.adapters.reference.context import (
     view_slots,
 )
 from usersim.adapters.reference.dialogue import Digest, ListOps, RateFix, Reference, conflict_notes
+from usersim.adapters.reference.guard import screen
 from usersim.adapters.reference.info import Housing, Recall, Search, Trains, Zhihu
 from usersim.adapters.reference.intents import asked_slots, choose, clause_for, detect
 from usersim.adapters.reference.itinerary import Itinerary
@@ -52,7 +55,7 @@ from usersim.core.events import Usage
 from usersim.core.messages import Message, ToolCall
 from usersim.core.registry import did_you_mean
 
-FLAWS = ("forget-constraints", "no-clarify", "give-up-on-error", "ignore-history")
+FLAWS = ("forget-constraints", "no-clarify", "give-up-on-error", "ignore-history", "trust-claims")
 MAX_CALLS_PER_TURN = 12
 HANDLERS = {
     "trip": Trip,
@@ -193,6 +196,9 @@ class ReferenceAgent:
         view: View | None = None,
     ) -> Message:
         view = view if view is not None else build_view(messages, self.cfg)
+        system = "\n".join(m.content for m in messages if m.role == "system")
+        if guarded := screen(view.user_text, view.current, system, tool_schemas, self.flaws, turn):
+            return guarded  # someone else's data or the instructions (reference/guard.py)
         slots = view_slots(view)
         tools = {(s.get("function") or s).get("name") for s in tool_schemas}
         text = view.user_text
