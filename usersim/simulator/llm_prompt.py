@@ -174,6 +174,7 @@ def system_prompt(view: SimulatorView, *, sharded: bool = False) -> str:
         traits="\n".join(f"- {t}" for t in traits) or "- An ordinary, reasonable user.",
         constraints=", ".join(f"{k} = {v}" for k, v in constraints.items()) or "(none)",
     )
+    return text + adversary_section(view)  # a manipulative user's agenda (simulator/adversary_prompt.py)
 
 
 def turn_note(view: SimulatorView) -> str:
@@ -185,7 +186,6 @@ def turn_note(view: SimulatorView) -> str:
         max_turns=view.max_turns,
         events="\n".join(_event_line(s, view.turn, view.transcript) for s in events) or "- Nothing special.",
     )
-    return text + adversary_section(view)  # a manipulative user's agenda (simulator/adversary_prompt.py)
 
 
 def flipped_transcript(transcript: list[Message]) -> list[dict[str, str]]:
