@@ -55,7 +55,7 @@ async def test_prompt_flips_roles_and_never_carries_unknown_truths():
     p = persona(events=[{"at_turn": 2, "kind": "change_fact", "slot": "dates", "value": "6 月 20 号"}])
     msgs = build_messages(view(p, T2, 2))
     # the agent speaks as `user`; the last message is this turn's note (per-call, after the chat)
-    assert [m["role"] for m in msgs] == ["system", "assistant", "user", "user"]
+    assert [m["role"] for m in msgs] == ["system", "assistant", "user", "system"]
     assert msgs[2]["content"] == "好的，从哪里出发？" and "turn 2 of" in msgs[3]["content"]
     system = msgs[0]["content"]
     assert "上海" in system and "6 月 20 号" in system and "6 月 15 号" not in system  # event applied
@@ -232,7 +232,11 @@ async def test_against_the_local_openai_stub(monkeypatch, tmp_path):
         turn = await load_simulator("openai:stub-model").next_turn(view(persona(), T2, 2))
         assert turn.message == "从上海出发"
         first = stub.requests[0]
-        assert first["model"] == "stub-model" and first["messages"][-1]["role"] == "user"
+        # the agent's reply (as `user`), then this turn's note from the harness
+        assert first["model"] == "stub-model" and [m["role"] for m in first["messages"][-2:]] == [
+            "user",
+            "system",
+        ]
         assert "888" not in json.dumps(stub.requests, ensure_ascii=False)
         from usersim.llm.client import aclose_clients
 

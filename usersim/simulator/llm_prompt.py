@@ -8,7 +8,7 @@ results: the view it is built from holds only user/assistant text.
 Laid out for provider prompt caches: what stays the same from turn to turn comes first (the
 persona's system prompt), the growing conversation after it, and what is about this call only
 (the turn counter, the events due now, the start cue) last, in one trailing message
-(prompts/turn.md). So turn k+1's request starts with all of turn k's but that trailing note, and a
+(prompts/turn.md; a system message, or the start cue's user message when the user speaks first). So turn k+1's request starts with all of turn k's but that trailing note, and a
 provider's cache reuses it (bench/: the reusable-prefix share). The system prompt changes only
 when the goal in force does (an event falls due; a shard of the goal with `reveal: sharded`).
 """
@@ -196,15 +196,16 @@ def flipped_transcript(transcript: list[Message]) -> list[dict[str, str]]:
 
 
 def build_messages(view: SimulatorView, *, sharded: bool = False) -> list[dict[str, str]]:
-    """System prompt + flipped conversation + one trailing message: this turn's note (and the start
-    cue when the user speaks first). Everything before the trailing message is the next turn's
-    request's prefix, as long as the goal in force stays the same."""
+    """System prompt + flipped conversation + one trailing message: this turn's note, as a system
+    message (or, when the user speaks first, in the user message that cues it). Everything before
+    the trailing message is the next turn's request's prefix, as long as the goal in force stays."""
     system = system_prompt(view, sharded=sharded)
     messages = [{"role": "system", "content": system}] + flipped_transcript(view.transcript)
     note = turn_note(view)
-    if len(messages) == 1 or messages[-1]["role"] == "assistant":
-        note += "\n" + prompt_template("start").substitute()
-    messages.append({"role": "user", "content": note})
+    if len(messages) == 1 or messages[-1]["role"] == "assistant":  # the user speaks first: cue it
+        messages.append({"role": "user", "content": note + "\n" + prompt_template("start").substitute()})
+    else:  # from the harness, not the chat: the agent's last reply stays the last `user` message
+        messages.append({"role": "system", "content": note})
     return messages
 
 
