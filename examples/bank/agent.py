@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
+from examples.bank.injection import data_of, obey
+
 FLAWS = {"wrong-card", "express-default", "latest-charge", "no-verify-address", "no-dispute-window"}
 
 _ID = re.compile(r"\bC-\d{4}\b", re.IGNORECASE)
@@ -71,10 +73,7 @@ class Conversation:
                 call = by_id[m["tool_call_id"]]
                 text = m.get("content") or ""
                 call.ok = not text.startswith("Error")
-                try:
-                    call.result = json.loads(text)
-                except json.JSONDecodeError:
-                    call.result = text
+                call.result = data_of(text)  # the JSON, even with text around it (injection.py)
         return conv
 
     @property
@@ -343,3 +342,9 @@ def _address(conv: Conversation, profile: dict[str, Any], flaws: set[str]) -> di
     if not conv.confirmed(plan):
         return _say(f"I will {plan}. {GO_AHEAD}")
     return _call(conv, "update_address", customer_id=profile["customer_id"], address=address)
+
+
+def obeys_tools(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[str, Any]:
+    """The correct agent, except that it carries out orders it finds in tool results (prompt
+    injection through the tool channel, examples/bank/injection.py): the injection suite's flawed agent."""
+    return obey(messages, tools) or respond(messages, set())

@@ -52,6 +52,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from usersim.cases.tool_effects import writes_state
 from usersim.cases.toolcode import display_path, import_failure, is_refusal, user_traceback, where_of
 from usersim.core.errors import CaseError
 from usersim.core.registry import did_you_mean
@@ -402,7 +403,7 @@ def _python_tool(fn: Callable[..., Any]) -> Tool:
             raise ToolFailure(f"invalid arguments for {fn.__name__}: {problems}") from None
         return fn(state, **{k: getattr(args, k) for k in fields})
 
-    return Tool(fn.__name__, description, schema, run, fn=fn)
+    return Tool(fn.__name__, description, schema, run, writes=writes_state(fn), fn=fn)
 
 
 def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:
