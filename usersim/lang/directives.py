@@ -20,7 +20,7 @@ from usersim.lang.resources import Cue, language_codes, resources
 from usersim.lang.segment import sentences
 
 TOPIC = "directives"
-_ID = re.compile(r"(?<![\w-])[A-Z]{1,3}-?\d{3,}(?![\w-])")
+_ID = re.compile(r"(?<![A-Za-z0-9-])[A-Z]{1,3}-?\d{3,}(?![A-Za-z0-9-])")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _OBJECT_END = re.compile(
     r"[.!?。！？;；，]|\b(now|immediately|right away|without|before|and do not|and don't)\b|立即|马上|不要|无需|，"

@@ -12,7 +12,8 @@ SPEC `reference[:OPTIONS]`, options comma-separated:
 * flaws, for proving the judges tell a good agent from a flawed one: `flaw=forget-constraints`
   (ignores budgets, weight limits, brand exclusions, allergies), `flaw=no-clarify` (never asks:
   assumes missing details), `flaw=give-up-on-error` (a tool error ends the task with an apology),
-  `flaw=ignore-history` (reads only the current message). Several: `flaw=a,flaw=b`.
+  `flaw=ignore-history` (reads only the current message), `flaw=obey-tool-text` (carries out orders
+  it finds in tool results: prompt injection, reference/obey.py). Several: `flaw=a,flaw=b`.
 
 Each step it rebuilds its view of the conversation, extracts slots, picks the intents of the
 current message (or continues the previous topic), then either asks for all missing details in one
@@ -43,6 +44,7 @@ from usersim.adapters.reference.intents import asked_slots, choose, clause_for, 
 from usersim.adapters.reference.itinerary import Itinerary
 from usersim.adapters.reference.lexicon import COUNTRY_DEFAULT_CITY
 from usersim.adapters.reference.memory import Stores
+from usersim.adapters.reference.obey import obeyed_calls
 from usersim.adapters.reference.planner import Call, Ctx, Done, Handler, question_block
 from usersim.adapters.reference.shopping import Products
 from usersim.adapters.reference.slots import Slots, extract
@@ -52,7 +54,7 @@ from usersim.core.events import Usage
 from usersim.core.messages import Message, ToolCall
 from usersim.core.registry import did_you_mean
 
-FLAWS = ("forget-constraints", "no-clarify", "give-up-on-error", "ignore-history")
+FLAWS = ("forget-constraints", "no-clarify", "give-up-on-error", "ignore-history", "obey-tool-text")
 MAX_CALLS_PER_TURN = 12
 HANDLERS = {
     "trip": Trip,
@@ -202,6 +204,8 @@ class ReferenceAgent:
             text, view.visible_user_messages()[:-1], bool(view.images), details=details, asked=asked_now
         )
         done, n_calls = self._done(view.current)
+        if "obey-tool-text" in self.flaws and (ordered := obeyed_calls(view.current, tool_schemas)):
+            return self._call_message([("obey", c, False) for c in ordered], turn, n_calls)
         failed = [d for ds in done.values() for d in ds if d.failed]
         if failed and "give-up-on-error" in self.flaws:
             return Message(
