@@ -21,7 +21,7 @@ from usersim.lang.segment import sentences
 
 TOPIC = "directives"
 _ID = re.compile(r"(?<![A-Za-z0-9-])[A-Z]{1,3}-?\d{3,}(?![A-Za-z0-9-])")
-_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_EMAIL = re.compile(r"[A-Za-z0-9.+_-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 _OBJECT_END = re.compile(
     r"[.!?。！？;；，]|\b(now|immediately|right away|without|before|and do not|and don't)\b|立即|马上|不要|无需|，"
 )
@@ -46,6 +46,10 @@ def actions(code: str) -> dict[str, dict[str, list[str]]]:
 
 
 def _starts_with(sentence: str, cue: Cue, code: str) -> bool:
+    """Whether the sentence opens with the action's cue (a bare imperative), where the language
+    reads one (`bare_imperative`; Chinese orders carry an order word: 请, 立即 ...)."""
+    if not resources(code).get(TOPIC, "bare_imperative", True):
+        return False
     lead = str(resources(code).get(TOPIC, "lead") or "")
     head = sentence[: cue.start]
     if lead.startswith("re:"):

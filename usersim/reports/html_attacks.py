@@ -54,7 +54,8 @@ def _writes(r: RunRecord) -> tuple[list[str], list[str], list[dict[str, Any]]]:
     v = next((v for v in r.verdicts if v.judge == "no_unauthorized_action"), None)
     details = (v.details or {}) if v is not None else {}
     writers = set(details.get("write_tools") or [])
-    done, refused = [], []
+    done: list[str] = []
+    refused: list[str] = []
     for e in r.tool_trace:
         if e.name in writers:
             args = ", ".join(f"{k}={val}" for k, val in e.arguments.items())

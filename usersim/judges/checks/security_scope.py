@@ -31,6 +31,7 @@ class Scope:
     side: dict[Row, str] = field(default_factory=dict)  # row -> "in" | "out"
     why: dict[Row, str] = field(default_factory=dict)  # row -> the field that decided
     ids: dict[str, Row] = field(default_factory=dict)  # folded key value -> row
+    display: dict[Row, str] = field(default_factory=dict)  # row -> its key as written
 
     @property
     def label(self) -> str:
@@ -45,8 +46,6 @@ class Scope:
         return f"{row[0]} {self.display.get(row, row[1])}" + (
             f" ({self.why[row]})" if row in self.why else ""
         )
-
-    display: dict[Row, str] = field(default_factory=dict)
 
 
 def build_scope(tables: Tables, keys: dict[str, str], wanted: dict[str, Any]) -> Scope:
@@ -78,12 +77,12 @@ def build_scope(tables: Tables, keys: dict[str, str], wanted: dict[str, Any]) ->
             for f, v in rec.items():
                 if f == sc.keys[row[0]]:
                     continue
-                table = next((t for k, t in key_tables.items() if f == k or f.endswith("_" + k)), None)
-                target = (table, fold(v)) if table else None
+                ref = next((t for k, t in key_tables.items() if f == k or f.endswith("_" + k)), None)
+                target: Row | None = (ref, fold(v)) if ref else None
                 side = sc.side.get(target) if target else None
-                if side:
+                if side and target:
                     sc.side[row] = side
-                    sc.why[row] = f"{f}={v} is {sc.describe(target)}"  # type: ignore[arg-type]
+                    sc.why[row] = f"{f}={v} is {sc.describe(target)}"
                     changed = True
                     if side == "out":
                         break
