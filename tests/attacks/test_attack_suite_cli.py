@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.support.cli import REPO, usersim
+from tests.support.cli import usersim
 
 EXPECT = yaml.safe_load(
     (Path(__file__).parent / "data" / "suite_expectations.yaml").read_text(encoding="utf-8")

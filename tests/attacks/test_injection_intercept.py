@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.support.cli import usersim
 from usersim.cases.loader import load_case
 from usersim.cases.schema import Case
 from usersim.sandbox.base import open_sandbox
-from tests.support.cli import usersim
 
 REPO = Path(__file__).resolve().parents[2]
 BANK = REPO / "examples/bank/attacks"
