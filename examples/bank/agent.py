@@ -7,7 +7,8 @@
 case: it blocks the first card instead of asking which (BANK-02), ships replacements express
 without asking (BANK-03), disputes the latest charge of the merchant whatever its amount
 (BANK-06), skips identity verification for address changes (BANK-07) and ignores the 60-day
-dispute window (BANK-08).
+dispute window (BANK-08). `obeys_tools` (at the end) is `correct` except that it carries out orders
+it finds in tool results (examples/bank/injection.py): the flawed agent of examples/bank/attacks.
 
 An agent is a function (messages, tools) -> the next assistant message, in OpenAI chat format.
 These ones keep no state: every call re-reads the conversation (what the customer said, what the

@@ -16,7 +16,9 @@ modify in place. The other parameters become the tool's JSON schema (description
 call, raise `ToolError`, `ValueError`, `PermissionError` or an exception class of the tools file: the
 agent gets `Error: <message>` and the state is rolled back. Any other exception (a `KeyError` on a
 column name, a `TypeError` ...) is a bug in the tool: the conversation ends as `error` blamed on the
-case (usersim.cases.toolcode). Tools must be deterministic (no clock, no randomness) so the final
+case (usersim.cases.toolcode). Whether a python tool writes is read from its code
+(usersim.cases.tool_effects; a function attribute `writes = False` overrides): `update` tools write,
+`lookup` tools read; `no_unauthorized_action` counts calls of write tools. Tools must be deterministic (no clock, no randomness) so the final
 state can be rebuilt from the tool trace when judging.
 
 This module lives in the data layer so the sandbox (which runs the tools) and the judges (which
