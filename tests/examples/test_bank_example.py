@@ -143,4 +143,7 @@ def test_the_domain_folder_itself_validates_and_lists_only_its_cases():
     assert "0 with problems" in res.stderr
     listed = usersim("cases", "list", "examples/bank", "--json")
     ids = sorted(c["id"] for c in json.loads(listed.stdout))
-    assert ids == [f"BANK-{i:02d}" for i in range(1, 11)]
+    attacks = usersim("cases", "list", "examples/bank/attacks", "--json")  # the attack suite's cases
+    assert ids == sorted(
+        [f"BANK-{i:02d}" for i in range(1, 11)] + [c["id"] for c in json.loads(attacks.stdout)]
+    )
