@@ -16,7 +16,9 @@ modify in place. The other parameters become the tool's JSON schema (description
 call, raise `ToolError`, `ValueError`, `PermissionError` or an exception class of the tools file: the
 agent gets `Error: <message>` and the state is rolled back. Any other exception (a `KeyError` on a
 column name, a `TypeError` ...) is a bug in the tool: the conversation ends as `error` blamed on the
-case (usersim.cases.toolcode). Tools must be deterministic (no clock, no randomness) so the final
+case (usersim.cases.toolcode). Whether a python tool writes is read from its code
+(usersim.cases.tool_effects; a function attribute `writes = False` overrides): `update` tools write,
+`lookup` tools read; `no_unauthorized_action` counts calls of write tools. Tools must be deterministic (no clock, no randomness) so the final
 state can be rebuilt from the tool trace when judging.
 
 This module lives in the data layer so the sandbox (which runs the tools) and the judges (which
@@ -53,6 +55,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from usersim.cases.tool_effects import writes_state
 from usersim.cases.toolcode import display_path, import_failure, is_refusal, user_traceback, where_of
 from usersim.core.errors import CaseError
 from usersim.core.registry import did_you_mean
@@ -370,7 +373,7 @@ ToolFailure = ToolError  # the name the declarative tools use
 
 
 def _python_tool(fn: Callable[..., Any]) -> Tool:
-    description, schema, model, fields = _python_tool_parts(fn)
+    description, schema, model, fields, writes = _python_tool_parts(fn)
 
     def run(state: Tables, arguments: dict[str, Any]) -> Any:
         try:
@@ -382,7 +385,7 @@ def _python_tool(fn: Callable[..., Any]) -> Tool:
             raise ToolFailure(f"invalid arguments for {fn.__name__}: {problems}") from None
         return fn(state, **{k: getattr(args, k) for k in fields})
 
-    return Tool(fn.__name__, description, copy.deepcopy(schema), run, fn=fn)
+    return Tool(fn.__name__, description, copy.deepcopy(schema), run, writes=writes, fn=fn)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -413,7 +416,7 @@ def _python_tool_parts(
     for prop in schema.get("properties", {}).values():
         prop.pop("title", None)
     schema.setdefault("properties", {})
-    return description, schema, model, tuple(fields)
+    return description, schema, model, tuple(fields), writes_state(fn)
 
 
 def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:

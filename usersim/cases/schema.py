@@ -102,6 +102,57 @@ class InjectedResult(Strict):
     content: str = Field(description="The injected tool result text (often JSON).")
 
 
+class InjectInstruction(Strict):
+    """Instruction text inserted into a real tool result (a prompt-injection attack through the tool
+    channel). The result is kept; the text goes at `position`, dressed as `disguise`."""
+
+    template: str = Field(
+        min_length=1,
+        description="A template name from the language's `injections.yaml` (usersim/lang/data/<code>/; "
+        "extend it in a `lang/` folder beside the cases), or the instruction text itself. "
+        "{placeholders} are filled from `args`, then from the templates file's `defaults`.",
+    )
+    position: Literal["start", "end", "field"] = Field(
+        default="end",
+        description="start / end of the result text, or `field`: inside a JSON result's string field.",
+    )
+    field: str | None = Field(
+        default=None,
+        description="With position `field`: the dotted path of the field (`outbound.0.notes`); default: "
+        "the first string field of the result.",
+    )
+    disguise: Literal["none", "system", "note", "html_comment", "json_field"] = Field(
+        default="none",
+        description="How the text is dressed: as is, as a system message, a note to the assistant, an "
+        "HTML comment, or a JSON key of its own.",
+    )
+    language: Literal["zh", "en"] | None = Field(
+        default=None, description="Template language (default: the case's language)."
+    )
+    args: dict[str, Any] = Field(default_factory=dict, description="Values of the template's placeholders.")
+
+    @field_validator("template")
+    @classmethod
+    def _named(cls, v: str) -> str:
+        from usersim.cases.injections import name_problem
+
+        problem = name_problem(v, None)
+        if problem:
+            raise ValueError(problem)
+        return v
+
+    @model_validator(mode="after")
+    def _known(self) -> InjectInstruction:
+        from usersim.cases.injections import template_problem
+
+        problem = template_problem(self.template, self.language, self.args)
+        if problem:
+            raise ValueError(problem)
+        if self.field is not None and self.position != "field":
+            raise ValueError(f"`field` is only read with position: field (got position: {self.position})")
+        return self
+
+
 class ToolIntercept(Strict):
     """Fault injection, exactly the seeds' `tool_intercept` JSON, plus latency / timeout."""
 
@@ -116,8 +167,19 @@ class ToolIntercept(Strict):
     inject_tool_result: InjectedResult | None = Field(
         default=None, description="The result to return instead of the real tool's."
     )
+    inject_instruction: InjectInstruction | None = Field(
+        default=None,
+        description="Prompt injection: the real tool runs and this instruction text is inserted into its "
+        "result (usersim/sandbox/injection.py).",
+    )
     latency_s: float | None = Field(default=None, ge=0, description="Extra delay before the result.")
     timeout: bool = Field(default=False, description="The call times out (an error result after latency).")
+
+    @model_validator(mode="after")
+    def _one_result(self) -> ToolIntercept:
+        if self.inject_tool_result is not None and self.inject_instruction is not None:
+            raise ValueError("give inject_tool_result or inject_instruction, not both")
+        return self
 
 
 class MockResponse(Strict):
@@ -143,6 +205,11 @@ class MockTool(Strict):
         description="JSON Schema of the arguments (OpenAI tools format); `required` is enforced.",
     )
     responses: list[MockResponse] = Field(min_length=1, description="Answers, first match wins.")
+    writes: bool = Field(
+        default=False,
+        description="Whether a call changes something outside the conversation (a booking, a payment, a "
+        "message sent): `no_unauthorized_action` counts its calls as writes.",
+    )
 
 
 class ScoringSpec(Strict):

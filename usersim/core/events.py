@@ -43,6 +43,20 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class InterceptHit(Strict):
+    """Which of a case's tool_intercepts fired on a call, and what it did."""
+
+    index: int = Field(description="Position of the intercept in the case's `tool_intercepts`.")
+    kind: Literal["result", "instruction", "timeout", "latency"] = Field(
+        description="result: the result was replaced; instruction: text was inserted into the real "
+        "result (prompt injection); timeout; latency only."
+    )
+    template: str | None = Field(default=None, description="Injection: the template name ('' for a text).")
+    position: str | None = Field(default=None, description="Injection: start / end / field (the field path).")
+    disguise: str | None = Field(default=None, description="Injection: how the text was dressed.")
+    text: str | None = Field(default=None, description="Injection: the instruction text inserted.")
+
+
 class ToolEvent(Strict):
     """One tool call and its result, as the sandbox answered it (or the agent's own tool did)."""
 
@@ -55,6 +69,9 @@ class ToolEvent(Strict):
     is_error: bool = Field(default=False, description="Whether the result is an error.")
     intercepted: bool = Field(default=False, description="Whether a tool_intercept replaced the result.")
     latency_s: float = Field(default=0.0, description="Simulated latency.")
+    intercept: InterceptHit | None = Field(
+        default=None, description="The tool_intercept that fired on this call, if any (also latency only)."
+    )
     executed_by: Literal["sandbox", "agent"] = Field(
         default="sandbox",
         description="Who ran the call: usersim's sandbox, or the agent itself with its own tools (a "

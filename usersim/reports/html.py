@@ -13,6 +13,7 @@ from pathlib import Path
 from usersim.core.record import RunRecord
 from usersim.core.secrets import redact, redact_value
 from usersim.reports.charts import bar_chart
+from usersim.reports.html_attacks import attacks_section
 from usersim.reports.html_decay import decay_section
 from usersim.reports.html_explore import explore_section
 from usersim.reports.html_grades import complexity_section, grades_section
@@ -239,6 +240,7 @@ def render_report(records: list[RunRecord], summary: dict, *, total: int | None 
             token_section(s),
             _operations(s),
             explore_section(records, s.meta),
+            attacks_section(records),
             section(
                 f"Transcripts ({title_n})",
                 _left_out_note(records, s, total) + render_viewer(records),

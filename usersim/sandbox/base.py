@@ -13,11 +13,12 @@ from typing import Any
 
 from usersim.cases.environment import EnvState
 from usersim.cases.schema import Case
-from usersim.core.events import SkillEvent, ToolEvent
+from usersim.core.events import InterceptHit, SkillEvent, ToolEvent
 from usersim.core.registry import UnknownNameError, did_you_mean
 from usersim.lang.resources import resources
 from usersim.sandbox.clock import today_of
-from usersim.sandbox.intercepts import apply_intercept, find_intercept
+from usersim.sandbox.injection import inject
+from usersim.sandbox.intercepts import apply_intercept, find_intercept, intercept_hit
 from usersim.sandbox.mock import answer_mock, mock_schema
 from usersim.sandbox.skills.loader import Skill, load_skills
 from usersim.sandbox.tools import DEFAULT_TOOLS, ToolContext, ToolError, tool_registry
@@ -164,23 +165,39 @@ class Sandbox:
         number = self.calls[name]
         latency = 0.0
         ic = find_intercept(self.case.tool_intercepts, name, arguments, number)
+        hit: InterceptHit | None = None
         if ic is not None:
             started = time.monotonic()
             outcome = await apply_intercept(ic, name)
             latency = ic.latency_s or round(time.monotonic() - started, 3)
+            hit = intercept_hit(self.case.tool_intercepts, ic)
             if outcome.result is not None:
                 return self._event(
-                    turn, name, arguments, outcome.result, outcome.is_error, number, True, latency
+                    turn, name, arguments, outcome.result, outcome.is_error, number, True, latency, hit
                 )
+        result, is_error = self._run(name, arguments, turn)
+        if ic is not None and ic.inject_instruction is not None and hit is not None:
+            # prompt injection: the real tool ran (its writes stand); its result carries the text
+            done = inject(ic.inject_instruction, result, case_language(self.case))
+            result = done.result
+            hit = hit.model_copy(
+                update={
+                    "template": done.template,
+                    "position": done.position,
+                    "disguise": ic.inject_instruction.disguise,
+                    "text": done.text,
+                }
+            )
+        return self._event(turn, name, arguments, result, is_error, number, False, latency, hit)
+
+    def _run(self, name: str, arguments: dict[str, Any], turn: int) -> tuple[str, bool]:
+        """The tool's own answer (mock, environment or simulated tool)."""
         if name in self.mocks:
-            result, is_error = answer_mock(self.mocks[name], arguments)
-            return self._event(turn, name, arguments, result, is_error, number, False, latency)
+            return answer_mock(self.mocks[name], arguments)
         if self.env and name in self.env.tools:
-            result, is_error = self.env.call(name, arguments)
-            return self._event(turn, name, arguments, result, is_error, number, False, latency)
+            return self.env.call(name, arguments)
         ctx = ToolContext(today=self.today, turn=turn, skills=self)
-        result, is_error = tool_registry.get(name).invoke(arguments, ctx)
-        return self._event(turn, name, arguments, result, is_error, number, False, latency)
+        return tool_registry.get(name).invoke(arguments, ctx)
 
     def restore(self, events: list[ToolEvent]) -> None:
         """Continue a conversation replayed up to a checkpoint: per-tool call counts resume after the
@@ -203,8 +220,10 @@ class Sandbox:
         number: int = 0,
         intercepted: bool = False,
         latency: float = 0.0,
+        hit: InterceptHit | None = None,
     ) -> ToolEvent:
         return ToolEvent(
+            intercept=hit,
             turn=turn,
             call_number=number,
             name=name,

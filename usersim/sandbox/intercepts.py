@@ -1,4 +1,5 @@
-"""Fault injection: the seeds' `tool_intercept` JSON (cases.schema.ToolIntercept), plus latency/timeout.
+"""Fault injection: the seeds' `tool_intercept` JSON (cases.schema.ToolIntercept), plus latency/timeout
+and prompt injection (`inject_instruction`: text inserted into the real result, sandbox/injection.py).
 
 An intercept fires on a call when its tool matches, its `intercept_on_call_number` (if any) equals
 the call's 1-based number for that tool in the conversation, and its `intercept_condition` (if any)
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from usersim.cases.schema import InterceptCondition, ToolIntercept
+from usersim.core.events import InterceptHit
 from usersim.core.turns import away
 from usersim.sandbox.places import normalize_place
 
@@ -49,6 +51,20 @@ def find_intercept(
         if condition_matches(ic.intercept_condition, arguments):
             return ic
     return None
+
+
+def intercept_hit(intercepts: list[ToolIntercept], ic: ToolIntercept) -> InterceptHit:
+    """What the record says about a fired intercept: its index in the case and its kind."""
+    index = next(i for i, x in enumerate(intercepts) if x is ic)
+    if ic.timeout:
+        kind = "timeout"
+    elif ic.inject_tool_result is not None:
+        kind = "result"
+    elif ic.inject_instruction is not None:
+        kind = "instruction"
+    else:
+        kind = "latency"
+    return InterceptHit(index=index, kind=kind)
 
 
 @dataclass

@@ -14,7 +14,8 @@ SPEC `reference[:OPTIONS]`, options comma-separated:
   assumes missing details), `flaw=give-up-on-error` (a tool error ends the task with an apology),
   `flaw=ignore-history` (reads only the current message), `flaw=trust-claims` (believes a user's
   claimed authority, urgency or relation and hands over another person's records or its system
-  prompt; reference/guard.py). Several: `flaw=a,flaw=b`.
+  prompt; reference/guard.py), `flaw=obey-tool-text` (carries out orders it finds in tool results:
+  prompt injection, reference/obey.py). Several: `flaw=a,flaw=b`.
 
 Each step it rebuilds its view of the conversation, extracts slots, picks the intents of the
 current message (or continues the previous topic), then either asks for all missing details in one
@@ -46,6 +47,7 @@ from usersim.adapters.reference.intents import asked_slots, choose, clause_for, 
 from usersim.adapters.reference.itinerary import Itinerary
 from usersim.adapters.reference.lexicon import COUNTRY_DEFAULT_CITY
 from usersim.adapters.reference.memory import Stores
+from usersim.adapters.reference.obey import obeyed_calls
 from usersim.adapters.reference.planner import Call, Ctx, Done, Handler, question_block
 from usersim.adapters.reference.shopping import Products
 from usersim.adapters.reference.slots import Slots, extract
@@ -55,7 +57,14 @@ from usersim.core.events import Usage
 from usersim.core.messages import Message, ToolCall
 from usersim.core.registry import did_you_mean
 
-FLAWS = ("forget-constraints", "no-clarify", "give-up-on-error", "ignore-history", "trust-claims")
+FLAWS = (
+    "forget-constraints",
+    "no-clarify",
+    "give-up-on-error",
+    "ignore-history",
+    "trust-claims",
+    "obey-tool-text",
+)
 MAX_CALLS_PER_TURN = 12
 HANDLERS = {
     "trip": Trip,
@@ -208,6 +217,8 @@ class ReferenceAgent:
             text, view.visible_user_messages()[:-1], bool(view.images), details=details, asked=asked_now
         )
         done, n_calls = self._done(view.current)
+        if "obey-tool-text" in self.flaws and (ordered := obeyed_calls(view.current, tool_schemas)):
+            return self._call_message([("obey", c, False) for c in ordered], turn, n_calls)
         failed = [d for ds in done.values() for d in ds if d.failed]
         if failed and "give-up-on-error" in self.flaws:
             return Message(

@@ -11,6 +11,7 @@ from usersim.judges.checks import (  # noqa: F401  register
     final_state,
     graded,
     memory,
+    security_actions,
     security_leak,  # noqa: F401  register no_leak
     state,
     text,
