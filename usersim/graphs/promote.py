@@ -382,7 +382,12 @@ def promote(
         raise ValueError(f"record {record.id} did not run ({record.error}); nothing to promote")
     # the case folders the exploration ran (a domain of one's own) unless others are given
     case = find_case(record.case_id, cases_paths or (meta.get("explore") or {}).get("cases") or None)
-    new = promoted_case(record, case, meta, form=form, at_turn=at_turn)
+    return write_case(promoted_case(record, case, meta, form=form, at_turn=at_turn), case, to_dir)
+
+
+def write_case(new: Case, case: Case, to_dir: Path) -> Path:
+    """Write a regression case made from `case` to TO_DIR/<id>.yaml with its persona, environment and
+    policy referenced relative to it; re-load it to prove it is valid; return its path."""
     to_dir.mkdir(parents=True, exist_ok=True)
     path = to_dir / f"{new.id}.yaml"
     data = new.model_dump(mode="json", exclude_defaults=True)
