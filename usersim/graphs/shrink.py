@@ -33,7 +33,7 @@ from usersim.graphs.shrink_search import BudgetSpent, Search
 from usersim.graphs.shrink_units import NOUNS, Draft, Kept
 from usersim.personas.schema import Persona
 
-DEFAULT_BUDGET = 60
+DEFAULT_BUDGET = 100  # runs; a 9-turn static conversation with a good agent to pass takes ~75
 
 
 def check_id(v: Verdict) -> str:
@@ -184,7 +184,7 @@ async def shrink(
     runs = Runs(record, meta, target, against, budget)
     search = Search(draft, runs.judge)
     full = draft.everything()
-    if not await search.holds(full):
+    if not await search.attempt(full):
         raise ValueError(
             f"record {record.id} does not fail the same way again with its seed pinned: {runs.why}; "
             f"check: {check_id(target)}"

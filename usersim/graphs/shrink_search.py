@@ -36,6 +36,7 @@ class Search:
     draft: Draft
     judge: Judge
     best: Kept = field(default_factory=dict)  # the last selection that held (the partial result)
+    best_record: RunRecord | None = None  # its failing run
     _cache: dict[str, tuple[bool, RunRecord | None]] = field(default_factory=dict)
 
     async def holds(self, kept: Kept) -> bool:
@@ -66,10 +67,11 @@ class Search:
             return self.best, False
         return kept, True
 
-    async def _try(self, kept: Kept) -> bool:
-        ok = await self.holds(kept)
+    async def attempt(self, kept: Kept) -> bool:
+        """Judge a selection; one that holds becomes the best so far."""
+        ok, record = await self.outcome(kept)
         if ok:
-            self.best = kept
+            self.best, self.best_record = kept, record
         return ok
 
     async def _dimension(self, dim: str, kept: Kept) -> Kept:
@@ -82,20 +84,27 @@ class Search:
         self.best = self.best or kept
         if not units:
             return kept
-        if await self._try(keeping([])):
+        if await self.attempt(keeping([])):
             return keeping([])
+        unused = set(self.draft.unused(dim, self.best_record)) & set(units)
+        if (
+            unused
+            and len(unused) < len(units)
+            and await self.attempt(keeping([u for u in units if u not in unused]))
+        ):
+            units = [u for u in units if u not in unused]  # what left no trace goes in one step
         n = 2
         while len(units) >= 2:
             chunks = _split(units, n)
             found = None
             for chunk in chunks:  # the failure lives in one chunk
-                if await self._try(keeping(chunk)):
+                if await self.attempt(keeping(chunk)):
                     found, n = chunk, 2
                     break
             if found is None:
                 for chunk in chunks:  # or survives dropping one chunk
                     rest = [u for u in units if u not in chunk]
-                    if await self._try(keeping(rest)):
+                    if await self.attempt(keeping(rest)):
                         found, n = rest, max(n - 1, 2)
                         break
             if found is None:

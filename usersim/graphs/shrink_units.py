@@ -95,6 +95,17 @@ class Draft:
             return [u for u in units if u[0] == OPENING or u[0] in kept["turns"]]
         return list(units)
 
+    def unused(self, dim: str, record: Any) -> list[Any]:
+        """Units of `dim` that left no trace in `record`'s user turns (a fact whose value the user never
+        said, a scripted line of an event never said): the search tries dropping them together first.
+        Only a hint: the search still runs every reduction it keeps."""
+        if self.persona is None or record is None or dim not in ("facts", "events"):
+            return []
+        said = "\n".join(m.content for m in record.transcript if m.role == "user").casefold()
+        if dim == "facts":
+            return [i for i, f in enumerate(self.persona.known_info) if f.value.casefold() not in said]
+        return [i for i, e in enumerate(self.persona.events) if e.text and e.text.casefold() not in said]
+
     def sizes(self, kept: Kept) -> dict[str, tuple[int, int]]:
         """Per dimension with anything to drop: (original size, size kept)."""
         full = self.everything()
