@@ -323,9 +323,7 @@ class ShrinkInfo(Strict):
     )
     runs_used: int = Field(ge=0, description="Conversations run by the search.")
     budget: int = Field(ge=1, description="The most runs the search was allowed.")
-    complete: bool = Field(
-        default=True, description="False: the budget ran out first; a smaller case may exist."
-    )
+    complete: bool = Field(description="False: the budget ran out first; a smaller case may exist.")
 
 
 class PromotedFrom(Strict):
@@ -350,7 +348,9 @@ class PromotedFrom(Strict):
     seed: int | None = Field(
         default=None, description="The record's conversation seed; the simulator reuses it (pinned wording)."
     )
-    shrink: ShrinkInfo | None = Field(default=None, description="Set when the case was shrunk (`usersim shrink`).")
+    shrink: ShrinkInfo | None = Field(
+        default=None, description="Set when the case was shrunk (`usersim shrink`)."
+    )
 
 
 class Case(Strict):
