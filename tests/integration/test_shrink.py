@@ -127,13 +127,19 @@ def test_a_static_failure_shrinks_to_the_four_turns_and_the_profile_rows_that_ma
     assert tools["verify_customer"] == {}
     shrink = case["promoted_from"]["shrink"]
     assert shrink["sizes"]["turns"] == [9, 4] and shrink["sizes"]["noise"] == [14, 3]
-    assert shrink["shrunk"].startswith("9 turns → 4, 14 tool-result fields → 3, ")
+    assert shrink["shrunk"].startswith("9 turns → 4, 14 tool-result fields → 3, 20 state rows → 1, ")
     assert shrink["check"].startswith("final_state ") and shrink["against"] == GOOD
     assert shrink["complete"] is True and shrink["runs_used"] <= shrink["budget"] == 100
     assert case["promoted_from"]["record_id"] == STATIC and "shrunk" in case["tags"]
     assert f"shrunk: {shrink['shrunk']}" in res.stderr
-    # relative references, like promote writes them
-    assert case["environment"]["state"] == "../bank/state.yaml" and case["policy"] == "../bank/policy.md"
+    # the fixture keeps the customer the replayed history reads and the cards the check names, inline;
+    # the tools and the policy stay relative references, like promote writes them
+    state = case["environment"]["state"]
+    assert [c["customer_id"] for c in state["customers"]] == ["C-1003"]
+    assert [c["card_id"] for c in state["cards"]] == ["K-3002", "K-3003"]
+    assert state["accounts"] == state["transactions"] == []
+    assert case["environment"]["tools"][0] == {"python": "../bank/bank_tools.py"}
+    assert case["policy"] == "../bank/policy.md"
 
 
 def test_the_shrunk_static_case_is_valid_fails_the_flawed_agent_and_passes_the_good_one(static_shrunk):
@@ -155,7 +161,7 @@ def test_an_organic_failure_keeps_the_three_facts_the_bank_needs_and_no_event(or
     assert over["opening_message"] == "Hi there."  # one of the opening's four sentences is enough
     assert case["persona"] == "../bank/personas/priya-noisy.yaml"
     shrink = case["promoted_from"]["shrink"]
-    assert shrink["shrunk"] == "5 events → 0, 12 facts → 3, 4 sentences → 1"
+    assert shrink["shrunk"] == "5 events → 0, 12 facts → 3, 20 state rows → 1, 4 sentences → 1"
     assert shrink["check"].startswith("tool_called ")
     assert "12 facts → 3" in res.stderr
     usersim("validate", str(path))

@@ -239,7 +239,10 @@ def _write(
             "reference_transcript": live,
         }
     )
-    return write_case(new, case, to_dir)
+    rows = draft.units["rows"]
+    dropped = bool(rows) and not set(rows) <= kept["rows"]
+    state = new.environment.state if dropped and new.environment is not None else None
+    return write_case(new, case, to_dir, state)
 
 
 def _title(case: Case, shrunk: str, record_id: str) -> str:

@@ -10,6 +10,7 @@ takes the same path and the same number of runs.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,7 +49,9 @@ class Search:
         if built is None:
             return False, None
         case, persona = built
-        key = case.input.model_dump_json() + (persona.model_dump_json() if persona else "")
+        # everything a selection changes: the input, the persona, the environment's records
+        state = json.dumps(case.environment.state, sort_keys=True, default=str) if case.environment else ""
+        key = case.input.model_dump_json() + (persona.model_dump_json() if persona else "") + state
         if key not in self._cache:
             self._cache[key] = await self.judge(case, persona)
         return self._cache[key]

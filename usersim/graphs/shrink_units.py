@@ -11,6 +11,7 @@ order (so the search is deterministic):
   English and Chinese are cut the same way), and of the persona's opening message.
 * `noise`: rows and fields of JSON tool results in a static history (top level, and one level
   down: the rows of a list under a key).
+* `rows`: records of the case's environment state (the fixture data), except those a check names.
 
 A selection (`Kept`: per dimension, the unit indexes kept) builds a case and persona with `build`;
 a selection that cannot make a case (no live line left, a message with no sentence left, a
@@ -28,13 +29,14 @@ from usersim.core.messages import Message
 from usersim.lang.segment import sentences
 from usersim.personas.schema import Persona
 
-DIMENSIONS = ("turns", "events", "facts", "noise", "sentences")
+DIMENSIONS = ("turns", "events", "facts", "noise", "rows", "sentences")
 # how a dimension's size reads in the provenance line ("9 turns → 3")
 NOUNS = {
     "turns": "turns",
     "events": "events",
     "facts": "facts",
     "noise": "tool-result fields",
+    "rows": "state rows",
     "sentences": "sentences",
 }
 OPENING = -1  # the `turn` of the persona's opening message in a sentence unit
@@ -73,6 +75,7 @@ class Draft:
             "events": list(range(len(persona.events))) if persona else [],
             "facts": list(range(len(persona.known_info))) if persona else [],
             "noise": [(t, m, *p) for t, turn in enumerate(turns) for m, p in _noise_paths(turn.after)],
+            "rows": _state_rows(case),
             "sentences": [(t, s) for t, text in draft.texts() for s in range(_sentence_count(text))],
         }
         return draft
@@ -99,7 +102,14 @@ class Draft:
         """Units of `dim` that left no trace in `record`'s user turns (a fact whose value the user never
         said, a scripted line of an event never said): the search tries dropping them together first.
         Only a hint: the search still runs every reduction it keeps."""
-        if self.persona is None or record is None or dim not in ("facts", "events"):
+        if record is None:
+            return []
+        if dim == "rows":  # a record no tool call or result of the conversation ever showed
+            seen = "\n".join(
+                m.content + json.dumps(m.tool_calls, ensure_ascii=False) for m in record.transcript
+            )
+            return [u for u in self.units["rows"] if str(u[1]) not in seen]
+        if self.persona is None or dim not in ("facts", "events"):
             return []
         said = "\n".join(m.content for m in record.transcript if m.role == "user").casefold()
         if dim == "facts":
@@ -135,7 +145,7 @@ class Draft:
             history.append(Message(role="user", content=text))
             history += [_denoised(m, t, i, kept["noise"]) for i, m in enumerate(turn.after)]
         persona = self._persona(kept, texts.get(OPENING))
-        case = self.case
+        case = _with_rows(self.case, self.units["rows"], kept["rows"])
         if case.mode == "static":
             if not live:
                 return None  # nothing left for the agent to answer
@@ -235,6 +245,36 @@ def _prune(value: Any, path: tuple[Any, ...], drop: set[tuple[Any, ...]]) -> Any
     if isinstance(value, list) and len(path) < 2:
         return [_prune(v, (*path, j), drop) for j, v in enumerate(value) if (*path, j) not in drop]
     return value
+
+
+def _state_rows(case: Case) -> list[tuple[str, Any]]:
+    """(table, key value) of every environment record no check names (a check's records stay)."""
+    env = case.environment
+    if env is None:
+        return []
+    named = json.dumps(case.judging.checks, ensure_ascii=False, default=str)
+    out = []
+    for table, rows in env.state.items():
+        key = env.key_of(table)
+        out += [
+            (table, r[key])
+            for r in rows
+            if isinstance(r.get(key), str | int) and json.dumps(r[key], ensure_ascii=False) not in named
+        ]
+    return out
+
+
+def _with_rows(case: Case, units: list[Any], kept: frozenset[Any]) -> Case:
+    """The case with only the kept environment records (and every record a check names)."""
+    drop = set(units) - kept
+    env = case.environment
+    if env is None or not drop:
+        return case
+    state = {
+        table: [r for r in rows if (table, r.get(env.key_of(table))) not in drop]
+        for table, rows in env.state.items()
+    }
+    return case.model_copy(update={"environment": env.model_copy(update={"state": state})})
 
 
 def _with_history(case: Case, history: list[Message], live: list[str]) -> Case | None:

@@ -21,6 +21,7 @@ _NAMES = {
     "events": "scripted events",
     "facts": "persona facts",
     "noise": "tool-result fields",
+    "rows": "environment records",
     "sentences": "sentences",
 }
 
