@@ -50,7 +50,8 @@ def run_shrink(
 ) -> Shrunk:
     """Shrink, keep the entry in the run's report, print the case path (stdout) and what was dropped."""
     from usersim.core.registry import UnknownNameError
-    from usersim.graphs.shrink import register, shrink
+    from usersim.graphs.shrink import shrink
+    from usersim.graphs.shrink_out import register
 
     if not run_dir.is_dir():
         raise click.BadParameter(f"run folder '{run_dir}' does not exist", param_hint="RUN")

@@ -247,6 +247,12 @@ def _prune(value: Any, path: tuple[Any, ...], drop: set[tuple[Any, ...]]) -> Any
     return value
 
 
+def tables(case: Case) -> dict[str, list[dict[str, Any]]]:
+    """The environment's records (a state file is read at load time, so this is always tables)."""
+    state = case.environment.state if case.environment is not None else {}
+    return state if isinstance(state, dict) else {}
+
+
 def _state_rows(case: Case) -> list[tuple[str, Any]]:
     """(table, key value) of every environment record no check names (a check's records stay)."""
     env = case.environment
@@ -254,7 +260,7 @@ def _state_rows(case: Case) -> list[tuple[str, Any]]:
         return []
     named = json.dumps(case.judging.checks, ensure_ascii=False, default=str)
     out = []
-    for table, rows in env.state.items():
+    for table, rows in tables(case).items():
         key = env.key_of(table)
         out += [
             (table, r[key])
@@ -272,7 +278,7 @@ def _with_rows(case: Case, units: list[Any], kept: frozenset[Any]) -> Case:
         return case
     state = {
         table: [r for r in rows if (table, r.get(env.key_of(table))) not in drop]
-        for table, rows in env.state.items()
+        for table, rows in tables(case).items()
     }
     return case.model_copy(update={"environment": env.model_copy(update={"state": state})})
 
