@@ -127,3 +127,44 @@ def test_a_selection_that_makes_no_case_is_never_run():
     draft = Draft.of(_static(["Only line. Two sentences."]), None, [])
     assert draft.build(draft.everything() | {"turns": frozenset()}) is None  # nothing left to answer
     assert draft.build(draft.everything() | {"sentences": frozenset()}) is None  # a message with no words
+
+
+def _organic(message: str | None, script: list[str]):
+    from usersim.personas.loader import resolve_persona
+
+    case = find_case("C2-E2E-04")
+    case = case.model_copy(update={"input": CaseInput(message=message, script=script)})
+    return case, resolve_persona(case)
+
+
+def test_an_organic_draft_drops_scripted_lines_facts_and_events_and_keeps_its_order():
+    case, persona = _organic("第一句。", ["第二句。", "第三句。"])
+    draft = Draft.of(case, persona, [])
+    assert draft.units["turns"] == [0, 1, 2]
+    assert draft.units["facts"] == list(range(len(persona.known_info))) and persona.known_info
+    kept = draft.everything() | {"turns": frozenset({1, 2}), "facts": frozenset({0}), "events": frozenset()}
+    built, p = draft.build(kept)
+    # the first kept line opens the conversation, the rest are still replayed in order
+    assert built.input.message == "第二句。" and built.input.script == ["第三句。"]
+    assert p.known_info == persona.known_info[:1] and p.events == []
+    assert persona.known_info != p.known_info  # the draft's own persona is not changed
+
+
+def test_the_persona_opening_is_shrunk_by_sentence_when_the_case_does_not_set_one():
+    case, persona = _organic(None, [])
+    persona = persona.model_copy(update={"opening_message": "你好。我想买一台笔记本。预算八千以内。"})
+    draft = Draft.of(case, persona, [])
+    assert draft.units["sentences"] == [(-1, 0), (-1, 1), (-1, 2)]
+    _, p = draft.build(draft.everything() | {"sentences": frozenset({(-1, 1), (-1, 2)})})
+    assert p.opening_message == "我想买一台笔记本。预算八千以内。"
+
+
+def test_facts_the_user_never_said_are_offered_to_go_first():
+    from tests.reports.factory import record
+    from usersim.core.record import TranscriptMessage
+
+    case, persona = _organic(None, [])
+    said = persona.known_info[0].value
+    rec = record(case.id, transcript=[TranscriptMessage(role="user", content=f"就是 {said} 吧", turn=1)])
+    unused = Draft.of(case, persona, []).unused("facts", rec)
+    assert 0 not in unused and unused == list(range(1, len(persona.known_info)))
