@@ -221,4 +221,6 @@ def test_error_paths_name_the_thing(bank, flawed_run):
     assert res.returncode == 1 and f"with {FLAWED} it failed" in res.stderr
     res, _, _ = _shrink(flawed_run, STATIC, root / "e6", "--against", GOOD, "--budget", "1", check=False)
     assert res.returncode == 1 and "--budget 1 is too small" in res.stderr
-    assert not any((root / f"e{i}").exists() for i in range(1, 7))  # nothing written on an error
+    res = usersim("shrink", str(flawed_run), STATIC, "--to", str(root / "e7"), check=False)
+    assert res.returncode == 1 and "Unknown case 'SHRINK-STATIC-01'" in res.stderr and "--cases" in res.stderr
+    assert not any((root / f"e{i}").exists() for i in range(1, 8))  # nothing written on an error

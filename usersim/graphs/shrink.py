@@ -176,7 +176,10 @@ async def shrink(
     need = 2 if against else 1
     if budget < need:
         raise ValueError(f"--budget {budget} is too small: re-running the original takes {need} run(s)")
-    case = find_case(record.case_id, cases_paths or (meta.get("explore") or {}).get("cases") or None)
+    try:
+        case = find_case(record.case_id, cases_paths or (meta.get("explore") or {}).get("cases") or None)
+    except KeyError as exc:  # the run's cases came from a folder of the user's
+        raise ValueError(f"{exc} Pass --cases FOLDER: where the case of record {record.id} is.") from None
     persona = record_persona(record, case, meta) if case.mode == "organic" else None
     pinned = case.model_copy(update={"promoted_from": _pin(record, case, meta), "reference_transcript": []})
     draft = Draft.of(pinned, persona, messages_of(record)[: record.history_len])
