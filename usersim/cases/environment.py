@@ -391,9 +391,9 @@ def _python_tool(fn: Callable[..., Any]) -> Tool:
 @functools.lru_cache(maxsize=1024)
 def _python_tool_parts(
     fn: Callable[..., Any],
-) -> tuple[str, dict[str, Any], type[BaseModel], tuple[str, ...]]:
-    """(description, JSON schema, argument model, parameter names) of a python tool, built once per
-    function: every case of a suite loads the same tools module, and building the model is slow."""
+) -> tuple[str, dict[str, Any], type[BaseModel], tuple[str, ...], bool]:
+    """(description, JSON schema, argument model, parameter names, whether it writes the state) of a
+    python tool, built once per function: every case of a suite loads the same tools module, and building the model is slow."""
     sig = inspect.signature(fn)
     params = list(sig.parameters.values())
     if not params or params[0].name not in STATE_PARAMS:

@@ -379,6 +379,20 @@ class SlaThreshold(Strict):
     scenario: str | None = Field(default=None, description="Whose SLA, e.g. 客服 Agent.")
 
 
+class ShrinkInfo(Strict):
+    """How a regression case was shrunk from its failing record (`usersim shrink`, `promote --shrink`)."""
+
+    shrunk: str = Field(description="What was dropped, e.g. '9 turns → 3, 12 facts → 2'.")
+    check: str = Field(description="The failing check the shrunk case still fails (judge and criterion).")
+    against: str | None = Field(default=None, description="Agent SPEC the shrunk case still passes with.")
+    sizes: dict[str, list[int]] = Field(
+        default_factory=dict, description="Per dimension: [original size, shrunk size]."
+    )
+    runs_used: int = Field(ge=0, description="Conversations run by the search.")
+    budget: int = Field(ge=1, description="The most runs the search was allowed.")
+    complete: bool = Field(description="False: the budget ran out first; a smaller case may exist.")
+
+
 class PromotedFrom(Strict):
     """Where a promoted regression case came from."""
 
@@ -400,6 +414,9 @@ class PromotedFrom(Strict):
     persona: str | None = Field(default=None, description="Persona variant id the record ran with.")
     seed: int | None = Field(
         default=None, description="The record's conversation seed; the simulator reuses it (pinned wording)."
+    )
+    shrink: ShrinkInfo | None = Field(
+        default=None, description="Set when the case was shrunk (`usersim shrink`)."
     )
 
 

@@ -1,4 +1,4 @@
-"""`usersim run`, `usersim demo`, `usersim rescore`, `usersim explore`, `usersim promote`."""
+"""`usersim run`, `usersim demo`, `usersim rescore`, `usersim explore` (`usersim promote`: cli.promote)."""
 
 from __future__ import annotations
 
@@ -550,61 +550,3 @@ def explore(
     for c in clusters[:10]:
         click.echo(f"[{c['count']:>3}] {c['judge']}: {c['example_reason'][:100]}  e.g. {c['records'][0]}")
         click.echo(f"      promote: {promote_command(str(out), c['records'][0], cases=list(paths))}")
-
-
-@click.command()
-@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.argument("record_id")
-@click.option(
-    "--to",
-    "to",
-    required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Folder for the new case file.",
-)
-@click.option(
-    "--form",
-    type=click.Choice(["prefix", "strict"]),
-    default="prefix",
-    show_default=True,
-    help="prefix: replay the recorded user turns up to the failing turn, then the same persona simulates on; "
-    "strict: a static case judging only the reply at the failing turn.",
-)
-@click.option(
-    "--at-turn",
-    default=None,
-    type=click.IntRange(1),
-    help="The failing user turn (default: found from the record).",
-)
-@click.option(
-    "--cases",
-    "cases_paths",
-    multiple=True,
-    help="Folder or file holding the record's case, when it is not in the bundled library (repeatable).",
-)
-def promote(
-    run_dir: Path, record_id: str, to: Path, form: str, at_turn: int | None, cases_paths: tuple[str, ...]
-) -> None:
-    """Turn RECORD_ID of RUN_DIR into a regression case that fails the way the record did."""
-    import yaml
-
-    from usersim.graphs.promote import promote as do_promote
-
-    try:
-        path = do_promote(
-            run_dir,
-            record_id,
-            to,
-            list(cases_paths) or None,
-            form=form,  # type: ignore[arg-type]
-            at_turn=at_turn,
-        )
-    except (ValueError, KeyError) as exc:
-        raise click.ClickException(str(exc)) from None
-    origin = yaml.safe_load(path.read_text(encoding="utf-8")).get("promoted_from", {})
-    click.echo(str(path))
-    click.echo(
-        f"  {form} form, failing turn {origin.get('failing_turn')}; failed: "
-        + "; ".join(f[:80] for f in origin.get("failing", [])[:3]),
-        err=True,
-    )

@@ -382,7 +382,13 @@ def promote(
         raise ValueError(f"record {record.id} did not run ({record.error}); nothing to promote")
     # the case folders the exploration ran (a domain of one's own) unless others are given
     case = find_case(record.case_id, cases_paths or (meta.get("explore") or {}).get("cases") or None)
-    new = promoted_case(record, case, meta, form=form, at_turn=at_turn)
+    return write_case(promoted_case(record, case, meta, form=form, at_turn=at_turn), case, to_dir)
+
+
+def write_case(new: Case, case: Case, to_dir: Path, state: dict[str, Any] | None = None) -> Path:
+    """Write a regression case made from `case` to TO_DIR/<id>.yaml with its persona, environment and
+    policy referenced relative to it; re-load it to prove it is valid; return its path. `state`: the
+    environment's records inline instead of the source's state file (a shrunk fixture)."""
     to_dir.mkdir(parents=True, exist_ok=True)
     path = to_dir / f"{new.id}.yaml"
     data = new.model_dump(mode="json", exclude_defaults=True)
@@ -390,6 +396,9 @@ def promote(
         # relative to the promoted file, so the regression case and its persona move together
         data["persona"] = os.path.relpath(data["persona"], to_dir.resolve())
     data.update(file_references(case, to_dir))
+    if state is not None and isinstance(data.get("environment"), dict):
+        data["environment"] = {**data["environment"], "state": state}
+        data["environment"].pop("state_updates", None)  # already applied to `state`
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=100), encoding="utf-8")
     problems = persona_problems(load_case(path))
     if problems:

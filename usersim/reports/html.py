@@ -29,6 +29,7 @@ from usersim.reports.html_parts import (
     text,
 )
 from usersim.reports.html_sections import c1_section, long_context_section, skill_section, token_section
+from usersim.reports.html_shrink import shrink_section
 from usersim.reports.html_simulator import simulator_section
 from usersim.reports.html_transcript import render_viewer
 from usersim.reports.judging import judging_section
@@ -240,6 +241,7 @@ def render_report(records: list[RunRecord], summary: dict, *, total: int | None 
             token_section(s),
             _operations(s),
             explore_section(records, s.meta),
+            shrink_section(records, s.meta),
             attacks_section(records),
             section(
                 f"Transcripts ({title_n})",
