@@ -12,6 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from usersim.reports.html_parts import cell, raw_cell, table
 
+PAIRS_IN_HTML = 12
+
 
 class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -99,7 +101,7 @@ def coverage_html(cov: CoverageMap) -> str:
     rows = [
         [
             cell(d.name),
-            cell(d.source + ("" if d.steerable else ", observed")),
+            cell(d.source + (" (varied)" if d.steerable else " (fixed)" if d.source == "persona" else "")),
             cell(_values(d)),
             raw_cell(
                 f'<b class="failed">{escape(", ".join(d.never_tried))}</b>'
@@ -112,13 +114,16 @@ def coverage_html(cov: CoverageMap) -> str:
     parts = [
         f"<h3>Coverage map: what was never tried</h3><p>{escape(cov.line())}.</p>",
         table(["feature", "set by", "tried (conversations)", "never tried"], rows, "coverage"),
+        '<p class="muted">Persona features are set before a conversation (varied: the exploration chooses '
+        "them); conversation features are what happened, so a value never tried there never occurred.</p>",
     ]
     if cov.pairs and cov.pairs.never_tried:
-        shown = "; ".join(" + ".join(p) for p in cov.pairs.never_tried)
+        missing = cov.pairs.total - cov.pairs.covered
+        shown = cov.pairs.never_tried[:PAIRS_IN_HTML]
         parts.append(
-            f"<p>Axis pairs never tried ({cov.pairs.total - cov.pairs.covered} of {cov.pairs.total}"
-            f"{', first ones' if cov.pairs.total - cov.pairs.covered > len(cov.pairs.never_tried) else ''}): "
-            f"{escape(shown)}</p>"
+            f"<p>Axis pairs never tried ({missing} of {cov.pairs.total}"
+            f"{f', the first {len(shown)} (all in coverage.json up to 40)' if missing > len(shown) else ''}): "
+            f"{escape('; '.join(' + '.join(p) for p in shown))}</p>"
         )
     if cov.rounds:
         parts.append(
