@@ -80,8 +80,16 @@ def test_guided_spends_its_budget_in_rounds_that_first_try_every_value(both):
     for d in cov["dimensions"]:
         if d["steerable"]:  # the diverse round already tries every value of every 3-valued axis
             assert {v for f in first for v in f["values"][d["name"]]} == set(d["possible"]), d["name"]
-    # a failing conversation is mutated in the rounds after it (its neighbours or a new seed of it)
-    assert any(r["mutations"] for r in rounds[1:] if any(rr["failed"] for rr in rounds[: r["index"] - 1]))
+    # a failure found before the last round is mutated in the next (a neighbour, or a new seed of it)
+    for seed in SEEDS:
+        _, recs, cov, _ = both[("guided", seed)]
+        rounds = cov["rounds"]
+        plan_end = [sum(r["conversations"] for r in rounds[: i + 1]) for i in range(len(rounds))]
+        first = cov["first_failure_run"]
+        found_in = next(i for i, end in enumerate(plan_end) if first <= end)
+        if found_in + 1 < len(rounds):
+            failed = {r["id"] for r in recs[: plan_end[found_in]] if r["status"] == "failed"}
+            assert failed & set(rounds[found_in + 1]["mutated"]), (seed, rounds)
 
 
 def test_guided_is_deterministic_per_seed(tmp_path, both):

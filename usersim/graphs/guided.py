@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from usersim.cases.schema import Case
 from usersim.core.record import RunRecord
+from usersim.graphs.coverage import Features
 from usersim.graphs.runner import RunConfig, run_trials
 from usersim.personas.schema import Persona
 from usersim.personas.variation import (
@@ -40,6 +42,8 @@ if TYPE_CHECKING:
 # sim_events kinds that show the simulated user had to be corrected or refused something
 _STRAIN = {"retry", "rejected", "stop_refused", "proposal_refused", "guard"}
 CANDIDATES = 20  # variants drawn per slot; the one covering most untried pairs wins
+RARE_BONUS = 0.1  # below any near-failure signal but above a clean pass: novelty breaks ties
+OBSERVED = ("event", "tool", "intercept", "turns", "stop_reason")  # what happened, beside the outcome
 
 
 def nearness(record: RunRecord) -> float:
@@ -183,11 +187,32 @@ def round_sizes(n: int) -> list[int]:
     return sizes
 
 
+def rare(features: list[Features]) -> set[str]:
+    """Records holding a conversation feature value (an event fired, a tool, an intercept, a turn count,
+    a stop reason) that no other conversation of the case had: an under-covered region of what happens."""
+    counts = Counter((d, v) for f in features for d in OBSERVED for v in f.values.get(d, []))
+    if len(features) < 2:
+        return set()
+    return {
+        f.record_id
+        for f in features
+        if any(counts[(d, v)] == 1 for d in OBSERVED for v in f.values.get(d, []))
+    }
+
+
 def _ranked(trials: list[Trial], picks: dict[str, Pick], records: list[RunRecord]) -> list[tuple[Pick, str]]:
-    """A case's earlier conversations that failed or came near it, nearest first (plan order on ties)."""
+    """A case's earlier conversations worth mutating: those that failed or came near it, and those that
+    alone had some conversation feature (RARE_BONUS); highest first, plan order on ties."""
+    from usersim.graphs.explore import describe
+
     by_id = {r.id: r for r in records}
-    near = [(nearness(by_id[t.id]), i, t.id) for i, t in enumerate(trials) if t.id in by_id]
-    return [(picks[tid], tid) for score, _, tid in sorted(near, key=lambda x: (-x[0], x[1])) if score > 0]
+    odd = rare(describe(trials, records))
+    ranked = [
+        (nearness(by_id[t.id]) + (RARE_BONUS if t.id in odd else 0.0), i, t.id)
+        for i, t in enumerate(trials)
+        if t.id in by_id
+    ]
+    return [(picks[tid], tid) for score, _, tid in sorted(ranked, key=lambda x: (-x[0], x[1])) if score > 0]
 
 
 async def run_guided(
@@ -230,6 +255,7 @@ async def run_guided(
                 kind="diverse" if index == 1 else "guided",
                 conversations=len(fresh),
                 mutations=sum(picks[t.id].parent is not None for t in fresh),
+                mutated=sorted({p for t in fresh if (p := picks[t.id].parent)}),
                 new_values=len(values - seen),
                 failed=sum(f.status in ("failed", "error") for f in features),
             )

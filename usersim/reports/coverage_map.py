@@ -57,6 +57,10 @@ class Round(Strict):
     )
     conversations: int = Field(description="Conversations planned in the round.")
     mutations: int = Field(default=0, description="Of them: mutations of a failing or near-failing one.")
+    mutated: list[str] = Field(
+        default_factory=list,
+        description="The earlier conversations (record ids) those mutations started from.",
+    )
     new_values: int = Field(description="Feature values no earlier conversation had.")
     failed: int = Field(description="Failed or errored conversations of the round.")
 
