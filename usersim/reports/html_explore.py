@@ -14,6 +14,8 @@ from collections.abc import Callable
 from html import escape
 from typing import Any
 
+from pydantic import ValidationError
+
 from usersim.core.record import RunRecord
 from usersim.reports.coverage_map import CoverageMap, coverage_html
 from usersim.reports.html_parts import cell, raw_cell, section, table
@@ -217,5 +219,8 @@ def explore_section(records: list[RunRecord], meta: dict[str, Any]) -> str:
 
     body = settings + _clusters(records, anchors, cmd) + _tree(records, anchors, cmd)
     if isinstance(info.get("coverage"), dict):  # written after the last conversation (graphs.explore)
-        body += coverage_html(CoverageMap.model_validate(info["coverage"]))
+        try:
+            body += coverage_html(CoverageMap.model_validate(info["coverage"]))
+        except ValidationError as exc:  # a map another usersim version wrote: the rest of the page stands
+            body += f"<p>The run's coverage map is not readable by this version: {escape(str(exc)[:200])}</p>"
     return section("Exploration: failure clusters and coverage", body, "explore") + regressions
