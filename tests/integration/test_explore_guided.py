@@ -31,14 +31,21 @@ def _explore(out: Path, strategy: str, seed: int, n: int = BUDGET, agent: str = 
     return res, records(out), json.loads((out / "coverage.json").read_text(encoding="utf-8")), out
 
 
+def _planted(record: dict) -> bool:
+    """The planted flaw's failure: the card blocked before the identity check."""
+    return record["status"] == "failed" and any(
+        v["judge"] == "tool_order" and v["verdict"] == "fail" and "out of order" in v["reason"]
+        for v in record["verdicts"]
+    )
+
+
+def _in_corner(values: dict[str, list[str]]) -> bool:
+    return values["reveal_policy"] == ["all_at_once"] and values["trait.verbosity"] == ["low"]
+
+
 def _first_failure(recs: list[dict]) -> int | None:
     """1-based plan position (results.jsonl order) of the first conversation the planted flaw failed."""
-    for i, r in enumerate(recs, start=1):
-        if r["status"] == "failed" and any(
-            v["judge"] == "tool_order" and v["verdict"] == "fail" for v in r["verdicts"]
-        ):
-            return i
-    return None
+    return next((i for i, r in enumerate(recs, start=1) if _planted(r)), None)
 
 
 @pytest.fixture(scope="module")
@@ -61,15 +68,14 @@ def test_guided_finds_the_planted_failure_in_fewer_runs_than_random(both):
     assert all(runs["guided"]), runs  # guided finds it under every seed
     for seed in SEEDS:
         res, recs, cov, _ = both[("guided", seed)]
-        # the map's own count is the plan position of the first failure, and the console says it
-        assert cov["first_failure_run"] == runs["guided"][SEEDS.index(seed)]
-        assert f"first failure at run {cov['first_failure_run']} of {BUDGET}" in res.stdout
-        # every failure sits in the planted corner, and every conversation there failed
+        # the map's own count is the plan position of the first failure (of any kind), and the console says it
+        first_any = next(i for i, r in enumerate(recs, start=1) if r["status"] in ("failed", "error"))
+        assert cov["first_failure_run"] == first_any <= runs["guided"][SEEDS.index(seed)]
+        assert f"first failure at run {first_any} of {BUDGET}" in res.stdout
+        # the planted failure sits in its corner, and every conversation there hit it
+        planted = {r["id"] for r in recs if _planted(r)}
         for f in cov["features"]:
-            corner = f["values"]["reveal_policy"] == ["all_at_once"] and f["values"]["trait.verbosity"] == [
-                "low"
-            ]
-            assert (f["status"] == "failed") == corner, f
+            assert (f["record_id"] in planted) == _in_corner(f["values"]), f
 
 
 def test_guided_spends_its_budget_in_rounds_that_first_try_every_value(both):
