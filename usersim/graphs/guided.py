@@ -4,7 +4,8 @@ Round 1 is a small diverse sample: each variant takes, on every variation axis (
 the persona schema, and the reveal policy), the value tried least so far, so a few conversations
 already try every value once. Later rounds split their slots between
   * mutations of failing and near-failing conversations (a neighbour: one axis changed, towards axis
-    pairs not tried yet; or the same variant with a new seed), ranked by how near they came to failing,
+    pairs not tried yet; or the same variant with a new seed), ranked by how near they came to failing
+    (`nearness`), then of conversations that alone had some observed feature (a rare tool, stop, turns),
   * and under-covered regions: the variant covering most axis pairs never tried.
 Everything draws from one RNG seeded by the case id and the run seed, and reads only records, so the
 same --seed plans the same conversations.
