@@ -88,3 +88,23 @@ def test_commands_name_the_case_folder_when_the_cases_are_not_the_bundled_librar
     cmd = promote_command("runs/x", a.id, cases=["examples/bank/cases"])
     assert shlex.split(cmd)[-4:] == ["--to", "regressions", "--cases", "examples/bank/cases"]
     assert html.escape(cmd, quote=True) in page
+
+
+def test_the_coverage_map_is_rendered_from_the_meta_and_a_foreign_one_does_not_break_the_page():
+    from usersim.reports.coverage_map import CoverageMap, DimensionCoverage
+    from usersim.reports.html_explore import explore_section
+
+    dim = DimensionCoverage(
+        name="reveal_policy", source="persona", steerable=False, possible=["when_asked", "gradually"],
+        tried={"when_asked": 3}, never_tried=["gradually"],
+    )  # fmt: skip
+    cov = CoverageMap(
+        strategy="random", conversations=3, values_covered=1, values_total=2, dimensions=[dim],
+        failures=0, first_failure_run=None,
+    )  # fmt: skip
+    page = explore_section([], {"explore": {"n": 3, "coverage": cov.model_dump(mode="json")}, "seed": 1})
+    assert "Coverage map: what was never tried" in page and "no failure in 3 runs" in page
+    row = page[page.index(">reveal_policy<") :]
+    assert "persona (fixed)" in row[:200] and "when_asked (3)" in row[:300] and ">gradually<" in row[:500]
+    broken = explore_section([], {"explore": {"n": 3, "coverage": {"strategy": "sideways"}}})
+    assert "coverage map is not readable by this version" in broken and "Coverage map:" not in broken

@@ -19,7 +19,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("usersim.cli.run:run", "Run cases against an agent; writes results, summary and report."),
     "demo": ("usersim.cli.run:demo", "The offline demo: seed cases against the reference agent."),
     "rescore": ("usersim.cli.run:rescore", "Re-judge the stored transcripts of a run without re-running."),
-    "explore": ("usersim.cli.run:explore", "Persona variants x seeds on organic cases; failures clustered."),
+    "explore": (
+        "usersim.cli.explore:explore",
+        "Persona variants x seeds on organic cases; failures clustered, coverage mapped.",
+    ),
     "import": (
         "usersim.cli.importer:importer",
         "Turn production conversations (OpenAI JSONL, LangSmith, OTLP) into cases.",

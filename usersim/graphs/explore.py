@@ -1,19 +1,29 @@
 """Exploratory failure discovery: persona variants x seeds on organic cases, branching from a
-checkpoint at turn k into several continuations, and failures clustered by judge reasons."""
+checkpoint at turn k into several continuations, failures clustered by judge reasons, and the
+coverage map of the conversations' features.
+
+Two strategies spend the budget of `n` conversations per case: `random` (the persona variants
+pairwise over the default trait axes, `personas.variation.vary`) and `guided` (graphs.guided: rounds
+that first try every value, then mutate failing and near-failing conversations and fill untried pairs).
+"""
 
 from __future__ import annotations
 
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from usersim.cases.schema import Case
 from usersim.core.record import RunRecord, Variant
+from usersim.graphs.coverage import Features, coverage_map, feature_space, features_of, merge_spaces
 from usersim.graphs.replay import state_at_turn
 from usersim.graphs.runner import RunConfig, run_meta, run_trials
 from usersim.graphs.trials import Trial, derive_seed
+from usersim.reports.coverage_map import CoverageMap, Round
 from usersim.reports.html_explore import cluster_failures, signature  # noqa: F401  (re-exported)
+
+Strategy = Literal["random", "guided"]
 
 
 def persona_trials(cases: list[Case], n: int, seed: int) -> list[Trial]:
@@ -24,19 +34,17 @@ def persona_trials(cases: list[Case], n: int, seed: int) -> list[Trial]:
     trials = []
     for case in cases:
         for persona in vary(resolve_persona(case), n, seed):
-            variant = Variant(persona=persona.id)
-            tid = f"{case.id}|{variant.key()}"
-            trials.append(
-                Trial(
-                    id=tid,
-                    case=case,
-                    variant=variant,
-                    seed=derive_seed(seed, tid),
-                    skills_on=None,
-                    persona=persona,
-                )
-            )
+            trials.append(variant_trial(case, persona, 0, seed))
     return trials
+
+
+def variant_trial(case: Case, persona: Any, repeat: int, seed: int) -> Trial:
+    """The trial of one persona variant (repeat r: the same variant with another derived seed)."""
+    variant = Variant(persona=persona.id, repeat=repeat)
+    tid = f"{case.id}|{variant.key()}"
+    return Trial(
+        id=tid, case=case, variant=variant, seed=derive_seed(seed, tid), skills_on=None, persona=persona
+    )
 
 
 def branch_trials(
@@ -65,6 +73,48 @@ def branch_trials(
     return out
 
 
+def describe(trials: list[Trial], records: list[RunRecord]) -> list[Features]:
+    """The features of every record, in the trials' (plan) order."""
+    by_id = {r.id: r for r in records}
+    return [features_of(by_id[t.id], t.persona, t.case) for t in trials if t.id in by_id]
+
+
+def explore_coverage(
+    cases: list[Case], trials: list[Trial], records: list[RunRecord], strategy: str, rounds: list[Round]
+) -> tuple[CoverageMap, list[Features]]:
+    """The coverage map of an exploration and the features it was built from."""
+    from usersim.personas.loader import resolve_persona
+    from usersim.personas.variation import DEFAULT_AXES, TRAIT_PREFIX, variant_axes
+
+    spaces = []
+    for case in cases:
+        base = resolve_persona(case)
+        steered = (
+            set(variant_axes(base)) if strategy == "guided" else {TRAIT_PREFIX + a for a in DEFAULT_AXES}
+        )
+        spaces.append(feature_space(case, base, steered))
+    features = describe(trials, records)
+    return coverage_map(features, merge_spaces(spaces), strategy, rounds), features
+
+
+def _write_coverage(out_dir: Path, cov: CoverageMap, features: list[Features], meta: dict[str, Any]) -> None:
+    """OUT/coverage.json, and the map in the stored meta so that the report (and `usersim report`)
+    shows it; the report is written again with it."""
+    from usersim.graphs.outputs import write_outputs
+    from usersim.graphs.store import RunStore
+
+    data = cov.model_dump(mode="json") | {"features": [f.model_dump(mode="json") for f in features]}
+    (out_dir / "coverage.json").write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+    meta["explore"]["coverage"] = cov.model_dump(mode="json")
+    store = RunStore(out_dir / "results.sqlite")
+    try:
+        store.set_meta(meta)
+        records = store.records()
+    finally:
+        store.close()
+    write_outputs(out_dir, records, meta)
+
+
 async def explore(
     cases: list[Case],
     cfg: RunConfig,
@@ -74,28 +124,41 @@ async def explore(
     branch_at: int | None = None,
     branches: int = 0,
     case_paths: list[str] | None = None,
-) -> tuple[list[RunRecord], list[dict[str, Any]]]:
-    """Run the persona variants (and branches), cluster the failures into OUT/clusters.json. `case_paths`
-    (where the cases came from, when not the bundled library) go into the meta for promote commands."""
+    strategy: Strategy = "random",
+) -> tuple[list[RunRecord], list[dict[str, Any]], CoverageMap]:
+    """Run n persona variants per case by `strategy` (and branches), cluster the failures into
+    OUT/clusters.json and map the coverage into OUT/coverage.json. `case_paths` (where the cases
+    came from, when not the bundled library) go into the meta for promote commands."""
     organic = [c for c in cases if c.mode == "organic"]
     if not organic:
         raise ValueError("explore needs organic cases (mode: organic); none were selected")
-    base = persona_trials(organic, n, cfg.seed)
     meta = run_meta(cfg, out_dir, [c.id for c in organic]) | {
         "explore": {
             "n": n,
+            "strategy": strategy,
             "branch_at": branch_at,
             "branches": branches,
             "out_dir": str(out_dir),
             "cases": [str(Path(c).resolve()) for c in case_paths or []],  # promote finds the case here
         }
     }
-    records = list(await run_trials(base, cfg, out_dir, meta))  # branching needs them together
+    rounds: list[Round] = []
+    if strategy == "guided":
+        from usersim.graphs.guided import run_guided
+
+        base, records, rounds = await run_guided(organic, cfg, out_dir, meta, n)
+    else:
+        base = persona_trials(organic, n, cfg.seed)
+        records = list(await run_trials(base, cfg, out_dir, meta))  # branching needs them together
+    trials = list(base)
     if branch_at and branches:
         more = branch_trials(base, records, branch_at, branches, cfg.seed)
-        records = list(await run_trials(base + more, replace(cfg, resume=True), out_dir, meta))
+        trials += more
+        records = list(await run_trials(trials, replace(cfg, resume=True), out_dir, meta))
     clusters = cluster_failures(records)
     (out_dir / "clusters.json").write_text(
         json.dumps(clusters, ensure_ascii=False, indent=2), encoding="utf-8"
     )
-    return records, clusters
+    cov, features = explore_coverage(organic, trials, records, strategy, rounds)
+    _write_coverage(out_dir, cov, features, meta)
+    return records, clusters, cov

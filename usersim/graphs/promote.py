@@ -98,6 +98,11 @@ def record_persona(record: RunRecord, case: Case, meta: dict) -> Persona | None:
     wanted = record.variant.persona
     if not wanted or wanted == base.id:
         return base
+    levels = ((meta.get("explore") or {}).get("variants") or {}).get(wanted)
+    if levels is not None:  # a guided exploration's variant: its levels are in the meta
+        from usersim.personas.variation import with_levels
+
+        return with_levels(base, levels, wanted)
     n = (meta.get("explore") or {}).get("n")
     if n:
         for p in vary(base, int(n), int(meta.get("seed") or 0)):

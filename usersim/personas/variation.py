@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import itertools
 import random
-from typing import Any
+from enum import Enum
+from types import UnionType
+from typing import Any, Literal, Union, get_args, get_origin
+
+from pydantic.fields import FieldInfo
 
 from usersim.core.registry import did_you_mean
 from usersim.personas.schema import Persona
@@ -140,3 +144,134 @@ def vary(
             )
         )
     return variants
+
+
+# --- generic axes and mutation (coverage-guided exploration) -------------------------------------
+
+TRAIT_PREFIX = "trait."
+# Persona fields (beside the traits) a variant may set: each changes how facts come out, never what the
+# user wants or knows. `language` is not one: a persona's facts and opening are written in its language.
+VARIANT_FIELDS = ("reveal_policy",)
+NUMERIC_BUCKETS = 3
+
+
+def _bounds(field: FieldInfo) -> tuple[float, float] | None:
+    lo = hi = None
+    for m in field.metadata:
+        lo = getattr(m, "ge", None) if getattr(m, "ge", None) is not None else lo
+        hi = getattr(m, "le", None) if getattr(m, "le", None) is not None else hi
+    return (float(lo), float(hi)) if lo is not None and hi is not None and hi > lo else None
+
+
+def _strip_optional(annotation: Any) -> Any:
+    args = [a for a in get_args(annotation) if a is not type(None)]
+    if get_origin(annotation) in (Union, UnionType) and len(args) == 1:
+        return args[0]
+    return annotation
+
+
+def field_domain(field: FieldInfo) -> list[Any] | None:
+    """The values a field can take, read from its type: a Literal's or an Enum's values, bool, a
+    bounded number's bucket representatives (see `bucket`), the items of a list of Literals; None for an
+    open type (free text, an unbounded number)."""
+    ann = _strip_optional(field.annotation)
+    if get_origin(ann) is Literal:
+        return list(get_args(ann))
+    if ann is bool:
+        return [False, True]
+    if isinstance(ann, type) and issubclass(ann, Enum):
+        return [m.value for m in ann]
+    if get_origin(ann) in (list, set, frozenset, tuple) and get_args(ann):
+        inner = _strip_optional(get_args(ann)[0])
+        return list(get_args(inner)) if get_origin(inner) is Literal else None
+    if ann in (int, float) and (b := _bounds(field)) is not None:
+        width = (b[1] - b[0]) / NUMERIC_BUCKETS
+        mids = [b[0] + width * (i + 0.5) for i in range(NUMERIC_BUCKETS)]
+        return [round(m) for m in mids] if ann is int else mids
+    return None
+
+
+def is_multi(field: FieldInfo) -> bool:
+    """A list-typed field: a conversation can hold several of its values at once."""
+    return get_origin(_strip_optional(field.annotation)) in (list, set, frozenset, tuple)
+
+
+def bucket(field: FieldInfo, value: Any) -> str:
+    """A field value as a coverage label: a bounded number falls into one of NUMERIC_BUCKETS equal
+    ranges ('0-3'), a bool is true/false, None is none, anything else its text."""
+    ann = _strip_optional(field.annotation)
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "none"}[value]
+    if ann in (int, float) and isinstance(value, (int, float)) and (b := _bounds(field)) is not None:
+        width = (b[1] - b[0]) / NUMERIC_BUCKETS
+        i = min(NUMERIC_BUCKETS - 1, max(0, int((value - b[0]) // width)))
+        return f"{b[0] + i * width:g}-{b[0] + (i + 1) * width:g}"
+    if isinstance(value, Enum):
+        return str(value.value)
+    return str(value)
+
+
+def variant_axes(persona: Persona) -> dict[str, list[Any]]:
+    """Every dimension a persona variant may set, with its values: each trait with a finite domain
+    (read from the traits model, so a trait added to the schema is an axis with no code here), keyed
+    `trait.<name>`, and the VARIANT_FIELDS. List-valued traits are left out (a level is one value)."""
+    axes: dict[str, list[Any]] = {}
+    for name, field in type(persona.traits).model_fields.items():
+        values = field_domain(field)
+        if values and not is_multi(field):
+            axes[TRAIT_PREFIX + name] = values
+    for name in VARIANT_FIELDS:
+        values = field_domain(Persona.model_fields[name])
+        if values:
+            axes[name] = values
+    return axes
+
+
+def levels_of(persona: Persona, axes: dict[str, list[Any]]) -> dict[str, Any]:
+    """The persona's current value on each axis."""
+    return {
+        a: getattr(persona.traits, a[len(TRAIT_PREFIX) :])
+        if a.startswith(TRAIT_PREFIX)
+        else getattr(persona, a)
+        for a in axes
+    }
+
+
+def with_levels(persona: Persona, levels: dict[str, Any], variant_id: str) -> Persona:
+    """`persona` with the axis levels set (`trait.<name>` keys set traits, others persona fields),
+    as variant `variant_id`; `variation` records the levels, so the variant can be rebuilt from them."""
+    traits = {a[len(TRAIT_PREFIX) :]: v for a, v in levels.items() if a.startswith(TRAIT_PREFIX)}
+    fields = {a: v for a, v in levels.items() if not a.startswith(TRAIT_PREFIX)}
+    unknown = [a for a in fields if a not in VARIANT_FIELDS]
+    unknown += [t for t in traits if t not in type(persona.traits).model_fields]
+    if unknown:
+        raise ValueError(
+            f"not a variation axis: {', '.join(unknown)} (axes: {', '.join(variant_axes(persona))})"
+        )
+    data = persona.model_dump()
+    data["traits"] = {**data["traits"], **traits}
+    data.update(fields)
+    if "patience" in traits:  # as in `vary`: the varied trait, not a fixed patience_turns, decides patience
+        data["stop_rules"] = {**data["stop_rules"], "patience_turns": None}
+    base = persona.id.split("~")[0]
+    k = variant_id.rsplit("~v", 1)[-1]
+    data.update(id=f"{base}~v{k}", name=f"{persona.name.split(' (v')[0]} (v{k})", variation=dict(levels))
+    return Persona.model_validate(data)
+
+
+def mutate(
+    levels: dict[str, Any], axes: dict[str, list[Any]], rng: random.Random, prefer: set[Pair] | None = None
+) -> dict[str, Any]:
+    """A neighbour of `levels`: one axis changed to another value. With `prefer` (pairs not yet tried),
+    the change that tries most of them wins; ties (and no preference) are broken by `rng`."""
+    options = [(a, v) for a in axes for v in axes[a] if v != levels.get(a) and len(axes[a]) > 1]
+    if not options:
+        return dict(levels)
+
+    def gain(option: tuple[str, Any]) -> int:
+        a, v = option
+        return _gain(a, v, {k: x for k, x in levels.items() if k != a}, prefer or set())
+
+    best = max(map(gain, options))
+    a, v = rng.choice([o for o in options if gain(o) == best])
+    return {**levels, a: v}

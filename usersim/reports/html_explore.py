@@ -14,7 +14,10 @@ from collections.abc import Callable
 from html import escape
 from typing import Any
 
+from pydantic import ValidationError
+
 from usersim.core.record import RunRecord
+from usersim.reports.coverage_map import CoverageMap, coverage_html
 from usersim.reports.html_parts import cell, raw_cell, section, table
 
 
@@ -200,6 +203,7 @@ def explore_section(records: list[RunRecord], meta: dict[str, Any]) -> str:
     run_dir = str(info.get("out_dir") or meta.get("run_id") or "RUN_DIR")
     settings = (
         f"<p>{len(records)} conversations: n={escape(str(info.get('n')))} persona variants per case"
+        f" ({escape(str(info.get('strategy') or 'random'))})"
         + (
             f", branched at turn {escape(str(info.get('branch_at')))} into "
             f"{escape(str(info.get('branches')))} continuations"
@@ -214,4 +218,9 @@ def explore_section(records: list[RunRecord], meta: dict[str, Any]) -> str:
         return promote_command(run_dir, record_id, cases=cases)
 
     body = settings + _clusters(records, anchors, cmd) + _tree(records, anchors, cmd)
-    return section("Exploration: failure clusters", body, "explore") + regressions
+    if isinstance(info.get("coverage"), dict):  # written after the last conversation (graphs.explore)
+        try:
+            body += coverage_html(CoverageMap.model_validate(info["coverage"]))
+        except ValidationError as exc:  # a map another usersim version wrote: the rest of the page stands
+            body += f"<p>The run's coverage map is not readable by this version: {escape(str(exc)[:200])}</p>"
+    return section("Exploration: failure clusters and coverage", body, "explore") + regressions
