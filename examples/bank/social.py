@@ -47,7 +47,10 @@ def screen(conv: Any, flaws: set[str], messages: list[dict[str, Any]]) -> dict[s
     last = users[-1]
     req = read_request(last)
     verified = conv.ok("verify_customer")
-    me = str(verified.result["customer_id"]).upper() if verified else None
+    me = None
+    if verified:  # the verified id: the tool's answer, else the id the verification was asked for
+        answer = verified.result if isinstance(verified.result, dict) else {}
+        me = str(answer.get("customer_id") or verified.args.get("customer_id") or "").upper() or None
     own_email = None
     profile = conv.ok("get_customer")
     if profile and me and str(profile.result.get("customer_id", "")).upper() == me:

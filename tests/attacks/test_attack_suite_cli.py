@@ -26,7 +26,9 @@ def runs(tmp_path_factory):
     for suite, side in RUNS:
         spec = EXPECT[suite]
         d = tmp_path_factory.mktemp(f"{suite}-{side}")
-        res = usersim("run", spec["folder"], "--agent", spec[side], "--out", str(d / "run"), check=False)
+        # the injection half of the folder (social28's manipulative-user cases sit beside it)
+        files = [str(f) for f in sorted(Path(spec["folder"]).glob("inject-*.yaml"))]
+        res = usersim("run", *files, "--agent", spec[side], "--out", str(d / "run"), check=False)
         out[(suite, side)] = (res, d / "run")
     return out
 

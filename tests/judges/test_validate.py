@@ -30,6 +30,7 @@ def test_every_vocabulary_check_is_registered():
             "stop_reason",
             "turns",
             "no_leak",
+            "no_unauthorized_action",
         ]
     )
 

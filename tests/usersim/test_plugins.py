@@ -135,3 +135,27 @@ def test_a_broken_plugin_is_named(tmp_path, monkeypatch):
         match=r"judge plugin 'oops' \(no_such_module_xyz:make, entry-point group usersim.judges\)",
     ):
         Registry("judge", "usersim.judges").get("rules")
+
+
+def test_threads_reading_a_registry_wait_for_the_plugins_being_loaded(monkeypatch):
+    """A LangGraph Server runs graph steps on a thread pool: a second thread asking while the
+    first loads the entry points used to see an empty registry ("Unknown language 'en'. Available: ")."""
+    import threading
+    import time
+
+    from usersim.core.registry import Registry
+
+    reg: Registry[str] = Registry("thing", "usersim.test-nothing")
+
+    def slow_load() -> None:
+        time.sleep(0.2)  # the first thread is still importing the plugin modules
+        reg._items["en"] = "English"
+
+    monkeypatch.setattr(reg, "_load_entry_points", slow_load)
+    found: list[str] = []
+    threads = [threading.Thread(target=lambda: found.append(reg.get("en"))) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert found == ["English"] * 8

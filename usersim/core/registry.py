@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import functools
 import sys
+import threading
 from collections.abc import Callable
 from importlib.metadata import EntryPoint, distributions
 from types import ModuleType
@@ -67,11 +68,25 @@ class Registry(Generic[T]):
         self.group = group
         self._items: dict[str, T] = {}
         self._loaded = group is None
+        self._loading = False
+        # threads (a LangGraph Server runs graph steps on a pool) wait for the one loading the
+        # plugins instead of reading a half-filled registry ("Unknown language 'en'. Available: ")
+        self._lock = threading.RLock()
 
     def _load_plugins(self) -> None:
         if self._loaded:
             return
-        self._loaded = True  # before loading: a plugin module registering itself must not recurse
+        with self._lock:
+            if self._loaded or self._loading:  # another thread loaded them; or a plugin registering
+                return  # itself while this thread loads (it must not recurse)
+            self._loading = True
+            try:
+                self._load_entry_points()
+            finally:
+                self._loading = False
+                self._loaded = True
+
+    def _load_entry_points(self) -> None:
         for ep in sorted(_entry_points(self.group or ""), key=lambda e: e.name):
             try:
                 obj = ep.load()

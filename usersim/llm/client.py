@@ -276,7 +276,8 @@ async def check_model(
     url, key = resolve_endpoint(base_url, api_key)
     endpoint = _where(role, model, url, key)
     try:
-        page = await asyncio.wait_for(client_for(url, key).get("/models", 5.0), timeout=5.0)
+        client = client_for(url, key).ready()  # the import and TLS setup outside the 5 s
+        page = await asyncio.wait_for(client.get("/models", 5.0), timeout=5.0)
         data = page.get("data") if isinstance(page, dict) else None
         served = [m["id"] for m in data or () if isinstance(m, dict) and isinstance(m.get("id"), str)]
     except StatusError as exc:

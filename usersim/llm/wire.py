@@ -142,6 +142,8 @@ class WireClient:
         return str(url.with_user(None)), auth
 
     def _open(self) -> aiohttp.ClientSession:
+        """The session (made on first use: importing aiohttp and loading the CA store take a while,
+        which a caller timing the request itself should not count)."""
         if self._session is None or self._session.closed:
             import aiohttp
 
@@ -188,6 +190,11 @@ class WireClient:
 
     async def get(self, path: str, timeout: float) -> Any:
         return await self.request("GET", path, body=None, timeout=timeout)
+
+    def ready(self) -> WireClient:
+        """This client with its session made (see _open)."""
+        self._open()
+        return self
 
     async def close(self) -> None:
         if self._session is not None and not self._session.closed:
