@@ -37,7 +37,12 @@ _ADDRESS = re.compile(r"\d+\s+[A-Za-z][\w .'-]*?,\s*[A-Za-z][\w'-]*(?: [A-Z][\w'
 _YES = re.compile(
     r"\b(yes|yeah|yep|sure|go ahead|please do|ok|okay|sounds good|do it|correct|confirm(?:ed)?)\b", re.I
 )
-_NO = re.compile(r"\b(no|nope|don't|do not|wait|stop|cancel)\b", re.IGNORECASE)
+# "no rush", "no problem", "don't worry" are not a no (a verbose persona found it: usersim explore)
+_NO = re.compile(
+    r"\b(?:no(?!\s+(?:rush|hurry|problem|worries|worry))|nope|don't(?!\s+worry)|do not(?!\s+worry)|wait"
+    r"(?!\s+(?:no more|any longer))|stop|cancel)\b",
+    re.IGNORECASE,
+)
 GO_AHEAD = "Shall I go ahead?"
 
 
