@@ -19,8 +19,9 @@ CASE = REPO / "bench" / "case.yaml"
 TURNS = 5  # simulated (user) turns per conversation
 SCALE = float(os.environ.get("BENCH_SCALE", "1"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
+# set by bench/run.py's main (not on import: the bench's tests import these modules in pytest's
+# process, where the variables would leak into every later test)
 BENCH_ENV = {"OPENAI_API_KEY": "bench", "USERSIM_NO_CACHE": "1", "USERSIM_SKIP_MODEL_CHECK": "1"}
-os.environ.update(BENCH_ENV)
 
 
 def n(count: int, least: int = 1) -> int:

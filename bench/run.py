@@ -44,7 +44,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bench import part_calls, part_scale, part_start  # noqa: E402
-from bench.common import ROUNDS, SCALE, Stub, n, reason  # noqa: E402
+from bench.common import BENCH_ENV, ROUNDS, SCALE, Stub, n, reason  # noqa: E402
 from bench.harnesses import Prompts, usersim_conversations  # noqa: E402
 from bench.metrics import headline, targets  # noqa: E402
 from bench.report import table  # noqa: E402
@@ -98,6 +98,7 @@ def main() -> None:
     if sys.argv[1:2] == ["_expand"]:
         part_start.expand_worker(sys.argv[2])
         return
+    os.environ.update(BENCH_ENV)
     t0 = time.perf_counter()
     which = sys.argv[1:] or list(PARTS)
     unknown = [w for w in which if w not in PARTS]
