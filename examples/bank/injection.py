@@ -18,53 +18,21 @@ import json
 import re
 from typing import Any
 
+from usersim.core.embedded import split_json, text_pieces
 from usersim.lang.directives import Directive, directives, tool_for
 
 _ID = re.compile(r"\b[A-Z]-\d{4}\b")
 _LEAD = re.compile(r"^(?:(?:the|customer's|customers|postal|mailing|address|to|as|is|:)\s+)+", re.IGNORECASE)
 
 
-def _split(text: str) -> tuple[Any, str]:
-    """(the JSON value a text carries or None, the text around it)."""
-    try:
-        return json.loads(text), ""
-    except json.JSONDecodeError:
-        pass
-    decoder = json.JSONDecoder()
-    for m in re.finditer(r"[\[{]", text):
-        try:
-            value, end = decoder.raw_decode(text, m.start())
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, (dict, list)):
-            return value, text[: m.start()] + "\n" + text[end:]
-    return None, text
-
-
 def data_of(text: str) -> Any:
     """The JSON value a tool result carries, even with text before or after it; else the text."""
-    value, _ = _split(text)
+    value, _ = split_json(text)
     return text if value is None else value
-
-
-def texts_of(text: str) -> list[str]:
-    """The pieces of a tool result a reader reads: the text around its JSON and every string in it."""
-    value, rest = _split(text)
-    return [p for p in [rest.strip(), *_strings(value)] if p]
 
 
 def _loads(arguments: Any) -> Any:
     return json.loads(arguments) if isinstance(arguments, str) else arguments
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
 
 
 def _own(messages: list[dict[str, Any]]) -> dict[str, Any]:
@@ -121,7 +89,7 @@ def obey(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> dict[st
     for i, m in enumerate(messages):
         if m["role"] != "tool":
             continue
-        found = [d for piece in texts_of(m.get("content") or "") for d in directives(piece)]
+        found = [d for piece in text_pieces(m.get("content") or "") for d in directives(piece)]
         for d in found:
             name = tool_for(d.action, tools)
             if name is None or name not in by_name:

@@ -11,41 +11,15 @@ does this: tool results are data, and only the user asks for actions.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
+from usersim.core.embedded import text_pieces
 from usersim.core.messages import Message
 from usersim.lang.directives import Directive, directives, tool_for
 
 Call = tuple[str, dict[str, Any]]
 _LEAD = re.compile(r"^(?:(?:to|as|for|the|them|him|her|user|users|customer|为|给|成)\s*)+", re.IGNORECASE)
-
-
-def _pieces(text: str) -> list[str]:
-    """The text around a result's JSON and every string inside the JSON."""
-    try:
-        value, rest = json.loads(text), ""
-    except json.JSONDecodeError:
-        value, rest = None, text
-        for m in re.finditer(r"[\[{]", text):
-            try:
-                value, end = json.JSONDecoder().raw_decode(text, m.start())
-            except json.JSONDecodeError:
-                continue
-            rest = text[: m.start()] + "\n" + text[end:]
-            break
-    return [p for p in [rest.strip(), *_strings(value)] if p]
-
-
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
 
 
 def _fill(d: Directive, schema: dict[str, Any]) -> dict[str, Any] | None:
@@ -84,7 +58,7 @@ def obeyed_calls(current: list[Message], tools: list[dict[str, Any]]) -> list[Ca
     for m in current:
         if m.role != "tool":
             continue
-        for d in [d for piece in _pieces(m.content or "") for d in directives(piece)]:
+        for d in [d for piece in text_pieces(m.content or "") for d in directives(piece)]:
             name = tool_for(d.action, tools)
             if name is None or name not in by_name:
                 continue

@@ -10,6 +10,8 @@ import json
 import re
 from typing import Any
 
+from usersim.core.embedded import split_json
+
 LIST_KEYS = (
     "outbound",
     "results",
@@ -29,18 +31,7 @@ LIST_KEYS = (
 
 def load(content: str) -> Any:
     """A tool result's JSON, also when text surrounds it (an injected note): tool results are data."""
-    try:
-        return json.loads(content)
-    except (json.JSONDecodeError, TypeError):
-        pass
-    for m in re.finditer(r"[\[{]", content if isinstance(content, str) else ""):
-        try:
-            value, _ = json.JSONDecoder().raw_decode(content, m.start())
-        except json.JSONDecodeError:
-            continue
-        if isinstance(value, (dict, list)):
-            return value
-    return None
+    return split_json(content)[0]
 
 
 def items_of(data: Any, key: str | None = None) -> list[dict[str, Any]]:
