@@ -1,8 +1,9 @@
 """A reply cut into sentences, clauses and Markdown items: spans into the text.
 
 Every reader of agent and user turns goes through these spans, so "where a sentence ends" is
-decided once: at 。！？!?；; and line breaks, at ". " between sentences, never inside a number
-("3.5") or a bracket's closing. `reading(text)` is the text with Markdown markup (bold, headings,
+decided once: at 。！？!?；; and line breaks, at ". " between sentences (also after a number:
+"card 7788. Block it"), never inside a number ("3.5"), after an ellipsis or after a list item's
+number at the start of a line ("2. Book the hotel"), nor at a bracket's closing. `reading(text)` is the text with Markdown markup (bold, headings,
 code ticks) blanked out, same length, so offsets into it are offsets into the reply. `clauses`
 cuts further at commas, colons, dashes and brackets. `layout` (lang.markdown) finds list items,
 table rows or columns, their ❌/✅ marks and the lead-in lines that govern them.
@@ -13,7 +14,17 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_SENTENCE_END = re.compile(r"[。！？!?；;\n]+|(?<![\d.])\.(?=\s|$)(?!\d)")
+_SENTENCE_END = re.compile(r"[。！？!?；;\n]+|(?<!\.)\.(?=\s|$)")
+_ENUMERATOR = re.compile(r"(?:^|\n)[ \t]*\d{1,3}$")  # "2." opening a line numbers an item
+
+
+def _period_ends(text: str, i: int) -> bool:
+    """Whether the "." at i ends a sentence: followed by a space or the end, not part of an ellipsis,
+    not a list item's number at the start of a line."""
+    nxt = text[i + 1] if i + 1 < len(text) else ""
+    if (nxt and not nxt.isspace()) or (i and text[i - 1] == "."):
+        return False
+    return not (i and text[i - 1].isdigit() and _ENUMERATOR.search(text, max(0, i - 12), i))
 
 
 @dataclass(frozen=True)
@@ -31,6 +42,8 @@ def sentences(text: str) -> list[Span]:
     out: list[Span] = []
     start = 0
     for m in _SENTENCE_END.finditer(text or ""):
+        if m.group(0) == "." and not _period_ends(text, m.start()):
+            continue
         _add(out, text, start, m.end())
         start = m.end()
     _add(out, text or "", start, len(text or ""))
@@ -85,7 +98,7 @@ def _cut_at(text: str, i: int) -> str | None:
     if ch in ",:." and prev.isdigit() and nxt.isdigit():
         return None  # 1,299 / 10:30 / 3.5
     if ch == ".":
-        return "sent" if (not nxt or nxt.isspace()) and not prev.isdigit() else None
+        return "sent" if _period_ends(text, i) else None
     if ch in _SENT:
         return "sent"
     if ch == "、":
