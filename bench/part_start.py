@@ -19,19 +19,33 @@ BANK = REPO / "examples" / "bank" / "cases"
 C5 = REPO / "usersim" / "cases" / "c5"
 
 
-def _wall(args: list[str], times: int) -> float | None:
+def _wall(args: list[str], times: int, env: dict[str, str] | None = None) -> float | None:
     """Median wall s of `usersim ARGS` over `times` fresh processes."""
     walls = []
     for _ in range(times):
         t0 = time.perf_counter()
-        run_cli(args, ok=(0,))
+        run_cli(args, ok=(0,), env=env)
         walls.append(time.perf_counter() - t0)
     return median(walls)
 
 
+def _cases_list(times: int) -> dict[str, Any]:
+    """`cases list --json` on the bundled library: warm (the per-file listing cache filled by one
+    run before, in a cache folder of its own) beside cold (the cache off: every case validated,
+    every check and tool plugin imported) and the first run that fills an empty cache."""
+    args = ["cases", "list", "--json"]
+    with tempfile.TemporaryDirectory() as cache:
+        env = {"USERSIM_CACHE_DIR": cache, "USERSIM_NO_CASE_CACHE": "0"}
+        first = _wall(args, 1, env)
+        warm = _wall(args, times, env)
+    cold = _wall(args, times, {"USERSIM_NO_CASE_CACHE": "1"})
+    return {"cases_list_s": warm, "cases_list_cold_s": cold, "cases_list_first_s": first}
+
+
 def bench_cli() -> dict[str, Any]:
     """`usersim run`: seconds from the process start to the stub's arrival time of its first model
-    request (one conversation, no judge); `validate` and `cases list --json`: whole wall."""
+    request (one conversation, no judge); `validate` and `cases list --json`: whole wall
+    (`cases_list_s` warm, `cases_list_cold_s` with the listing cache off)."""
     times = n(5, 3)
     firsts = []
     with Stub(0.0, log=True) as stub, tempfile.TemporaryDirectory() as tmp:
@@ -46,8 +60,7 @@ def bench_cli() -> dict[str, Any]:
         "first_request_s": median(firsts),
         "first_request_all_s": [round(x, 3) for x in firsts],
         "validate_s": _wall(["validate", str(BANK)], times),
-        "cases_list_s": _wall(["cases", "list", "--json"], times),
-    }
+    } | _cases_list(times)
 
 
 def expand_worker(case_id: str) -> None:

@@ -15,7 +15,8 @@ counts against a harness (bench/harnesses.py says what each harness is). Parts:
                 latency, and at C=32 and 200 ms;
 * cache       — the model calls a cached rerun makes;
 * expand      — 32k long-context expansion, cold (a fresh process per case) beside warm;
-* cli         — `usersim run`'s time to its first model request, `validate` and `cases list` walls;
+* cli         — `usersim run`'s time to its first model request, `validate` and `cases list` walls
+                (`cases list` warm from its listing cache, cold with the cache off, first filling it);
 * scale       — 10,000 conversations (rule simulator, agent latency 1 s, C=512): peak RSS growth
                 per 1,000 and time per 1,000 in the first vs the last third;
 * ray         — one vs two worker nodes (CPU-bound), `--ray local` vs one process (I/O-bound), the

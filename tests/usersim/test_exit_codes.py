@@ -78,7 +78,7 @@ def _fake_suite(monkeypatch, records):
     async def run_suite(cases, cfg, out):
         return records
 
-    monkeypatch.setattr("usersim.cli.run.run_suite", run_suite)
+    monkeypatch.setattr("usersim.graphs.runner.run_suite", run_suite)  # cli.run imports it when a run starts
 
 
 def test_cli_exit_0_for_a_good_agent(tmp_path):

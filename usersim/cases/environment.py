@@ -59,7 +59,7 @@ from usersim.cases.tool_effects import writes_state
 from usersim.cases.toolcode import display_path, import_failure, is_refusal, user_traceback, where_of
 from usersim.core.errors import CaseError
 from usersim.core.registry import did_you_mean
-from usersim.core.yamlfile import FileProblems, read_text_file, read_yaml
+from usersim.core.yamlfile import FileProblems, note_untracked, read_text_file, read_yaml
 
 Tables = dict[str, list[dict[str, Any]]]
 STATE_PARAMS = ("db", "state")
@@ -268,6 +268,7 @@ def _absolute_python(spec: str, base: Path) -> str:
 
 
 def _import(module: str) -> Any:
+    note_untracked(f"imports python tool module {module}")  # its code, and what it imports, decide too
     cache_key = module
     if module.endswith(".py"):
         path = Path(module)

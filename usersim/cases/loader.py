@@ -6,12 +6,8 @@ import os
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
-from usersim.cases.env_checks import environment_problems
-from usersim.cases.schema import Case
 from usersim.core import registry as registries
 from usersim.core.registry import UnknownNameError, did_you_mean
 from usersim.core.yamlfile import (
@@ -23,6 +19,9 @@ from usersim.core.yamlfile import (
     short,
     validation_problems,
 )
+
+if TYPE_CHECKING:
+    from usersim.cases.schema import Case
 
 CASES_DIR = Path(__file__).resolve().parent
 # Folders that hold support data (filler library, persona scaffolds, templates), not case or persona files.
@@ -93,6 +92,8 @@ def _read_with_includes(
 
 def _semantic_problems(case: Case, path: Path, lines: LineIndex) -> list[Problem]:
     """Check specs and tool names, against the check types and tools registered by the installed plugins."""
+    from usersim.cases.env_checks import environment_problems
+
     problems: list[Problem] = []
     case_tools = case.own_tool_names  # mock tools and environment tools
     groups: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
@@ -159,6 +160,10 @@ def load_case(path: str | Path, root: Path | None = None) -> Case:
     """Load one case file; raises FileProblems listing every problem with file:line: field.
     `include:` may point into the bundled cases, `root` (default: the file's folder) and
     USERSIM_INCLUDE_PATH."""
+    from pydantic import ValidationError
+
+    from usersim.cases.schema import Case
+
     path = Path(path)
     data, lines = _read_with_includes(path, include_roots(root or path.parent))
     try:
@@ -218,11 +223,25 @@ def _top_level_keys(path: Path) -> list[str] | None:
     return keys or None
 
 
+_KINDS: dict[tuple[str, int, int], str] = {}  # (path, mtime, size) -> kind: a folder walk asks twice
+
+
 def file_kind(path: Path) -> str:
     """case | persona | data, from the file's folder and its top-level keys. A file that cannot be
     read counts as a case, so that its problems are reported."""
     if "personas" in path.parts:
         return "persona"
+    try:
+        st = path.stat()
+    except OSError:
+        return _file_kind(path)
+    key = (str(path), st.st_mtime_ns, st.st_size)
+    if key not in _KINDS:
+        _KINDS[key] = _file_kind(path)
+    return _KINDS[key]
+
+
+def _file_kind(path: Path) -> str:
     keys = _top_level_keys(path)
     if keys is not None and _CASE_KEYS & set(keys) and ("identity" not in keys or "judging" in keys):
         return "case"  # said by its keys; anything else is parsed (a broken file counts as a case)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from usersim.cases.loader import case_files, file_kind, load_case, load_cases_partial
+from usersim.cases.loader import case_files, file_kind, load_case
 from usersim.core.yamlfile import FileProblems, Problem
 
 
@@ -90,27 +90,14 @@ def cases() -> None:
 def list_cases(paths: tuple[str, ...], as_json: bool) -> None:
     """List cases (default: the bundled library). Files with problems are reported on stderr and
     skipped (exit 2 at the end); the valid ones are still listed."""
+    from usersim.cases.listing import list_rows
+
     try:
-        found, problems = load_cases_partial(list(paths) or None)
+        rows, problems = list_rows(list(paths) or None)  # cached per file: see cases/listing.py
     except FileNotFoundError as exc:
         raise click.BadParameter(str(exc), param_hint="PATHS") from None
     for p in problems:
         click.echo(str(p), err=True)
-    rows = [
-        {
-            "id": c.id,
-            "dimension": c.dimension,
-            "category": c.category,
-            "mode": c.mode,
-            "scoring": c.scoring_label,
-            "difficulty": c.difficulty,
-            "title": c.title,
-            "persona": c.persona,
-            "long_context": c.long_context is not None,
-            "groups": c.skills.groups,
-        }
-        for c in found
-    ]
     if as_json:
         click.echo(json.dumps(rows, ensure_ascii=False, indent=1))
     else:

@@ -7,7 +7,7 @@ import asyncio
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
@@ -15,10 +15,11 @@ from usersim.cases.loader import load_cases_or_exit
 from usersim.cli.otel import check_otel, export_after, otel_options
 from usersim.cli.ray_options import ray_config, ray_options
 from usersim.core.gate import Tally, pass_rate
-from usersim.core.record import RunRecord
-from usersim.graphs.records_view import gate_of
-from usersim.graphs.runner import RunConfig, check_specs, run_suite
 from usersim.reports.outcome import outcome_line
+
+if TYPE_CHECKING:  # the graphs layer (langgraph, ~1 s of imports) loads when a run starts: see run()
+    from usersim.core.record import RunRecord
+    from usersim.graphs.runner import RunConfig
 
 DEMO_CASES = ["B1-EI-01", "B1-CL-01", "B1-IF-01", "B1-MR-02", "C2-TD-04"]
 DEMO_FLAWED_AGENT = "reference:flaw=no-clarify,flaw=ignore-history"
@@ -137,6 +138,7 @@ async def check_models(cases, cfg: RunConfig) -> None:
     import os
 
     from usersim.adapters.base import load_agent
+    from usersim.graphs.runner import check_specs
     from usersim.judges.llm import judge_specs, parse_judge_spec
     from usersim.llm.client import aclose_clients, check_model
     from usersim.simulator.base import load_simulator
@@ -162,6 +164,7 @@ async def check_models(cases, cfg: RunConfig) -> None:
 def _run(cases, cfg: RunConfig, out: Path) -> Sequence[RunRecord]:
     import sqlite3
 
+    from usersim.graphs.runner import run_suite
     from usersim.graphs.store import check_out_dir, os_error_line
     from usersim.llm.client import LLMCallError
 
@@ -349,6 +352,8 @@ def run(
         from usersim.cli.compare import check_baseline
 
         check_baseline(baseline)  # numpy/scipy and a readable baseline, before any conversation runs
+    from usersim.graphs.runner import RunConfig
+
     cases = _select(paths, ids)
     cfg = RunConfig(
         otel=otel,
@@ -385,6 +390,8 @@ def exit_for(
     --strict also unjudged; with --fail-under: the pass rate is below it), 3 the only non-passes are
     inconclusive. The gate's reason goes to stderr. `compared` (--baseline: compare's exit code, 1
     significant regression, 2 nothing paired) replaces the gate's code when it is not 0."""
+    from usersim.graphs.records_view import gate_of
+
     gate = gate_of(records, strict=strict, fail_under=fail_under)  # from the statuses alone
     click.echo(gate.reason, err=True)
     if compared:
@@ -425,6 +432,8 @@ def _fresh_demo_dir(out: Path) -> None:
 def demo(out: Path, agent: str) -> None:
     """The offline demo: seed cases against the reference agent and a flawed variant (OUT/flawed/),
     with the rule simulator and rule judges."""
+    from usersim.graphs.runner import RunConfig
+
     _fresh_demo_dir(out)
     cases = _select((), tuple(DEMO_CASES))
     records = _run(cases, RunConfig(agent=agent, simulator="rule", concurrency=4), out)

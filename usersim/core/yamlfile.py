@@ -21,13 +21,17 @@ import hashlib
 import os
 import re
 import reprlib
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
-from pydantic import BaseModel, ValidationError
+
+if TYPE_CHECKING:  # pydantic only names the types here: a listing served from its cache never imports it
+    from pydantic import BaseModel, ValidationError
 
 MAX_BYTES = int(os.environ.get("USERSIM_MAX_FILE_BYTES") or 4_000_000)
 MAX_DEPTH = 64
@@ -110,6 +114,37 @@ class LineIndex:
         return best
 
 
+@dataclass
+class ReadLog:
+    """The files read (path -> blake2b of their bytes) while a `recording_reads()` block ran, and
+    whether anything else was consulted that a file hash cannot stand for (imported Python code)."""
+
+    files: dict[str, str] = field(default_factory=dict)
+    untracked: str = ""  # why the outcome depends on more than `files` ("" = it does not)
+
+
+_READS: ContextVar[ReadLog | None] = ContextVar("usersim_reads", default=None)
+
+
+@contextmanager
+def recording_reads() -> Iterator[ReadLog]:
+    """Record every file `read_text_file` reads inside the block (a cache of what loading a file
+    produced is valid while these files are unchanged)."""
+    log = ReadLog()
+    token = _READS.set(log)
+    try:
+        yield log
+    finally:
+        _READS.reset(token)
+
+
+def note_untracked(why: str) -> None:
+    """Inside `recording_reads()`: the outcome depends on something besides the files read."""
+    log = _READS.get()
+    if log is not None and not log.untracked:
+        log.untracked = why
+
+
 def read_text_file(path: str | Path, *, max_bytes: int = MAX_BYTES) -> str:
     """The file's text, decoded as UTF-8; anything else (missing, a folder, a device, too big,
     not UTF-8, unreadable) raises FileProblems naming the file (and the line of a bad byte)."""
@@ -131,6 +166,9 @@ def read_text_file(path: str | Path, *, max_bytes: int = MAX_BYTES) -> str:
                 chunks.append(chunk)
                 total += len(chunk)
         raw = b"".join(chunks)
+        log = _READS.get()
+        if log is not None:
+            log.files[str(path.resolve())] = hashlib.blake2b(raw, digest_size=16).hexdigest()
     except OSError as exc:
         raise _fail(path, 1, f"cannot read the file: {exc.strerror or exc}") from None
     if len(raw) > max_bytes:
@@ -516,6 +554,8 @@ def _allowed_fields(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
 
 
 def _model_of(annotation: Any) -> Any:
+    from pydantic import BaseModel
+
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
     for arg in getattr(annotation, "__args__", ()) or ():

@@ -177,7 +177,7 @@ async def agent_turn(state: ConversationState, runtime: Runtime[RunContext]) -> 
     trace = []
     usage = Usage()
     system = Message(role="system", content=ctx.sandbox.system_prompt())
-    seen_tokens = 0
+    prompt: list[Message] = []  # what the agent saw at its first step, counted once it has answered
     case_errors: list[CaseError] = []
 
     async def sandbox_call(name: str, arguments: dict[str, Any]) -> Any:
@@ -198,6 +198,8 @@ async def agent_turn(state: ConversationState, runtime: Runtime[RunContext]) -> 
         return Message(role="tool", content=event.result, name=name, is_error=event.is_error)
 
     def update(**stop: Any) -> dict[str, Any]:
+        # counted after the request went out: the encoder's first load is not on its path
+        seen_tokens = ctx.count_tokens(prompt) if ctx.count_tokens is not None else 0
         out = _agent_update(new, trace, usage, seen_tokens, ctx)
         if case_errors:  # the case's tool crashed: that decides, whatever the agent did with it
             return out | case_stop(case_errors[0])
@@ -209,8 +211,8 @@ async def agent_turn(state: ConversationState, runtime: Runtime[RunContext]) -> 
 
     for step in range(ctx.max_tool_rounds + 1):
         convo = base + new
-        if ctx.count_tokens is not None and step == 0:
-            seen_tokens = ctx.count_tokens([system] + convo)
+        if step == 0:
+            prompt = [system, *convo]
         inp = AgentInput(
             messages=[system] + convo,
             tools=ctx.sandbox.tool_schemas(),
@@ -285,7 +287,7 @@ async def judge(state: ConversationState, runtime: Runtime[RunContext]) -> dict[
     ctx = runtime.context
     timeline.at_turn(0)
     with timeline.span("judge", "judges"):
-        return await run_judges(state, ctx.case, ctx.judges, persona=ctx.persona, variant=ctx.variant)
+        return await run_judges(state, ctx.case, ctx.judge_list(), persona=ctx.persona, variant=ctx.variant)
 
 
 async def finalize_node(state: ConversationState, runtime: Runtime[RunContext]) -> dict[str, Any]:

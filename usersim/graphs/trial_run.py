@@ -52,6 +52,14 @@ def _count_tokens_fn():
     return lambda msgs: count_tokens(msgs)
 
 
+def _judges(case: Any, plan: RunPlan) -> list[Any]:
+    """The case's judges; their modules (~0.5 s of imports) load when the judge node runs, not
+    before the conversation's first model request."""
+    from usersim.judges.select import select_judges
+
+    return select_judges(case, plan.judge_config)
+
+
 def attempt_seed(trial_seed: int, attempt: int) -> int:
     """Seed of a resimulation: the trial seed for attempt 0, then sha256 of (trial seed, attempt)."""
     if attempt == 0:
@@ -106,7 +114,6 @@ async def _run_attempts(
     history_len: int,
     t0: float,
 ) -> RunRecord:
-    from usersim.judges.select import select_judges
     from usersim.sandbox.base import open_sandbox
 
     case = trial.case
@@ -134,7 +141,7 @@ async def _run_attempts(
                 case=case,
                 agent=agent,
                 sandbox=sandbox,
-                judges=select_judges(case, plan.judge_config),
+                judges=lambda: _judges(case, plan),
                 simulator=simulator,
                 persona=persona.model_copy(deep=True) if persona is not None and attempt else persona,
                 seed=seed,

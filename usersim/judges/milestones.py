@@ -10,9 +10,7 @@ Partial credit = share of milestones reached in DAG order; any minefield hit voi
 
 from __future__ import annotations
 
-from typing import Any
-
-import networkx as nx
+from typing import TYPE_CHECKING, Any
 
 from usersim.cases.schema import Case
 from usersim.core.messages import Message
@@ -20,9 +18,14 @@ from usersim.core.verdict import Verdict
 from usersim.judges.base import JudgeConfig, JudgeState, judge_registry
 from usersim.judges.checks import CheckContext, compact, evaluate
 
+if TYPE_CHECKING:
+    import networkx as nx
+
 
 def milestone_graph(case: Case) -> nx.DiGraph:
     """Edges run prerequisite -> milestone. Raises ValueError for unknown ids or cycles."""
+    import networkx as nx  # ~0.3 s to import: only when a case with milestones is judged
+
     g = nx.DiGraph()
     ids = [m.id for m in case.judging.milestones]
     for m in case.judging.milestones:
@@ -122,6 +125,8 @@ class MilestonesJudge:
             return [Verdict(judge=self.name, verdict="error", reason=str(exc), criterion="milestones")]
         reached: dict[str, int | None] = {}
         in_order, out_of_order, missed = [], [], []
+        import networkx as nx
+
         for mid in nx.topological_sort(g):
             preds = list(g.predecessors(mid))
             at, ok_order = reached_after(g.nodes[mid]["check"], ctx, [reached[p] for p in preds])

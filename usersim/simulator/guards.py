@@ -38,7 +38,6 @@ LENGTH_CAP = {"low": 200, "medium": 500, "high": 1200}
 EN_FACTOR = 3
 
 # one digit or 十 (the quantities a persona states)
-_CN_DIGITS = chinese_digits()
 
 
 def assistant_voice(text: str) -> str | None:
@@ -201,11 +200,12 @@ def find_invented(
 ) -> tuple[str, float] | None:
     """(phrase, value) of a quantity (4 个人, 1万, $300) the turn states that is in neither the
     persona nor the conversation so far (`context`: earlier messages of both sides), or None."""
+    digits = chinese_digits()  # the numerals lexicon loads on the first turn, not on import
     allowed = numbers(persona_text(persona, goal)) | {
-        float(_CN_DIGITS[c]) for c in persona_text(persona, goal) if c in _CN_DIGITS
+        float(digits[c]) for c in persona_text(persona, goal) if c in digits
     }
     for t in context:
-        allowed |= numbers(t) | {float(_CN_DIGITS[c]) for c in t if c in _CN_DIGITS}
+        allowed |= numbers(t) | {float(digits[c]) for c in t if c in digits}
     for phrase, value, scaled in _quantities(text):
         trivial = value in (0.0, 1.0) and not scaled  # "1 个人", "第1个" are not facts
         if value not in allowed and not trivial:

@@ -31,26 +31,11 @@ from urllib.parse import parse_qsl
 
 from usersim.core.events import SimEvent, Usage
 from usersim.core.registry import did_you_mean
-from usersim.simulator.agenda import PATIENCE_BY_TRAIT
 from usersim.simulator.base import SimulatorError, SimulatorTurn, SimulatorView
-from usersim.simulator.guards import (
-    assistant_voice,
-    both_sides,
-    invented,
-    language_switch,
-    leak,
-    parroting,
-    too_long,
-)
-from usersim.simulator.llm_prompt import (
-    build_messages,
-    current_constraints,
-    pending_events,
-    prompt_template,
-    trigger,
-)
-from usersim.simulator.scripted import said_in, silent
-from usersim.simulator.signals import undelivered
+
+# The guards, prompt building and agenda (their language readings, ~0.2 s of imports) load on the
+# first simulated turn, inside the methods below: a run's first model request is the agent's, and
+# loading the simulator to check its SPEC must not delay it.
 
 Complete = Callable[..., Awaitable[tuple[dict[str, Any], Usage]]]
 
@@ -227,6 +212,16 @@ class LLMSimulator:
 
     def _check(self, view: SimulatorView, message: str, action: str) -> None:
         """Raise BadReply for an output the framework cannot use as this user's turn."""
+        from usersim.simulator.guards import (
+            assistant_voice,
+            both_sides,
+            invented,
+            language_switch,
+            leak,
+            parroting,
+            too_long,
+        )
+
         if action == "continue" and not message:
             raise BadReply("empty message")
         if action != "continue" and not any(m.role == "assistant" for m in view.transcript):
@@ -254,6 +249,10 @@ class LLMSimulator:
             raise BadReply(f"invented a fact: {found}", guard="invented")
 
     def _stop_events(self, view: SimulatorView, action: str, reason: str) -> list[SimEvent]:
+        from usersim.simulator.agenda import PATIENCE_BY_TRAIT
+        from usersim.simulator.llm_prompt import current_constraints
+        from usersim.simulator.signals import undelivered
+
         turn = view.turn
         if action == "give_up":
             p = view.persona
@@ -278,6 +277,11 @@ class LLMSimulator:
 
     def _event_events(self, view: SimulatorView, message: str) -> list[SimEvent]:
         """Due scripted events this turn said, and those still pending (reminded next turn)."""
+        if not view.persona.events:  # nothing can be due (and the opening turn imports nothing more)
+            return []
+        from usersim.simulator.llm_prompt import pending_events, trigger
+        from usersim.simulator.scripted import said_in, silent
+
         out = []
         for status in pending_events(view):
             why = trigger(status, view.transcript)
@@ -309,6 +313,8 @@ class LLMSimulator:
                 meta={"attempts": 0},
                 events=self._event_events(view, view.opening_message),
             )
+        from usersim.simulator.llm_prompt import build_messages, prompt_template
+
         messages = build_messages(view, sharded=self.reveal == "sharded")
         usage = Usage()
         problems: list[str] = []

@@ -1,0 +1,73 @@
+"""`usersim cases list` and `usersim validate` start without the heavy packages a run needs
+(langgraph and langchain-core, the OpenAI SDK, aiohttp, tiktoken, networkx, Ray): each one is
+hundreds of milliseconds of import. Checked in a fresh process, as a user starts the command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+HEAVY = ["langgraph", "langchain_core", "langsmith", "openai", "aiohttp", "tiktoken", "networkx", "ray"]
+
+# runs the command as the console script does, then prints which heavy packages it imported
+_PROBE = """
+import json, sys
+from usersim.cli import main
+heavy = json.loads(sys.argv[1])
+try:
+    main(sys.argv[2:])
+except SystemExit as exc:
+    code = exc.code
+else:
+    code = 0
+print(json.dumps({"code": code, "loaded": sorted({m.split(".")[0] for m in sys.modules} & set(heavy))}))
+"""
+
+
+def _loaded(args: list[str], env: dict[str, str], tmp_path: Path) -> tuple[int, list[str]]:
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE, json.dumps(HEAVY), *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**env, "USERSIM_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    return out["code"], out["loaded"]
+
+
+@pytest.mark.parametrize(
+    "args,cache",
+    [
+        (["cases", "list", "--json"], "0"),  # the first listing validates every case: cold
+        (["cases", "list", "--json"], "1"),
+        (["validate", "examples/bank/cases"], "0"),
+        (["validate", "usersim/cases/b1"], "0"),
+    ],
+)
+def test_listing_and_validating_import_none_of_the_run_packages(args, cache, tmp_path):
+    import os
+
+    env = {**os.environ, "USERSIM_NO_CASE_CACHE": cache}
+    code, loaded = _loaded(args, env, tmp_path)
+    assert code == 0
+    assert loaded == [], f"`usersim {' '.join(args)}` imported {loaded}"
+
+
+def test_the_probe_sees_a_heavy_import(tmp_path):
+    """The check itself can fail: importing the conversation graph does load langgraph."""
+    import os
+
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys, usersim.graphs.conversation; print('langgraph' in sys.modules)"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=dict(os.environ),
+    )
+    assert proc.stdout.strip() == "True"
