@@ -169,3 +169,55 @@ def test_turn_buckets():
     assert [turn_bucket(t) for t in (1, 2, 3, 4, 7, 10, 11, 16, 40)] == [
         "1", "2-3", "2-3", "4-6", "7-10", "7-10", "11-15", "16+", "16+",
     ]  # fmt: skip
+
+
+# --- the planner against synthetic flaws (no conversations): is guidance general? ---------------------
+
+
+def _flaw(plan: GuidedPlan, k: int, near: float, seed: int):
+    """A flaw in a random corner of k axis values: 1 (a failure) with all of them, `near` for each one
+    held otherwise (the gradient; 0: none)."""
+    import random
+
+    rng = random.Random(f"flaw|{seed}")
+    corner = {a: rng.choice(plan.axes[a]) for a in rng.sample(sorted(plan.axes), k)}
+
+    def score(levels: dict) -> float:
+        held = sum(levels[a] == v for a, v in corner.items())
+        return 1.0 if held == k else near * held
+
+    return score
+
+
+def _first_hit(strategy: str, base, k: int, near: float, seed: int, n: int = 12) -> int:
+    plan = GuidedPlan(base, seed)
+    flaw = _flaw(plan, k, near, seed)
+    if strategy == "random":  # the random strategy: the design's first n rows
+        rows = covering_rows(plan.axes, n, design_seed(base.id, seed))
+        return next((i for i, r in enumerate(rows, 1) if flaw(r) == 1.0), n + 1)
+    scored, i = [], 0
+    for r, size in enumerate(round_sizes(n, covering_size(plan.axes, design_seed(base.id, seed)))):
+        for pick in plan.first_round(size) if r == 0 else plan.next_round(size, scored):
+            i += 1
+            if flaw(pick.levels) == 1.0:
+                return i
+            scored.append((pick, f"t{i}", flaw(pick.levels)))
+    return n + 1
+
+
+@pytest.mark.parametrize(
+    ("k", "near", "better"),
+    [(3, 0.1, True), (2, 0.1, True), (3, 0.0, False), (2, 0.0, False)],
+    ids=["3-way-gradient", "2-way-gradient", "3-way-none", "2-way-none"],
+)
+def test_guidance_finds_random_corners_sooner_when_near_misses_point_there(base, k, near, better):
+    """40 flaws in random corners of the persona space. With a gradient guided finds them sooner than
+    the random strategy (the same design without guidance); without one it is the design itself."""
+    seeds = range(40)
+    guided = [_first_hit("guided", base, k, near, s) for s in seeds]
+    random_ = [_first_hit("random", base, k, near, s) for s in seeds]
+    if better:
+        assert sum(guided) < sum(random_), (guided, random_)
+        assert sum(g <= 12 for g in guided) >= sum(r <= 12 for r in random_), (guided, random_)
+    else:  # nothing to follow: guided spends its slots on the design's rows, no worse than random
+        assert guided == random_

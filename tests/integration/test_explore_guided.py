@@ -13,6 +13,8 @@ import yaml
 
 from tests.integration.test_cli_run import records, usersim
 from usersim.cases.loader import load_cases
+from usersim.core.record import RunRecord
+from usersim.graphs.nearness import nearness
 from usersim.personas.covering import covering_rows, design_seed
 from usersim.personas.loader import resolve_persona
 from usersim.personas.variation import variant_axes
@@ -91,6 +93,24 @@ def test_guided_finds_the_planted_failure_in_fewer_runs_than_random(both):
         planted = {r["id"] for r in recs if _planted(r)}
         for f in cov["features"]:
             assert (f["record_id"] in planted) == _in_corner(f["values"]), f
+
+
+def test_the_planted_agent_degrades_with_each_setting_of_the_corner_and_fails_only_with_all(both):
+    """The gradient guidance follows: conversations nearer the corner (more of its three settings)
+    come nearer to failing, read from their records (refused tool calls, a missed scripted event)."""
+    by_settings: dict[int, list[float]] = {0: [], 1: [], 2: [], 3: []}
+    for (_, _seed), (_, recs, cov, _) in both.items():
+        values = {f["record_id"]: f["values"] for f in cov["features"]}
+        for r in recs:
+            v = values[r["id"]]
+            held = (v["reveal_policy"] == ["all_at_once"]) + (v["trait.verbosity"] == ["low"])
+            held += v["trait.typo_prone"] == ["true"]
+            by_settings[held].append(nearness(RunRecord.model_validate(r)))
+    means = {k: statistics.mean(v) for k, v in by_settings.items()}
+    assert all(by_settings.values()), {k: len(v) for k, v in by_settings.items()}
+    assert means[0] < means[1] < means[2] < means[3] == 1.0, means
+    assert max(by_settings[2]) < 1.0  # two of the three settings never fail
+    assert sum(n > 0 for n in by_settings[1]) > 0.7 * len(by_settings[1])  # one alone: mostly a near miss
 
 
 def test_guided_spends_its_budget_in_rounds_that_first_try_every_value(both):
