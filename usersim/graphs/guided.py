@@ -5,12 +5,16 @@ of the persona schema, and the reveal policy): when the budget allows it whole (
 budget), every pair of axis values is tried in round 1; otherwise its first rows, each trying the
 most pairs not tried yet. The random strategy runs the same design's first n rows, so both start
 alike. Later rounds split their slots between
-  * near failures (graphs/nearness.py): recombinations of the failing and near-failing conversations,
-    each axis taking one of their values by how near the conversations with that value came
-    (`value_estimates`), and neighbours of them (one axis changed, to the value that came nearest, or
-    the same variant with a new seed), ranked by nearness, then conversations that alone had some
-    observed feature (a rare tool, stop, turn count);
+  * near failures (graphs/nearness.py), two thirds: recombinations of the failing and near-failing
+    conversations (each axis takes one of their values, drawn by how near the conversations with
+    that value came, `value_estimates`: a flaw that needs several settings at once, each of which
+    alone degrades the conversation, is put together from the conversations that showed one), and
+    neighbours of them when only one came near (one axis changed, to the value that came nearest,
+    or the same variant with a new seed); conversations that alone had some observed feature (a
+    rare tool, stop, turn count) count as slightly near;
   * and the design's next rows: the pairs still never tried.
+Without any near miss (nor a conversation alone in some feature) every slot is a design row: guided
+is then the random strategy itself.
 Everything draws from RNGs seeded by the case's persona and the run seed, and reads only records, so
 the same --seed plans the same conversations.
 """
@@ -165,9 +169,10 @@ class GuidedPlan:
         return [self.covering() for _ in range(size)]
 
     def next_round(self, size: int, scored: list[Scored]) -> list[Pick]:
-        """`scored`: every earlier pick with its trial id and nearness. Half the slots (rounded up) go
-        to the near ones (nearest first), alternating a recombination of them and a neighbour of the
-        next nearest; the rest to the design's next rows."""
+        """`scored`: every earlier pick with its trial id and nearness. EXPLOIT of the slots (rounded
+        up) go to the near ones: recombinations of them (every RECOMBINE_EVERY-th slot), else a
+        neighbour of the next nearest (so when only one came near, or no new recombination comes
+        out); the rest to the design's next rows."""
         est, mean = value_estimates([(p.levels, n) for p, _, n in scored])
         ranked = sorted((s for s in scored if s[2] > 0), key=lambda s: -s[2])  # stable: plan order on ties
         out: list[Pick] = []
