@@ -23,7 +23,7 @@ BANK = "examples/bank/cases"
 # fails only with reveal all_at_once + verbosity low + typo_prone; one or two of them: near misses
 NARROW = "python:tests.support.narrow_bank:fast_path"
 CORRECT = "python:examples.bank.agent:correct"
-SEEDS = tuple(range(10))
+SEEDS = tuple(range(20))
 BUDGET = 12
 
 
@@ -67,18 +67,18 @@ def both(tmp_path_factory):
 
 
 def test_guided_finds_the_planted_failure_in_fewer_runs_than_random(both):
-    """Measured (seeds 0-9, 12 conversations each): guided found it under 9 seeds, at a median run 6;
-    random over the same axes under 5, median never. Replacing guided by random fails this test."""
+    """Measured (seeds 0-19, 12 conversations each): guided found it under 17 seeds, median run 7;
+    random over the same axes under 11, median 12. Replacing guided by random fails this test."""
     runs = {s: [_first_failure(both[(s, seed)][1]) for seed in SEEDS] for s in ("guided", "random")}
     capped = {s: [r or BUDGET + 1 for r in v] for s, v in runs.items()}  # not found: worse than the budget
     found = {s: sum(r is not None for r in v) for s, v in runs.items()}
     hits = {s: sum(_planted(r) for seed in SEEDS for r in both[(s, seed)][1]) for s in runs}
     print(f"runs to first failure over seeds {SEEDS}: {runs}; planted failures hit: {hits}")
     assert all(len(both[(s, seed)][1]) == BUDGET for s in ("guided", "random") for seed in SEEDS)
-    assert found["guided"] >= found["random"] + 2, runs
-    assert found["guided"] >= 0.7 * len(SEEDS), runs
+    assert found["guided"] >= found["random"] + 3, runs
+    assert found["guided"] >= 0.75 * len(SEEDS), runs
     assert statistics.median(capped["guided"]) < statistics.median(capped["random"]), runs
-    assert statistics.mean(capped["guided"]) < statistics.mean(capped["random"]), runs
+    assert statistics.mean(capped["guided"]) < statistics.mean(capped["random"]) - 1, runs
     # once there, guided stays near it (recombinations of the failure): many more failing conversations
     assert hits["guided"] >= 3 * hits["random"], hits
     for seed in SEEDS:

@@ -35,7 +35,7 @@ from usersim.graphs.nearness import nearness, value_estimates
 from usersim.graphs.runner import RunConfig, run_trials
 from usersim.personas.covering import CANDIDATES, Design, covering_size, design_seed
 from usersim.personas.schema import Persona
-from usersim.personas.variation import Pair, _gain, variant_axes, with_levels
+from usersim.personas.variation import Pair, _gain, pairs_of, variant_axes, with_levels
 from usersim.reports.coverage_map import Round
 
 if TYPE_CHECKING:
@@ -47,8 +47,9 @@ RARE_BONUS = 0.1  # below any near-failure signal but above a clean pass: novelt
 OBSERVED = ("event", "tool", "intercept", "turns", "stop_reason")  # what happened, beside the outcome
 PARENTS = 5  # the nearest conversations a recombination draws its values from
 RESEED = 0.2  # share of neighbours that rerun the same variant with a new seed
-EXPLOIT = 0.67  # share of a later round's slots (rounded up) spent on near failures
+DESIGN_SHARE = 4  # of a later round's slots, one in DESIGN_SHARE (rounded down) goes to the design's rows
 SHARPNESS = 3.0  # a recombination draws a value with probability ~ estimate ** SHARPNESS
+PICK_OF = 3  # a recombination keeps, of its first PICK_OF children drawn, the one trying most untried pairs
 RECOMBINE_EVERY = 1  # of the near-failure slots every k-th recombines (1: all), the others mutate
 
 
@@ -123,15 +124,20 @@ class GuidedPlan:
         parents = parents[:PARENTS]
         if len(parents) < 2:
             return None
+        children: list[dict[str, Any]] = []
         for _ in range(CANDIDATES):
             levels = {}
             for a in self.axes:
                 values = list(dict.fromkeys(p[0].levels[a] for p in parents))
                 weights = [(est.get((a, v), mean) + 1e-6) ** SHARPNESS for v in values]
                 levels[a] = self.rng.choices(values, weights)[0]
-            if not self._planned(levels):
-                return self._add(Pick(levels, parent=parents[0][1]))
-        return None
+            if not self._planned(levels) and levels not in children:
+                children.append(levels)
+        if not children:
+            return None
+        # of the children drawn, the ones trying most untried pairs (near failures and coverage at once)
+        best = max(children[:PICK_OF], key=lambda c: len(pairs_of(c, self.axes) & self.uncovered))
+        return self._add(Pick(best, parent=parents[0][1]))
 
     def neighbour(
         self, parent: Pick, parent_id: str, est: dict[tuple[str, Any], float] | None = None, mean: float = 0.0
@@ -169,14 +175,14 @@ class GuidedPlan:
         return [self.covering() for _ in range(size)]
 
     def next_round(self, size: int, scored: list[Scored]) -> list[Pick]:
-        """`scored`: every earlier pick with its trial id and nearness. EXPLOIT of the slots (rounded
-        up) go to the near ones: recombinations of them (every RECOMBINE_EVERY-th slot), else a
+        """`scored`: every earlier pick with its trial id and nearness. All slots but one in
+        DESIGN_SHARE (rounded down) go to the near ones: recombinations of them (every RECOMBINE_EVERY-th slot), else a
         neighbour of the next nearest (so when only one came near, or no new recombination comes
         out); the rest to the design's next rows."""
         est, mean = value_estimates([(p.levels, n) for p, _, n in scored])
         ranked = sorted((s for s in scored if s[2] > 0), key=lambda s: -s[2])  # stable: plan order on ties
         out: list[Pick] = []
-        exploit = math.ceil(size * EXPLOIT) if ranked else 0
+        exploit = size - size // DESIGN_SHARE if ranked else 0
         for j in range(size):
             pick = None
             if j < exploit:
