@@ -108,7 +108,7 @@ def test_later_rounds_recombine_and_mutate_the_near_failures_and_never_repeat_a_
     scored = [(first[0], "t1", 0.0), (first[1], "t2", 0.3), (first[2], "t3", 0.2)]
     picks = plan.next_round(6, scored)
     near = [p for p in picks if p.parent is not None]
-    assert len(near) == 5  # two thirds of the slots, rounded up, go to the near failures
+    assert len(near) == 5  # all slots but one in four (rounded down) go to the near failures
     for p in near:  # a recombination of t2 and t3: every axis takes the value one of them had
         assert p.parent == "t2"  # the nearest parent is named
         assert all(p.levels[a] in (first[1].levels[a], first[2].levels[a]) for a in plan.axes)
