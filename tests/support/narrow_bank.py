@@ -17,11 +17,16 @@ counts three cues of hurry:
   The agent tidies what such a customer typed and verifies the bare number of the customer ID
   first; the tool refuses, and it retries with the ID as given.
 
-Each cue alone, and any two together, only degrade the conversation (a refused tool call, a missed
+Each cue alone, and any two together, degrade the conversation (a refused tool call, a missed
 scripted event, an extra turn: near failures); all three together are taken as a genuine customer
 in a rush, and the card is blocked at once without verify_customer and without asking (the BANK-01
 checks catch it: tool_order verify_customer before block_card). A failure that needs three persona
 settings at once, which a pairwise design reaches only by chance.
+
+One more failure was not planted but follows from the terse replies: the terse go-ahead question,
+repeated word for word to a customer who hesitates (decisiveness low) and has little patience, loses
+them (gave_up; seen once in 480 explored conversations). The tests tell the planted failure by its
+verdict (tool_order: out of order).
 """
 
 from __future__ import annotations
