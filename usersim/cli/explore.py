@@ -32,9 +32,9 @@ from usersim.graphs.runner import RunConfig
     type=click.Choice(["random", "guided"]),
     default="random",
     show_default=True,
-    help="random: variants pairwise over the default trait axes, all at once; guided: rounds that first "
-    "try every trait and reveal-policy value, then mutate failing and near-failing conversations "
-    "(persona and seed) and fill axis pairs never tried.",
+    help="Both vary every trait and the reveal policy. random: the first N rows of a pairwise covering "
+    "design, all at once; guided: a first round of the same design, then rounds that recombine and "
+    "mutate failing and near-failing conversations (persona and seed) and fill axis pairs never tried.",
 )
 @click.option("--seed", default=0, show_default=True, type=int, help="Exploration seed.")
 @click.option(

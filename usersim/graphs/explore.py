@@ -2,9 +2,11 @@
 checkpoint at turn k into several continuations, failures clustered by judge reasons, and the
 coverage map of the conversations' features.
 
-Two strategies spend the budget of `n` conversations per case: `random` (the persona variants
-pairwise over the default trait axes, `personas.variation.vary`) and `guided` (graphs.guided: rounds
-that first try every value, then mutate failing and near-failing conversations and fill untried pairs).
+Two strategies spend the budget of `n` conversations per case over the same axes (every finite trait
+and the reveal policy, `personas.variation.variant_axes`): `random` (the first n rows of the
+covering design, personas/covering.py, all at once) and `guided` (graphs.guided: a first round of
+the same design, then rounds that recombine and mutate failing and near-failing conversations and
+fill the pairs still untried).
 """
 
 from __future__ import annotations
@@ -26,16 +28,23 @@ from usersim.reports.html_explore import cluster_failures, signature  # noqa: F4
 Strategy = Literal["random", "guided"]
 
 
-def persona_trials(cases: list[Case], n: int, seed: int) -> list[Trial]:
-    """n persona variants (pairwise over trait axes) per organic case."""
+def persona_trials(cases: list[Case], n: int, seed: int) -> tuple[list[Trial], dict[str, dict[str, Any]]]:
+    """n persona variants per organic case: the first n rows of the covering design over every
+    variation axis; and each variant's levels by persona id (promote rebuilds a variant from them)."""
+    from usersim.personas.covering import covering_rows, design_seed
     from usersim.personas.loader import resolve_persona
-    from usersim.personas.variation import vary
+    from usersim.personas.variation import variant_axes, with_levels
 
     trials = []
+    levels: dict[str, dict[str, Any]] = {}
     for case in cases:
-        for persona in vary(resolve_persona(case), n, seed):
+        base = resolve_persona(case)
+        base_id = base.id.split("~")[0]
+        for k, row in enumerate(covering_rows(variant_axes(base), n, design_seed(base_id, seed)), start=1):
+            persona = with_levels(base, row, f"{base_id}~v{k}")
+            levels[persona.id] = row
             trials.append(variant_trial(case, persona, 0, seed))
-    return trials
+    return trials, levels
 
 
 def variant_trial(case: Case, persona: Any, repeat: int, seed: int) -> Trial:
@@ -84,15 +93,12 @@ def explore_coverage(
 ) -> tuple[CoverageMap, list[Features]]:
     """The coverage map of an exploration and the features it was built from."""
     from usersim.personas.loader import resolve_persona
-    from usersim.personas.variation import DEFAULT_AXES, TRAIT_PREFIX, variant_axes
+    from usersim.personas.variation import variant_axes
 
     spaces = []
     for case in cases:
         base = resolve_persona(case)
-        steered = (
-            set(variant_axes(base)) if strategy == "guided" else {TRAIT_PREFIX + a for a in DEFAULT_AXES}
-        )
-        spaces.append(feature_space(case, base, steered))
+        spaces.append(feature_space(case, base, set(variant_axes(base))))  # both strategies steer them all
     features = describe(trials, records)
     return coverage_map(features, merge_spaces(spaces), strategy, rounds), features
 
@@ -148,7 +154,7 @@ async def explore(
 
         base, records, rounds = await run_guided(organic, cfg, out_dir, meta, n)
     else:
-        base = persona_trials(organic, n, cfg.seed)
+        base, meta["explore"]["variants"] = persona_trials(organic, n, cfg.seed)
         records = list(await run_trials(base, cfg, out_dir, meta))  # branching needs them together
     trials = list(base)
     if branch_at and branches:

@@ -1,14 +1,22 @@
 """Coverage-guided exploration: spend a case's budget of conversations in rounds.
 
-Round 1 is a small diverse sample: each variant takes, on every variation axis (every finite trait of
-the persona schema, and the reveal policy), the value tried least so far, so a few conversations
-already try every value once. Later rounds split their slots between
-  * mutations of failing and near-failing conversations (a neighbour: one axis changed, towards axis
-    pairs not tried yet; or the same variant with a new seed), ranked by how near they came to failing
-    (`nearness`), then of conversations that alone had some observed feature (a rare tool, stop, turns),
-  * and under-covered regions: the variant covering most axis pairs never tried.
-Everything draws from one RNG seeded by the case id and the run seed, and reads only records, so the
-same --seed plans the same conversations.
+Round 1 is a covering design (personas/covering.py) over every variation axis (every finite trait
+of the persona schema, and the reveal policy): when the budget allows it whole (at most half the
+budget), every pair of axis values is tried in round 1; otherwise its first rows, each trying the
+most pairs not tried yet. The random strategy runs the same design's first n rows, so both start
+alike. Later rounds split their slots between
+  * near failures (graphs/nearness.py), two thirds: recombinations of the failing and near-failing
+    conversations (each axis takes one of their values, drawn by how near the conversations with
+    that value came, `value_estimates`: a flaw that needs several settings at once, each of which
+    alone degrades the conversation, is put together from the conversations that showed one), and
+    neighbours of them when only one came near (one axis changed, to the value that came nearest,
+    or the same variant with a new seed); conversations that alone had some observed feature (a
+    rare tool, stop, turn count) count as slightly near;
+  * and the design's next rows: the pairs still never tried.
+Without any near miss (nor a conversation alone in some feature) every slot is a design row: guided
+is then the random strategy itself.
+Everything draws from RNGs seeded by the case's persona and the run seed, and reads only records, so
+the same --seed plans the same conversations.
 """
 
 from __future__ import annotations
@@ -23,50 +31,26 @@ from typing import TYPE_CHECKING, Any
 from usersim.cases.schema import Case
 from usersim.core.record import RunRecord
 from usersim.graphs.coverage import Features
+from usersim.graphs.nearness import nearness, value_estimates
 from usersim.graphs.runner import RunConfig, run_trials
+from usersim.personas.covering import CANDIDATES, Design, covering_size, design_seed
 from usersim.personas.schema import Persona
-from usersim.personas.variation import (
-    Pair,
-    _candidate,
-    _gain,
-    all_pairs,
-    mutate,
-    pairs_of,
-    variant_axes,
-    with_levels,
-)
+from usersim.personas.variation import Pair, _gain, pairs_of, variant_axes, with_levels
 from usersim.reports.coverage_map import Round
 
 if TYPE_CHECKING:
     from usersim.graphs.trials import Trial
 
-# sim_events kinds that show the simulated user had to be corrected or refused something
-_STRAIN = {"retry", "rejected", "stop_refused", "proposal_refused", "guard"}
-CANDIDATES = 20  # variants drawn per slot; the one covering most untried pairs wins
+__all__ = ["GuidedPlan", "Pick", "nearness", "round_sizes", "run_guided"]
+
 RARE_BONUS = 0.1  # below any near-failure signal but above a clean pass: novelty breaks ties
 OBSERVED = ("event", "tool", "intercept", "turns", "stop_reason")  # what happened, beside the outcome
-
-
-def nearness(record: RunRecord) -> float:
-    """How near a conversation came to failing, from what its record holds: 1 for a failure; else the
-    score's shortfall, failing checks that do not decide the status, a give-up or max_turns stop, the
-    simulator having to retry or being refused, a fidelity suspicion or re-simulation, and an undecided
-    status add up (below 1)."""
-    if record.status in ("failed", "error"):
-        return 1.0
-    near = 0.0
-    if record.score is not None:
-        near += 0.5 * (1.0 - record.score)
-    near += 0.2 * min(2, sum(v.verdict == "fail" and not v.counts_toward_status for v in record.verdicts))
-    if record.stop_reason in ("gave_up", "max_turns"):
-        near += 0.2
-    if any(e.kind in _STRAIN for e in record.sim_events):
-        near += 0.15
-    if record.simulator_suspect or len(record.attempts) > 1:
-        near += 0.15
-    if record.status in ("unjudged", "inconclusive"):
-        near += 0.1
-    return min(near, 0.99)
+PARENTS = 5  # the nearest conversations a recombination draws its values from
+RESEED = 0.2  # share of neighbours that rerun the same variant with a new seed
+DESIGN_SHARE = 4  # of a later round's slots, one in DESIGN_SHARE (rounded down) goes to the design's rows
+SHARPNESS = 3.0  # a recombination draws a value with probability ~ estimate ** SHARPNESS
+PICK_OF = 3  # a recombination keeps, of its first PICK_OF children drawn, the one trying most untried pairs
+RECOMBINE_EVERY = 1  # of the near-failure slots every k-th recombines (1: all), the others mutate
 
 
 @dataclass
@@ -75,7 +59,10 @@ class Pick:
 
     levels: dict[str, Any]
     repeat: int = 0
-    parent: str | None = None  # the trial id it mutates
+    parent: str | None = None  # the trial id it mutates (a recombination: the nearest of its parents)
+
+
+Scored = tuple[Pick, str, float]  # an earlier pick, its trial id, its nearness (with RARE_BONUS)
 
 
 @dataclass
@@ -86,6 +73,7 @@ class GuidedPlan:
     seed: int
     axes: dict[str, list[Any]] = field(init=False)
     rng: random.Random = field(init=False)
+    design: Design = field(init=False)
     picks: list[Pick] = field(default_factory=list)
     ids: dict[str, str] = field(default_factory=dict)  # repr(levels) -> persona variant id
 
@@ -93,7 +81,12 @@ class GuidedPlan:
         self.axes = variant_axes(self.base)
         base_id = self.base.id.split("~")[0]
         self.rng = random.Random(f"usersim-guided|{base_id}|{self.seed}")
-        self.uncovered: set[Pair] = all_pairs(self.axes)
+        self.design = Design(self.axes, random.Random(design_seed(base_id, self.seed)))
+
+    @property
+    def uncovered(self) -> set[Pair]:
+        """The axis-value pairs no planned conversation tried yet."""
+        return self.design.uncovered
 
     # --- bookkeeping -----------------------------------------------------------------------------
 
@@ -111,77 +104,102 @@ class GuidedPlan:
         while self._planned(pick.levels, pick.repeat):  # a variant planned already runs with a new seed
             pick = Pick(pick.levels, pick.repeat + 1, pick.parent)
         self.picks.append(pick)
-        self.uncovered -= pairs_of(pick.levels, self.axes)
+        self.design.add(pick.levels)
         return pick
-
-    def _counts(self) -> dict[tuple[str, Any], int]:
-        counts: dict[tuple[str, Any], int] = {}
-        for p in self.picks:
-            for a, v in p.levels.items():
-                counts[(a, v)] = counts.get((a, v), 0) + 1
-        return counts
 
     # --- the kinds of slot --------------------------------------------------------------------------
 
-    def diverse(self) -> Pick:
-        """A variant whose values were tried least so far (untried ones first), pairs as tie-break."""
-        counts = self._counts()
+    def covering(self) -> Pick:
+        """The design's next row: the variant trying most pairs never tried (values balanced after)."""
+        return self._add(Pick(self.design.next_row()))
+
+    def recombine(self, near: list[Scored], est: dict[tuple[str, Any], float], mean: float) -> Pick | None:
+        """A variant made of the nearest conversations' values (the PARENTS nearest with distinct
+        levels): each axis takes one of their values, drawn in proportion to how near the
+        conversations with that value came. None when no new variant comes out."""
+        parents: list[Scored] = []
+        for s in near:
+            if all(s[0].levels != p[0].levels for p in parents):
+                parents.append(s)
+        parents = parents[:PARENTS]
+        if len(parents) < 2:
+            return None
+        children: list[dict[str, Any]] = []
         for _ in range(CANDIDATES):
-            order = list(self.axes)
-            self.rng.shuffle(order)
-            row: dict[str, Any] = {}
-            for a in order:
-                scores = {v: (-counts.get((a, v), 0), _gain(a, v, row, self.uncovered)) for v in self.axes[a]}
-                best = max(scores.values())
-                row[a] = self.rng.choice([v for v in self.axes[a] if scores[v] == best])
-            levels = {a: row[a] for a in self.axes}
-            if not self._planned(levels):
-                break
-        return self._add(Pick(levels))
+            levels = {}
+            for a in self.axes:
+                values = list(dict.fromkeys(p[0].levels[a] for p in parents))
+                weights = [(est.get((a, v), mean) + 1e-6) ** SHARPNESS for v in values]
+                levels[a] = self.rng.choices(values, weights)[0]
+            if not self._planned(levels) and levels not in children:
+                children.append(levels)
+        if not children:
+            return None
+        # of the children drawn, the ones trying most untried pairs (near failures and coverage at once)
+        best = max(children[:PICK_OF], key=lambda c: len(pairs_of(c, self.axes) & self.uncovered))
+        return self._add(Pick(best, parent=parents[0][1]))
 
-    def uncovered_region(self) -> Pick:
-        """The variant covering most axis pairs never tried (diverse once every pair was tried)."""
-        if not self.uncovered:
-            return self.diverse()
-        draws = [_candidate(self.axes, self.uncovered, self.rng) for _ in range(CANDIDATES)]
-        fresh = [d for d in draws if not self._planned({a: d[a] for a in self.axes})] or draws
-        best = max(fresh, key=lambda r: len(pairs_of(r, self.axes) & self.uncovered))
-        return self._add(Pick({a: best[a] for a in self.axes}))
+    def neighbour(
+        self, parent: Pick, parent_id: str, est: dict[tuple[str, Any], float] | None = None, mean: float = 0.0
+    ) -> Pick:
+        """A mutation of a (near-)failing variant: one axis changed, to the value whose conversations
+        came nearest to failing compared with the parent's (ties: the change trying most untried
+        pairs, then the RNG); or (one time in five, or when every neighbour was planned) the same
+        variant with a new seed."""
+        if self.rng.random() >= RESEED:
+            options = [
+                (a, v)
+                for a in self.axes
+                for v in self.axes[a]
+                if v != parent.levels[a] and not self._planned({**parent.levels, a: v})
+            ]
 
-    def neighbour(self, parent: Pick, parent_id: str) -> Pick | None:
-        """A mutation of a (near-)failing variant: one axis changed, or (one time in four, or when
-        every neighbour was planned) the same variant with a new seed."""
-        if self.rng.random() >= 0.25:
-            for _ in range(CANDIDATES):
-                levels = mutate(parent.levels, self.axes, self.rng, self.uncovered)
-                if not self._planned(levels):
-                    return self._add(Pick(levels, parent=parent_id))
+            def gain(option: tuple[str, Any]) -> tuple[float, int]:
+                a, v = option
+                e = est or {}
+                rise = round(e.get((a, v), mean) - e.get((a, parent.levels[a]), mean), 6)
+                rest = {k: x for k, x in parent.levels.items() if k != a}
+                return rise, _gain(a, v, rest, self.uncovered)
+
+            if options:
+                best = max(map(gain, options))
+                a, v = self.rng.choice([o for o in options if gain(o) == best])
+                return self._add(Pick({**parent.levels, a: v}, parent=parent_id))
         repeat = 1 + max(p.repeat for p in self.picks if p.levels == parent.levels)
         return self._add(Pick(dict(parent.levels), repeat=repeat, parent=parent_id))
 
     # --- rounds -----------------------------------------------------------------------------------
 
     def first_round(self, size: int) -> list[Pick]:
-        return [self.diverse() for _ in range(size)]
+        """The covering design's first `size` rows."""
+        return [self.covering() for _ in range(size)]
 
-    def next_round(self, size: int, ranked: list[tuple[Pick, str]]) -> list[Pick]:
-        """`ranked`: earlier picks with their trial ids, nearest to failing first (only those with a
-        positive nearness). Half the slots (rounded up) mutate them, the rest go to untried pairs."""
+    def next_round(self, size: int, scored: list[Scored]) -> list[Pick]:
+        """`scored`: every earlier pick with its trial id and nearness. All slots but one in
+        DESIGN_SHARE (rounded down) go to the near ones: recombinations of them (every RECOMBINE_EVERY-th slot), else a
+        neighbour of the next nearest (so when only one came near, or no new recombination comes
+        out); the rest to the design's next rows."""
+        est, mean = value_estimates([(p.levels, n) for p, _, n in scored])
+        ranked = sorted((s for s in scored if s[2] > 0), key=lambda s: -s[2])  # stable: plan order on ties
         out: list[Pick] = []
-        exploit = math.ceil(size / 2) if ranked else 0
+        exploit = size - size // DESIGN_SHARE if ranked else 0
         for j in range(size):
             pick = None
             if j < exploit:
-                parent, parent_id = ranked[j % len(ranked)]
-                pick = self.neighbour(parent, parent_id)
-            out.append(pick or self.uncovered_region())
+                if j % RECOMBINE_EVERY == 0:
+                    pick = self.recombine(ranked, est, mean)
+                if pick is None:
+                    parent, parent_id, _ = ranked[(j // RECOMBINE_EVERY) % len(ranked)]
+                    pick = self.neighbour(parent, parent_id, est, mean)
+            out.append(pick or self.covering())
         return out
 
 
-def round_sizes(n: int) -> list[int]:
-    """A case's budget n as rounds: a diverse first round of max(3, n/4), then rounds of max(2, n/5)."""
-    first = min(n, max(3, math.ceil(n / 4)))
-    sizes = [first]
+def round_sizes(n: int, design: int | None = None) -> list[int]:
+    """A case's budget n as rounds: a first round of the whole covering design when it takes at most
+    half the budget (`design`: its size), else of max(3, n/4) rows; then rounds of max(2, n/5)."""
+    first = design if design is not None and design <= n / 2 else max(3, math.ceil(n / 4))
+    sizes = [min(n, first)]
     step = max(2, math.ceil(n / 5))
     while sum(sizes) < n:
         sizes.append(min(step, n - sum(sizes)))
@@ -201,19 +219,18 @@ def rare(features: list[Features]) -> set[str]:
     }
 
 
-def _ranked(trials: list[Trial], picks: dict[str, Pick], records: list[RunRecord]) -> list[tuple[Pick, str]]:
-    """A case's earlier conversations worth mutating: those that failed or came near it, and those that
-    alone had some conversation feature (RARE_BONUS); highest first, plan order on ties."""
+def _scored(trials: list[Trial], picks: dict[str, Pick], records: list[RunRecord]) -> list[Scored]:
+    """A case's earlier conversations with their nearness, plus RARE_BONUS for those that alone had
+    some conversation feature; in plan order."""
     from usersim.graphs.explore import describe
 
     by_id = {r.id: r for r in records}
     odd = rare(describe(trials, records))
-    ranked = [
-        (nearness(by_id[t.id]) + (RARE_BONUS if t.id in odd else 0.0), i, t.id)
-        for i, t in enumerate(trials)
+    return [
+        (picks[t.id], t.id, nearness(by_id[t.id]) + (RARE_BONUS if t.id in odd else 0.0))
+        for t in trials
         if t.id in by_id
     ]
-    return [(picks[tid], tid) for score, _, tid in sorted(ranked, key=lambda x: (-x[0], x[1])) if score > 0]
 
 
 async def run_guided(
@@ -231,13 +248,14 @@ async def run_guided(
     records: list[RunRecord] = []
     rounds: list[Round] = []
     seen: set[tuple[str, str]] = set()
-    for index, size in enumerate(round_sizes(n), start=1):
+    design = max(covering_size(p.axes, design_seed(p.base.id, cfg.seed)) for p in plans.values())
+    for index, size in enumerate(round_sizes(n, design), start=1):
         fresh: list[Trial] = []
         for case in cases:
             plan = plans[case.id]
             mine = [t for t in trials if t.case.id == case.id]
             chosen = (
-                plan.first_round(size) if index == 1 else plan.next_round(size, _ranked(mine, picks, records))
+                plan.first_round(size) if index == 1 else plan.next_round(size, _scored(mine, picks, records))
             )
             for pick in chosen:
                 trial = variant_trial(case, plan.persona(pick), pick.repeat, cfg.seed)
@@ -253,7 +271,7 @@ async def run_guided(
         rounds.append(
             Round(
                 index=index,
-                kind="diverse" if index == 1 else "guided",
+                kind="covering" if index == 1 else "guided",
                 conversations=len(fresh),
                 mutations=sum(picks[t.id].parent is not None for t in fresh),
                 mutated=sorted({p for t in fresh if (p := picks[t.id].parent)}),

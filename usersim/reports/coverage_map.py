@@ -52,8 +52,8 @@ class Round(Strict):
 
     index: int = Field(description="1-based round number.")
     kind: str = Field(
-        description="diverse (new feature values first), or guided (mutations of failing and near-failing "
-        "conversations, and under-covered pairs)."
+        description="covering (the pairwise covering design's first rows), or guided (recombinations "
+        "and mutations of failing and near-failing conversations, and the design's next rows)."
     )
     conversations: int = Field(description="Conversations planned in the round.")
     mutations: int = Field(default=0, description="Of them: mutations of a failing or near-failing one.")
