@@ -18,6 +18,7 @@ from usersim.cases.schema import Case
 from usersim.core.record import RunRecord
 from usersim.core.secrets import redact
 from usersim.core.turns import Turns
+from usersim.graphs.heap import quiet_heap
 from usersim.graphs.outputs import Progress, write_outputs
 from usersim.graphs.plan import RunPlan
 from usersim.graphs.records_view import StoredRecords
@@ -76,6 +77,13 @@ async def run_trials(
     Memory stays bounded whatever the number of trials: only `concurrency` trials are in flight,
     a finished record is dropped once stored, and the outputs are written by streaming the store.
     Returns the run folder's records as a lazy view (graphs.records_view)."""
+    with quiet_heap():  # the collector leaves the pre-run heap alone (graphs.heap)
+        return await _run_trials(trials, cfg, out_dir, meta)
+
+
+async def _run_trials(
+    trials: list[Trial], cfg: RunConfig, out_dir: Path, meta: dict[str, Any]
+) -> StoredRecords:
     out_dir.mkdir(parents=True, exist_ok=True)
     store = RunStore(out_dir / "results.sqlite")
     try:
