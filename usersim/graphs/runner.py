@@ -133,18 +133,20 @@ async def _run_trials(
             from usersim.llm.client import aclose_clients
 
             await aclose_clients()
+        records: list[RunRecord] | None = None
         try:
             if plan.judge_models:  # seed 003's 20% rule-to-LLM re-check, over the run's conversations
                 # the one step that holds every record at once: the sample is drawn over the whole run
                 records = await _recheck(store.records(), trials, plan, cfg.seed, store, meta)
                 if traces is not None:
-                    await asyncio.to_thread(lambda: [traces.export(r) for r in records if r.id in new_ids])
-                del records
+                    held = records
+                    await asyncio.to_thread(lambda: [traces.export(r) for r in held if r.id in new_ids])
         finally:
             if traces is not None:
                 print(traces.close().line(), file=sys.stderr)
-        # results.jsonl in plan order, summary.json and report.html, streamed from the store off the loop
-        return await asyncio.to_thread(write_outputs, out_dir, store, meta)
+        # results.jsonl in plan order, summary.json and report.html, streamed from the store off the
+        # loop (the re-checked records, as the store holds them, are not parsed again)
+        return await asyncio.to_thread(lambda: write_outputs(out_dir, store, meta, parsed=records))
     finally:
         store.close()
 
@@ -240,7 +242,9 @@ async def _recheck(
     finally:
         await aclose_clients()  # the judge model's pooled HTTP clients belong to this event loop
     for i in changed:
-        store.put(records[i], ordinals.get(records[i].id, i))
+        text = records[i].model_dump_json()
+        store.put(records[i], ordinals.get(records[i].id, i), text)
+        records[i] = RunRecord.model_validate_json(text)  # as the store gives it back to its readers
     meta["recheck"] = sample.model_dump()
     store.set_meta(meta)
     return records
