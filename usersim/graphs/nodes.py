@@ -313,11 +313,17 @@ async def turn_step(state: ConversationState, runtime: Runtime[RunContext]) -> C
     when either half stopped the conversation."""
     update = await user_turn(state, runtime)
     if _stopped(state, update):
-        return Command(update=update, goto="judge")
+        return Command(update=_writes(update), goto="judge")
     after_user = fold(state, update)
     answer = await agent_turn(after_user, runtime)
     goto = "judge" if _stopped(after_user, answer) else "turn"
-    return Command(update=fold(update, answer), goto=goto)
+    return Command(update=_writes(fold(update, answer)), goto=goto)
+
+
+def _writes(update: dict[str, Any]) -> dict[str, Any]:
+    """`update` without its empty list and usage values: appending nothing changes no channel, and
+    each write is work for LangGraph (a channel update, a version, a checkpoint entry)."""
+    return {k: v for k, v in update.items() if v or k not in REDUCERS}
 
 
 def fold(state: Mapping[str, Any], update: dict[str, Any]) -> Any:
