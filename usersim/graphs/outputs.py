@@ -52,7 +52,9 @@ def write_outputs(
     else:
         picked = list(store.iter_records(ids=shown)) if shown is not None else store.records()
     write_report(out_dir / "report.html", picked, summary, total=len(briefs))
-    return StoredRecords(results, briefs)
+    # a small run's records, held for the report, go with the view (never more than the limit)
+    small = held is not None and shown is None and len(briefs) <= TRANSCRIPT_LIMIT
+    return StoredRecords(results, briefs, held if small else None)
 
 
 class _InHand:
