@@ -17,22 +17,23 @@ _URL_CREDENTIALS = re.compile(r"(//)[^/@\s]+:[^/@\s]+@")
 _SECRET_VALUE = re.compile(r"^(sk-|Bearer\s)", re.IGNORECASE)
 
 
-_env_seen: tuple[Any, ...] | None = None
-_env_values: list[str] = []
+_env_seen: dict[Any, Any] | None = None
+_env_values: tuple[str, ...] = ()
 
 
 def env_secrets() -> list[str]:
     """Values of secret-named environment variables (OPENAI_API_KEY ...), longest first.
 
     Computed again only when the environment changed: redact() runs on every recorded string, and
-    scanning every variable name each time was a tenth of a conversation's CPU."""
+    scanning every variable name each time was a tenth of a conversation's CPU. The environment is
+    compared with a copy of it taken at the last scan (a C-level dict comparison that allocates
+    nothing; setting, changing or deleting any variable makes it differ)."""
     global _env_seen, _env_values
     raw = getattr(os.environ, "_data", None)
-    seen = tuple(raw.items()) if isinstance(raw, dict) else None  # a cheap C-level snapshot
-    if seen is None or seen != _env_seen:
+    if not isinstance(raw, dict) or raw != _env_seen:
         vals = [v for k, v in os.environ.items() if _SECRET_NAME.search(k) and v and len(v) >= 8]
-        _env_values = sorted(vals, key=len, reverse=True)
-        _env_seen = seen
+        _env_values = tuple(sorted(vals, key=len, reverse=True))
+        _env_seen = dict(raw) if isinstance(raw, dict) else None
     return list(_env_values)
 
 
@@ -41,12 +42,15 @@ def redact(text: str, extra: Iterable[str | None] = ()) -> str:
     and URL credentials masked."""
     if not text:
         return text
-    for value in [*(s for s in extra if s and len(s) >= 4), *env_secrets()]:
+    env_secrets()  # refreshes _env_values when the environment changed
+    for value in (*(s for s in extra if s and len(s) >= 4), *_env_values):
         text = text.replace(value, "***")
-    text = _KEY_PARAM.sub(lambda m: f"{m.group(1)}=***", text)
+    if "=" in text:  # each pattern below needs its own character: skip the scans that cannot match
+        text = _KEY_PARAM.sub(lambda m: f"{m.group(1)}=***", text)
     text = _BEARER.sub(r"\1***", text)
-    text = _SK.sub("sk-***", text)
-    return _URL_CREDENTIALS.sub(r"\1***@", text)
+    if "sk-" in text:
+        text = _SK.sub("sk-***", text)
+    return _URL_CREDENTIALS.sub(r"\1***@", text) if "@" in text else text
 
 
 def redact_value(value: Any) -> Any:

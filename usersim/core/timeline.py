@@ -66,9 +66,11 @@ class Timeline:
         )
 
     def shifted(self, seconds: float, rename: Callable[[str], str]) -> list[TimelineSpan]:
-        """The spans with `seconds` added to every start and every name passed through `rename`."""
+        """The spans with `seconds` added to every start and every name passed through `rename`
+        (once per distinct name: a conversation's spans share a few model, tool and step names)."""
+        names = {name: rename(name) for name in {s.name for s in self.spans}}
         return [
-            s.model_copy(update={"start_s": round(s.start_s + seconds, 6), "name": rename(s.name)})
+            s.model_copy(update={"start_s": round(s.start_s + seconds, 6), "name": names[s.name]})
             for s in self.spans
         ]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -18,7 +19,7 @@ from usersim.graphs.agent_tools import own_events, place_events
 from usersim.graphs.context import RunContext
 from usersim.graphs.finalize import finalize
 from usersim.graphs.judge_step import case_stop, format_traceback, run_judges
-from usersim.graphs.state import ConversationState
+from usersim.graphs.state import REDUCERS, ConversationState
 from usersim.simulator.base import SimulatorError, SimulatorView
 
 log = logging.getLogger(__name__)
@@ -303,16 +304,35 @@ def _stopped(state: ConversationState, update: dict[str, Any]) -> bool:
     return bool(update["stop"] if "stop" in update else state.get("stop"))
 
 
-# The routing is in the nodes (a Command names the next node) rather than conditional edges: a
-# conditional edge is one more traced runnable per step (callback manager, config merge, a task),
-# about a tenth of langgraph's work per turn, for a decision the node has already made.
-async def user_step(state: ConversationState, runtime: Runtime[RunContext]) -> Command[Any]:
-    """The user turn, then the agent's turn, or the judges when the conversation stopped."""
+# One superstep per turn: the user's move and, unless it stopped the conversation, the agent's
+# answer; the node names the next one itself (a Command: no routing task per step). LangGraph's own
+# work per superstep (a task, its config and callback manager, a checkpoint of every channel, the
+# writes) was about a third of the harness's CPU per model call with a superstep for each half of
+# the turn. The agent's half reads the state as the user's half left it: what the next superstep
+# would have read.
+async def turn_step(state: ConversationState, runtime: Runtime[RunContext]) -> Command[Any]:
+    """One turn: `user_turn`, then `agent_turn` on the state it leaves; the next turn, or the judges
+    when either half stopped the conversation."""
     update = await user_turn(state, runtime)
-    return Command(update=update, goto="judge" if _stopped(state, update) else "agent_turn")
+    if _stopped(state, update):
+        return Command(update=_writes(update), goto="judge")
+    after_user = fold(state, update)
+    answer = await agent_turn(after_user, runtime)
+    goto = "judge" if _stopped(after_user, answer) else "turn"
+    return Command(update=_writes(fold(update, answer)), goto=goto)
 
 
-async def agent_step(state: ConversationState, runtime: Runtime[RunContext]) -> Command[Any]:
-    """The agent turn, then the next user turn, or the judges when the conversation stopped."""
-    update = await agent_turn(state, runtime)
-    return Command(update=update, goto="judge" if _stopped(state, update) else "user_turn")
+def _writes(update: dict[str, Any]) -> dict[str, Any]:
+    """`update` without its empty list and usage values: appending nothing changes no channel, and
+    each write is work for LangGraph (a channel update, a version, a checkpoint entry)."""
+    return {k: v for k, v in update.items() if v or k not in REDUCERS}
+
+
+def fold(state: Mapping[str, Any], update: dict[str, Any]) -> Any:
+    """`state` (or an earlier update) with `update` applied the way the graph's channels apply it
+    (graphs.state: lists append in order, usage adds per role, a plain key keeps the later value)."""
+    out = dict(state)
+    for key, value in update.items():
+        reduce = REDUCERS.get(key)
+        out[key] = reduce(out[key], value) if reduce is not None and key in out else value
+    return out

@@ -13,12 +13,23 @@ from usersim.graphs.records_view import StoredRecords
 from usersim.graphs.store import RunStore
 
 
-def write_outputs(out_dir: Path, source: RunStore | list[RunRecord], meta: dict[str, Any]) -> StoredRecords:
+def write_outputs(
+    out_dir: Path,
+    source: RunStore | list[RunRecord],
+    meta: dict[str, Any],
+    *,
+    parsed: list[RunRecord] | None = None,
+) -> StoredRecords:
     """results.jsonl in plan order (rewritten from the store), summary.json and report.html, each
     streamed from the store: memory holds one record at a time plus the summary's small per-record
     view and the report's shown transcripts (reports.html.TRANSCRIPT_LIMIT), however long the run.
-    `source` may also be the records in plan order (a rescore has them in hand)."""
-    from usersim.reports.html import shown_ids, write_report
+    `source` may also be the records in plan order (a rescore has them in hand); `parsed`, the
+    store's records as parsed from it, in plan order, when the caller holds them already (the
+    re-check does).
+
+    A run small enough for the report to embed every transcript is parsed once, for the summary
+    and the report together (parsing a record costs about as much as building its summary)."""
+    from usersim.reports.html import TRANSCRIPT_LIMIT, shown_ids, write_report
     from usersim.reports.summary import build_summary
 
     store = source if isinstance(source, RunStore) else _InHand(source)
@@ -30,12 +41,20 @@ def write_outputs(out_dir: Path, source: RunStore | list[RunRecord], meta: dict[
             f.write(text + "\n")
     os.replace(partial, results)
     briefs = store.briefs()
-    summary = build_summary(store.iter_records(), meta, run_dir=out_dir)
+    held = parsed
+    if held is None and len(briefs) <= TRANSCRIPT_LIMIT:
+        held = store.records()  # the report embeds them all: parsed once for both
+    summary = build_summary(iter(held) if held is not None else store.iter_records(), meta, run_dir=out_dir)
     (out_dir / "summary.json").write_text(json.dumps(summary, ensure_ascii=False, indent=2), encoding="utf-8")
     shown = shown_ids(briefs, summary)
-    picked = list(store.iter_records(ids=shown)) if shown is not None else store.records()
+    if held is not None:
+        picked = held if shown is None else [r for r in held if r.id in shown]
+    else:
+        picked = list(store.iter_records(ids=shown)) if shown is not None else store.records()
     write_report(out_dir / "report.html", picked, summary, total=len(briefs))
-    return StoredRecords(results, briefs)
+    # a small run's records, held for the report, go with the view (never more than the limit)
+    small = held is not None and shown is None and len(briefs) <= TRANSCRIPT_LIMIT
+    return StoredRecords(results, briefs, held if small else None)
 
 
 class _InHand:

@@ -4,7 +4,9 @@
 conversation and decide the exit code. `StoredRecords` knows each record's id, case and status (read
 from the store's columns, no record parsed); iterating it parses results.jsonl one line at a time;
 indexing or slicing it reads the whole file once and keeps that list (what a caller asking for
-`records[3]` wants anyway).
+`records[3]` wants anyway). A run small enough for its report to embed every transcript hands over
+the records it parsed for the report (at most reports.html.TRANSCRIPT_LIMIT): they are not parsed
+a second time.
 """
 
 from __future__ import annotations
@@ -23,10 +25,11 @@ Brief = tuple[str, str, str]  # (id, case_id, status)
 class StoredRecords(Sequence[RunRecord]):
     """The records of a run folder in plan order, read from RESULTS (results.jsonl) when asked."""
 
-    def __init__(self, results: Path, briefs: list[Brief]):
+    def __init__(self, results: Path, briefs: list[Brief], parsed: list[RunRecord] | None = None):
+        """`parsed`: the records of RESULTS in plan order, already parsed from it (or None)."""
         self.path = Path(results)
         self.briefs = briefs
-        self._all: list[RunRecord] | None = None
+        self._all: list[RunRecord] | None = parsed
 
     def __len__(self) -> int:
         return len(self.briefs)

@@ -18,6 +18,7 @@ from usersim.cases.schema import Case
 from usersim.core.record import RunRecord
 from usersim.core.secrets import redact
 from usersim.core.turns import Turns
+from usersim.graphs.heap import quiet_heap
 from usersim.graphs.outputs import Progress, write_outputs
 from usersim.graphs.plan import RunPlan
 from usersim.graphs.records_view import StoredRecords
@@ -76,6 +77,13 @@ async def run_trials(
     Memory stays bounded whatever the number of trials: only `concurrency` trials are in flight,
     a finished record is dropped once stored, and the outputs are written by streaming the store.
     Returns the run folder's records as a lazy view (graphs.records_view)."""
+    with quiet_heap():  # the collector leaves the pre-run heap alone (graphs.heap)
+        return await _run_trials(trials, cfg, out_dir, meta)
+
+
+async def _run_trials(
+    trials: list[Trial], cfg: RunConfig, out_dir: Path, meta: dict[str, Any]
+) -> StoredRecords:
     out_dir.mkdir(parents=True, exist_ok=True)
     store = RunStore(out_dir / "results.sqlite")
     try:
@@ -125,18 +133,20 @@ async def run_trials(
             from usersim.llm.client import aclose_clients
 
             await aclose_clients()
+        records: list[RunRecord] | None = None
         try:
             if plan.judge_models:  # seed 003's 20% rule-to-LLM re-check, over the run's conversations
                 # the one step that holds every record at once: the sample is drawn over the whole run
                 records = await _recheck(store.records(), trials, plan, cfg.seed, store, meta)
                 if traces is not None:
-                    await asyncio.to_thread(lambda: [traces.export(r) for r in records if r.id in new_ids])
-                del records
+                    held = records
+                    await asyncio.to_thread(lambda: [traces.export(r) for r in held if r.id in new_ids])
         finally:
             if traces is not None:
                 print(traces.close().line(), file=sys.stderr)
-        # results.jsonl in plan order, summary.json and report.html, streamed from the store off the loop
-        return await asyncio.to_thread(write_outputs, out_dir, store, meta)
+        # results.jsonl in plan order, summary.json and report.html, streamed from the store off the
+        # loop (the re-checked records, as the store holds them, are not parsed again)
+        return await asyncio.to_thread(lambda: write_outputs(out_dir, store, meta, parsed=records))
     finally:
         store.close()
 
@@ -232,7 +242,9 @@ async def _recheck(
     finally:
         await aclose_clients()  # the judge model's pooled HTTP clients belong to this event loop
     for i in changed:
-        store.put(records[i], ordinals.get(records[i].id, i))
+        text = records[i].model_dump_json()
+        store.put(records[i], ordinals.get(records[i].id, i), text)
+        records[i] = RunRecord.model_validate_json(text)  # as the store gives it back to its readers
     meta["recheck"] = sample.model_dump()
     store.set_meta(meta)
     return records

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import operator
-from typing import Annotated, TypedDict
+from typing import Annotated, TypedDict, get_type_hints
 
 from usersim.core.events import SimEvent, SkillEvent, Stop, ToolEvent, Usage
 from usersim.core.messages import Message
@@ -33,3 +33,11 @@ class ConversationState(TypedDict, total=False):
     sim_events: Annotated[list[SimEvent], operator.add]  # what the simulator framework decided, per turn
     traceback: str | None  # the crash behind an error stop (agent code, or the case's tool/check/judge code)
     final: Finalized | None  # set by the finalize node: status, blame and the record's derived fields
+
+
+# the reducer of each list or merged key (what the graph's channels apply to a node's update)
+REDUCERS = {
+    key: hint.__metadata__[0]
+    for key, hint in get_type_hints(ConversationState, include_extras=True).items()
+    if hasattr(hint, "__metadata__")
+}
