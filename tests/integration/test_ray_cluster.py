@@ -113,6 +113,12 @@ def test_cluster_run_stores_the_records_of_a_local_run(cluster, tmp_path, monkey
     ids, meta = stored(remote)
     assert sorted(ids) == sorted(a)  # the driver's store: one row per conversation
     assert meta["ray"]["workers"] == 2 and meta["ray"]["lost"] == [] and meta["ray"]["retried"] == 0
+    # how the run was shared: each worker's delivered conversations and its own CPU, in the meta and
+    # on stderr; both nodes ran some
+    ran = meta["ray"]["ran"]
+    assert len(ran) == 2 and all(w["conversations"] >= 1 and w["cpu_s"] > 0 for w in ran), ran
+    assert sum(w["conversations"] for w in ran) == 10
+    assert "conversations per worker " + "/".join(str(w["conversations"]) for w in ran) in res.stderr
     assert (remote / "report.html").is_file()
 
 
@@ -164,6 +170,10 @@ def test_losing_a_worker_node_mid_run_loses_nothing_and_duplicates_nothing(clust
     assert sorted(ids) == sorted(r["id"] for r in lines)  # and once in the store
     assert all(r["status"] != "error" for r in lines), [r["error"] for r in lines if r["status"] == "error"]
     assert len(meta["ray"]["lost"]) == 1 and meta["ray"]["retried"] >= 1, meta["ray"]
+    ran = meta["ray"]["ran"]  # the lost worker's stored conversations count, its CPU is unknown
+    assert (
+        sum(w["conversations"] for w in ran) == 24 and [w["cpu_s"] is None for w in ran].count(True) == 1
+    ), ran
     assert f"{meta['ray']['retried']} conversation(s) retried on the others" in stderr
 
     # the retried conversations are the ones a local run has (same seed: same transcripts)
