@@ -134,16 +134,21 @@ def _wait(what, predicate, timeout: float, proc: subprocess.Popen) -> None:
 
 
 # static conversations of one turn whose agent takes 1 s: 24 of them keep both workers busy for a
-# while whichever starts first
+# while whichever starts first; 40 at one lane per worker go out in batches (a lost worker holds a
+# batch, finished conversations of it included)
 @pytest.mark.parametrize("cluster", [1.0], indirect=True)
-def test_losing_a_worker_node_mid_run_loses_nothing_and_duplicates_nothing(cluster, tmp_path, monkeypatch):
+@pytest.mark.parametrize(("repeats", "lanes"), [(6, 2), (10, 1)], ids=["one-per-call", "batches"])
+def test_losing_a_worker_node_mid_run_loses_nothing_and_duplicates_nothing(
+    cluster, tmp_path, monkeypatch, repeats, lanes
+):
     c, workers, inflight = cluster
     out = tmp_path / "ray"
-    suite = ["--id", "B1-CL-01", "--id", "B1-EI-01", "--repeats", "6"]
+    suite = ["--id", "B1-CL-01", "--id", "B1-EI-01", "--repeats", str(repeats)]
+    total = 4 * repeats  # two cases, each in groups A and B
     # the driver in its own process, as on a real cluster; this process owns the nodes
     proc = subprocess.Popen(
         [sys.executable, "-m", "usersim", "run", *suite, "--agent", AGENT,
-         "--ray", c.address, "--concurrency", "2", "--out", str(out), "--no-progress"],
+         "--ray", c.address, "--concurrency", str(lanes), "--out", str(out), "--no-progress"],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -154,7 +159,7 @@ def test_losing_a_worker_node_mid_run_loses_nothing_and_duplicates_nothing(clust
             return len(busy) == 2 and jsonl.is_file() and len(jsonl.read_text().splitlines()) >= 1
 
         _wait("both workers to run conversations", both_busy_and_one_stored, 300, proc)
-        assert len(jsonl.read_text().splitlines()) < 24 - 4  # mid-run: both workers hold conversations
+        assert len(jsonl.read_text().splitlines()) < total - 4  # mid-run: both workers hold conversations
         c.remove_node(workers[1], allow_graceful=False)  # the node dies with its worker
         stdout, stderr = proc.communicate(timeout=600)
     finally:
@@ -166,14 +171,17 @@ def test_losing_a_worker_node_mid_run_loses_nothing_and_duplicates_nothing(clust
 
     lines = records(out)
     ids, meta = stored(out)
-    assert len(lines) == 24 and len({r["id"] for r in lines}) == 24  # each conversation once in results.jsonl
+    assert (
+        len(lines) == total and len({r["id"] for r in lines}) == total
+    )  # each conversation once in results.jsonl
     assert sorted(ids) == sorted(r["id"] for r in lines)  # and once in the store
     assert all(r["status"] != "error" for r in lines), [r["error"] for r in lines if r["status"] == "error"]
     assert len(meta["ray"]["lost"]) == 1 and meta["ray"]["retried"] >= 1, meta["ray"]
     ran = meta["ray"]["ran"]  # the lost worker's stored conversations count, its CPU is unknown
     assert (
-        sum(w["conversations"] for w in ran) == 24 and [w["cpu_s"] is None for w in ran].count(True) == 1
+        sum(w["conversations"] for w in ran) == total and [w["cpu_s"] is None for w in ran].count(True) == 1
     ), ran
+    assert (meta["ray"]["calls"] < total) == (lanes == 1), meta["ray"]  # batches in the second setting
     assert f"{meta['ray']['retried']} conversation(s) retried on the others" in stderr
 
     # the retried conversations are the ones a local run has (same seed: same transcripts)
@@ -257,3 +265,42 @@ def test_ray_local_runs_more_conversations_at_once_than_it_has_cpus(tmp_path, mo
     assert stats["calls"] == 2 * n
     assert stats["max_inflight"] > cpus, (stats, cpus)  # ... with more agent calls in flight than CPUs
     assert stats["max_inflight"] <= n  # and never more than --concurrency
+
+
+def test_a_long_queue_goes_out_in_batches_that_keep_the_concurrency_and_the_records(tmp_path, monkeypatch):
+    """While many trials wait, a lane sends several per call (fewer calls than conversations); a
+    batch runs one conversation after another, so a worker still has --concurrency in flight, and
+    the records are a local run's."""
+    import ray
+
+    inflight = tmp_path / "inflight"
+    inflight.mkdir()
+    env = tmp_path / "runtime_env.yaml"
+    env.write_text(
+        f"env_vars:\n  USERSIM_TEST_INFLIGHT_DIR: '{inflight}'\n  USERSIM_TEST_AGENT_DELAY: '0.05'\n",
+        encoding="utf-8",
+    )
+    suite = ["--id", "B1-EI-01", "--repeats", "20", "--agent", AGENT, "--no-progress"]  # 40 conversations
+    out = tmp_path / "ray"
+    try:
+        res = usersim(
+            "run", *suite, "--ray", "local", "--concurrency", "2", "--ray-runtime-env", str(env),
+            "--out", str(out), "--no-progress", check=False,
+        )  # fmt: skip
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+    assert res.returncode in (0, 1), res.stderr
+    ids, meta = stored(out)
+    lines = records(out)
+    assert len(ids) == 40 and sorted(ids) == sorted(r["id"] for r in lines) and len(set(ids)) == 40
+    assert meta["ray"]["calls"] < 40, meta["ray"]  # batches: fewer calls than conversations
+    assert [w["conversations"] for w in meta["ray"]["ran"]] == [40]
+    (stats,) = read_inflight(inflight).values()
+    assert stats["max_inflight"] == 2, stats  # two lanes at once, one conversation each
+
+    monkeypatch.setenv("USERSIM_TEST_INFLIGHT_DIR", str(tmp_path))
+    monkeypatch.setenv("USERSIM_TEST_AGENT_DELAY", "0")
+    local = tmp_path / "local"
+    usersim("run", *suite, "--out", str(local), check=False)
+    assert {r["id"]: comparable(r) for r in lines} == {r["id"]: comparable(r) for r in records(local)}
