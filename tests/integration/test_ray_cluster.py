@@ -181,7 +181,8 @@ def test_losing_a_worker_node_mid_run_loses_nothing_and_duplicates_nothing(
     assert (
         sum(w["conversations"] for w in ran) == total and [w["cpu_s"] is None for w in ran].count(True) == 1
     ), ran
-    assert (meta["ray"]["calls"] < total) == (lanes == 1), meta["ray"]  # batches in the second setting
+    if lanes == 1:  # batches were in flight (calls that returned: fewer than conversations)
+        assert meta["ray"]["calls"] < total, meta["ray"]
     assert f"{meta['ray']['retried']} conversation(s) retried on the others" in stderr
 
     # the retried conversations are the ones a local run has (same seed: same transcripts)
