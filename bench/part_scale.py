@@ -243,7 +243,22 @@ def bench_ray_cpu() -> dict[str, Any]:
         "two_nodes": two,
         "speedup": ratio(two["conversations_per_s"], one["conversations_per_s"]),
         "wall_speedup": ratio(one["wall_s"], two["wall_s"]),
+        # from CPU alone (load from other processes left out): the speedup an idle machine with this
+        # many cores would show for the CPU each run spent (a worker is one thread; the driver and
+        # the stub take cores too: on 2 cores two workers cannot both have one to themselves)
+        "cores": os.cpu_count(),
+        "speedup_idle_bound": ratio(idle_span(one), idle_span(two)),
     }
+
+
+def idle_span(row: dict[str, Any], cores: int | None = None) -> float | None:
+    """The shortest span a run's CPU allows on `cores` idle cores: its busiest worker on one core,
+    and everything (workers, driver, stub) spread over all of them."""
+    workers = [w["cpu_s"] or 0 for w in row.get("workers", [])]
+    if not workers:
+        return None
+    total = sum(workers) + (row.get("driver_cpu_s_in_span") or 0) + (row.get("stub_cpu_s_in_span") or 0)
+    return max(max(workers), total / (cores or os.cpu_count() or 1))
 
 
 def bench_ray_io() -> dict[str, Any]:

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from bench.part_scale import cpu_between, proc_cpu, stub_span
+from bench.part_scale import cpu_between, idle_span, proc_cpu, stub_span
 
 
 def test_the_span_runs_from_the_first_request_to_the_last_reply():
@@ -36,3 +36,16 @@ def test_a_process_own_cpu_grows_with_its_work_and_a_gone_process_has_none():
     sum(i * i for i in range(3_000_000))  # some CPU of this process
     assert proc_cpu(os.getpid()) > before  # type: ignore[operator]
     assert proc_cpu(2**22 + 12345) is None  # beyond pid_max: no such process
+
+
+def test_the_idle_bound_of_a_span_is_its_busiest_worker_or_all_cpu_over_the_cores():
+    one = {"workers": [{"cpu_s": 9.6}], "driver_cpu_s_in_span": 0.6, "stub_cpu_s_in_span": 2.2}
+    two = {
+        "workers": [{"cpu_s": 5.8}, {"cpu_s": 6.0}],
+        "driver_cpu_s_in_span": 0.8,
+        "stub_cpu_s_in_span": 2.1,
+    }
+    assert idle_span(one, 2) == 9.6  # one worker is one thread: its CPU is the floor
+    assert idle_span(two, 2) == pytest.approx(7.35)  # 14.7 s of CPU on 2 cores
+    assert idle_span(two, 4) == 6.0  # enough cores: the busiest worker again
+    assert idle_span({"workers": []}, 2) is None  # a run without Ray workers
