@@ -305,3 +305,27 @@ def test_a_long_queue_goes_out_in_batches_that_keep_the_concurrency_and_the_reco
     local = tmp_path / "local"
     usersim("run", *suite, "--out", str(local), check=False)
     assert {r["id"]: comparable(r) for r in lines} == {r["id"]: comparable(r) for r in records(local)}
+
+
+def test_ray_local_starts_its_own_ray_beside_a_running_cluster(cluster, tmp_path, monkeypatch):
+    """`--ray local` with a cluster already on this machine (the fixture's): the run gets a new Ray
+    of its own, it does not join the cluster (whose raylets would run it with their environment)."""
+    import ray
+
+    _, _, cluster_inflight = cluster
+    mine = tmp_path / "inflight-local-ray"
+    mine.mkdir()
+    monkeypatch.setenv("USERSIM_TEST_INFLIGHT_DIR", str(mine))  # a local Ray's workers inherit this
+    out = tmp_path / "ray"
+    try:
+        res = usersim(
+            "run", "--id", "B1-EI-01", "--agent", AGENT, "--ray", "local", "--out", str(out), "--no-progress",
+            check=False,
+        )  # fmt: skip
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+    assert res.returncode in (0, 1), res.stderr
+    assert len(records(out)) == 2
+    assert sum(s["calls"] for s in read_inflight(mine).values()) == 2  # the run's own Ray ran both
+    assert read_inflight(cluster_inflight) == {}  # the cluster ran nothing
