@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bench.common import CASE, REPO, Stub, n, usersim_exe
+from bench.common import CASE, REPO, Stub, cli_run_args, n, usersim_exe
 from bench.metrics import ratio, thirds
 
 
@@ -105,65 +105,182 @@ def _ray_missing() -> str | None:
     return None
 
 
-def _span(cmd: list[str], stub: Stub, out: Path) -> dict[str, Any]:
-    """Wall of a run, and its span from the stub's first model request to the last conversation's
-    end (start-up and connecting to Ray left out)."""
-    stub.log()
-    t0 = time.time()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "RAY_DEDUP_LOGS": "0"})
-    wall = time.time() - t0
-    if proc.returncode not in (0, 1):
-        raise RuntimeError(f"usersim run exited {proc.returncode}: {proc.stderr[-2000:]}")
-    first = min(ex["t"] for ex in stub.log())
-    ends = end_times(out / "results.jsonl")
-    return {"wall_s": round(wall, 2), "span_s": round(max(ends) - first, 2), "conversations": len(ends)}
+CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def _cluster_run(workers: int, count: int, stub: Stub, tmp: Path) -> dict[str, Any]:
-    from ray.cluster_utils import Cluster
-
-    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
+def proc_cpu(pid: int) -> float | None:
+    """CPU seconds (user + system, all threads, not its children) process `pid` has used so far."""
     try:
-        for _ in range(workers):
-            cluster.add_node(num_cpus=1)
-        cluster.wait_for_nodes()
-        out = tmp / f"ray{workers}"
-        row = _span(_rule_run(count, 64, out, ray=cluster.address), stub, out)
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def cpu_between(samples: list[tuple[float, float]], start: float, end: float) -> float | None:
+    """CPU used between two instants from (time, cpu so far) samples: the last sample at or before
+    `start` to the first at or after `end` (so it never leaves out part of the window)."""
+    before = [c for t, c in samples if t <= start]
+    after = [c for t, c in samples if t >= end]
+    if not samples:
+        return None
+    return round((after[0] if after else samples[-1][1]) - (before[-1] if before else samples[0][1]), 3)
+
+
+def stub_span(times: list[float], latency: float) -> tuple[float, float]:
+    """(first request, last reply) of a run from the stub's arrival times: the last reply leaves
+    `latency` after the last request arrived (records' started_at are whole seconds: no clock for this)."""
+    if not times:
+        raise RuntimeError("the stub saw no model request")
+    return min(times), max(times) + latency
+
+
+def _ray_meta(out: Path) -> dict[str, Any]:
+    import sqlite3
+
+    db = sqlite3.connect(out / "results.sqlite")
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key = 'ray'").fetchone()
     finally:
-        cluster.shutdown()
-    row["conversations_per_s"] = round(row["conversations"] / row["span_s"], 2)
+        db.close()
+    return json.loads(row[0]) if row else {}
+
+
+def _span(cmd: list[str], stub: Stub, out: Path, latency: float) -> dict[str, Any]:
+    """One `usersim run`: its wall (process start to exit: imports, Ray's start-up, the outputs)
+    and its span (the stub's first request to its last reply: the conversations themselves), with
+    the CPU of the driver and of the stub in that span (sampled from /proc every 50 ms) and of each
+    Ray worker (its own report, run meta `ray.ran`)."""
+    stub.log()  # forget the exchanges before this run
+    t0 = time.time()
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "RAY_DEDUP_LOGS": "0"},
+    )
+    stderr: list[str] = []
+    reader = threading.Thread(target=lambda: stderr.append(proc.stderr.read()), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    driver: list[tuple[float, float]] = []
+    served: list[tuple[float, float]] = []
+    while proc.poll() is None:
+        now, mine, its = time.time(), proc_cpu(proc.pid), proc_cpu(stub.proc.pid)
+        if mine is not None:
+            driver.append((now, mine))
+        if its is not None:
+            served.append((now, its))
+        time.sleep(0.05)
+    wall = time.time() - t0
+    reader.join(10)
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"usersim run exited {proc.returncode}: {''.join(stderr)[-2000:]}")
+    times = [ex["t"] for ex in stub.log()]
+    first, last = stub_span(times, latency)
+    with (out / "results.jsonl").open(encoding="utf-8") as f:
+        stored = sum(1 for line in f if line.strip())
+    row: dict[str, Any] = {
+        "conversations": stored,
+        "wall_s": round(wall, 2),
+        "start_s": round(first - t0, 2),  # process start to the first model request
+        "span_s": round(last - first, 2),
+        "model_calls": len(times),
+        "driver_cpu_s_in_span": cpu_between(driver, first, last),
+        "driver_cpu_s_total": round(driver[-1][1], 2) if driver else None,
+        "stub_cpu_s_in_span": cpu_between(served, first, last),
+    }
+    ray = _ray_meta(out) if "--ray" in cmd else {}
+    if ray:
+        row["workers"] = [
+            {"conversations": w["conversations"], "cpu_s": w["cpu_s"]} for w in ray.get("ran", [])
+        ]
+        row["workers_cpu_s"] = round(sum(w["cpu_s"] or 0 for w in ray.get("ran", [])), 2)
+        row["lost"] = ray.get("lost", [])
+    row["conversations_per_s"] = round(stored / row["span_s"], 2) if row["span_s"] else None
     return row
 
 
+def _cluster_run(nodes: int, count: int, per_worker: int, stub: Stub, tmp: Path) -> dict[str, Any]:
+    """`count` organic conversations on a cluster of a head with no CPU (it runs no worker) and
+    `nodes` worker nodes of one CPU each: one worker per node, `per_worker` conversations each."""
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
+    try:
+        for _ in range(nodes):
+            cluster.add_node(num_cpus=1)
+        cluster.wait_for_nodes()
+        out = tmp / f"ray{nodes}"
+        cmd = [usersim_exe(), *cli_run_args(count, out, per_worker, judge=False), "--ray", cluster.address]
+        return _span(cmd, stub, out, 0.0)
+    finally:
+        cluster.shutdown()
+
+
 def bench_ray_cpu() -> dict[str, Any]:
-    """CPU-bound (the agent answers at once): a head with no CPUs and one, then two worker nodes
-    with one CPU each (ray.cluster_utils.Cluster: each node its own raylet)."""
-    count = n(200, 24)
+    """CPU-bound: the bench's organic conversation (the stub as agent and simulator, answering at
+    once: 11 model calls, all harness work), on one and then two worker nodes of a real multi-node
+    cluster (ray.cluster_utils.Cluster: each node its own raylet). Throughput on the span; the CPU
+    of the workers, the driver and the stub beside it (on a 2-core machine two workers can use two
+    cores only if the driver and the stub use little)."""
+    count, per_worker = n(400, 200), 8  # one node: some 10 s of harness CPU at least
     with Stub(0.0, log=True) as stub, tempfile.TemporaryDirectory() as tmp:
-        one = _cluster_run(1, count, stub, Path(tmp))
-        two = _cluster_run(2, count, stub, Path(tmp))
+        one = _cluster_run(1, count, per_worker, stub, Path(tmp))
+        two = _cluster_run(2, count, per_worker, stub, Path(tmp))
+    for row in (one, two):  # cores busy on average over the span: workers, and workers + driver + stub
+        cpu = row.get("workers_cpu_s") or 0
+        row["workers_cores"] = ratio(cpu, row["span_s"], 2)
+        row["all_cores"] = ratio(
+            cpu + (row["driver_cpu_s_in_span"] or 0) + (row["stub_cpu_s_in_span"] or 0), row["span_s"], 2
+        )
     return {
         "conversations": count,
+        "per_worker": per_worker,
+        "load_before": os.getloadavg()[0],
         "one_node": one,
         "two_nodes": two,
         "speedup": ratio(two["conversations_per_s"], one["conversations_per_s"]),
+        "wall_speedup": ratio(one["wall_s"], two["wall_s"]),
+        # from CPU alone (load from other processes left out): the speedup an idle machine with this
+        # many cores would show for the CPU each run spent (a worker is one thread; the driver and
+        # the stub take cores too: on 2 cores two workers cannot both have one to themselves)
+        "cores": os.cpu_count(),
+        "speedup_idle_bound": ratio(idle_span(one), idle_span(two)),
     }
 
 
+def idle_span(row: dict[str, Any], cores: int | None = None) -> float | None:
+    """The shortest span a run's CPU allows on `cores` idle cores: its busiest worker on one core,
+    and everything (workers, driver, stub) spread over all of them."""
+    workers = [w["cpu_s"] or 0 for w in row.get("workers", [])]
+    if not workers:
+        return None
+    total = sum(workers) + (row.get("driver_cpu_s_in_span") or 0) + (row.get("stub_cpu_s_in_span") or 0)
+    return max(max(workers), total / (cores or os.cpu_count() or 1))
+
+
 def bench_ray_io() -> dict[str, Any]:
-    """I/O-bound (the agent answers after 1 s): `--ray local` vs one process, same --concurrency;
-    speed compared on the span from the first request to the last end (Ray's start-up left out,
-    both walls reported)."""
-    count, concurrency = n(64, 16), 16
-    with Stub(1.0, log=True) as stub, tempfile.TemporaryDirectory() as tmp:
-        local = _span(_rule_run(count, concurrency, Path(tmp) / "one"), stub, Path(tmp) / "one")
-        ray = _span(_rule_run(count, concurrency, Path(tmp) / "ray", ray="local"), stub, Path(tmp) / "ray")
+    """I/O-bound (the agent answers after 1 s; rule simulator, no judge model): `--ray local` vs one
+    process at the same --concurrency. Speed is compared on the span from the stub's first request
+    to its last reply, which leaves out what only the Ray run has (starting Ray and its worker
+    process); both walls are reported beside it."""
+    latency, concurrency = 1.0, 32
+    count = n(640, 320)  # at least 10 waves of 1 s
+    with Stub(latency, log=True) as stub, tempfile.TemporaryDirectory() as tmp:
+        one, ray = Path(tmp) / "one", Path(tmp) / "ray"
+        local = _span(_rule_run(count, concurrency, one), stub, one, latency)
+        remote = _span(_rule_run(count, concurrency, ray, ray="local"), stub, ray, latency)
     return {
         "conversations": count,
         "concurrency": concurrency,
+        "agent_latency_s": latency,
+        "load_before": os.getloadavg()[0],
         "one_process": local,
-        "ray_local": ray,
-        "speed_vs_one_process": ratio(local["span_s"], ray["span_s"]),
+        "ray_local": remote,
+        "speed_vs_one_process": ratio(local["span_s"], remote["span_s"]),
+        "wall_vs_one_process": ratio(local["wall_s"], remote["wall_s"]),
     }
 
 

@@ -113,6 +113,12 @@ def test_cluster_run_stores_the_records_of_a_local_run(cluster, tmp_path, monkey
     ids, meta = stored(remote)
     assert sorted(ids) == sorted(a)  # the driver's store: one row per conversation
     assert meta["ray"]["workers"] == 2 and meta["ray"]["lost"] == [] and meta["ray"]["retried"] == 0
+    # how the run was shared: each worker's delivered conversations and its own CPU, in the meta and
+    # on stderr; both nodes ran some
+    ran = meta["ray"]["ran"]
+    assert len(ran) == 2 and all(w["conversations"] >= 1 and w["cpu_s"] > 0 for w in ran), ran
+    assert sum(w["conversations"] for w in ran) == 10
+    assert "conversations per worker " + "/".join(str(w["conversations"]) for w in ran) in res.stderr
     assert (remote / "report.html").is_file()
 
 
@@ -128,16 +134,21 @@ def _wait(what, predicate, timeout: float, proc: subprocess.Popen) -> None:
 
 
 # static conversations of one turn whose agent takes 1 s: 24 of them keep both workers busy for a
-# while whichever starts first
+# while whichever starts first; 40 at one lane per worker go out in batches (a lost worker holds a
+# batch, finished conversations of it included)
 @pytest.mark.parametrize("cluster", [1.0], indirect=True)
-def test_losing_a_worker_node_mid_run_loses_nothing_and_duplicates_nothing(cluster, tmp_path, monkeypatch):
+@pytest.mark.parametrize(("repeats", "lanes"), [(6, 2), (10, 1)], ids=["one-per-call", "batches"])
+def test_losing_a_worker_node_mid_run_loses_nothing_and_duplicates_nothing(
+    cluster, tmp_path, monkeypatch, repeats, lanes
+):
     c, workers, inflight = cluster
     out = tmp_path / "ray"
-    suite = ["--id", "B1-CL-01", "--id", "B1-EI-01", "--repeats", "6"]
+    suite = ["--id", "B1-CL-01", "--id", "B1-EI-01", "--repeats", str(repeats)]
+    total = 4 * repeats  # two cases, each in groups A and B
     # the driver in its own process, as on a real cluster; this process owns the nodes
     proc = subprocess.Popen(
         [sys.executable, "-m", "usersim", "run", *suite, "--agent", AGENT,
-         "--ray", c.address, "--concurrency", "2", "--out", str(out), "--no-progress"],
+         "--ray", c.address, "--concurrency", str(lanes), "--out", str(out), "--no-progress"],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -148,7 +159,7 @@ def test_losing_a_worker_node_mid_run_loses_nothing_and_duplicates_nothing(clust
             return len(busy) == 2 and jsonl.is_file() and len(jsonl.read_text().splitlines()) >= 1
 
         _wait("both workers to run conversations", both_busy_and_one_stored, 300, proc)
-        assert len(jsonl.read_text().splitlines()) < 24 - 4  # mid-run: both workers hold conversations
+        assert len(jsonl.read_text().splitlines()) < total - 4  # mid-run: both workers hold conversations
         c.remove_node(workers[1], allow_graceful=False)  # the node dies with its worker
         stdout, stderr = proc.communicate(timeout=600)
     finally:
@@ -160,10 +171,18 @@ def test_losing_a_worker_node_mid_run_loses_nothing_and_duplicates_nothing(clust
 
     lines = records(out)
     ids, meta = stored(out)
-    assert len(lines) == 24 and len({r["id"] for r in lines}) == 24  # each conversation once in results.jsonl
+    assert (
+        len(lines) == total and len({r["id"] for r in lines}) == total
+    )  # each conversation once in results.jsonl
     assert sorted(ids) == sorted(r["id"] for r in lines)  # and once in the store
     assert all(r["status"] != "error" for r in lines), [r["error"] for r in lines if r["status"] == "error"]
     assert len(meta["ray"]["lost"]) == 1 and meta["ray"]["retried"] >= 1, meta["ray"]
+    ran = meta["ray"]["ran"]  # the lost worker's stored conversations count, its CPU is unknown
+    assert (
+        sum(w["conversations"] for w in ran) == total and [w["cpu_s"] is None for w in ran].count(True) == 1
+    ), ran
+    if lanes == 1:  # batches were in flight (calls that returned: fewer than conversations)
+        assert meta["ray"]["calls"] < total, meta["ray"]
     assert f"{meta['ray']['retried']} conversation(s) retried on the others" in stderr
 
     # the retried conversations are the ones a local run has (same seed: same transcripts)
@@ -247,3 +266,66 @@ def test_ray_local_runs_more_conversations_at_once_than_it_has_cpus(tmp_path, mo
     assert stats["calls"] == 2 * n
     assert stats["max_inflight"] > cpus, (stats, cpus)  # ... with more agent calls in flight than CPUs
     assert stats["max_inflight"] <= n  # and never more than --concurrency
+
+
+def test_a_long_queue_goes_out_in_batches_that_keep_the_concurrency_and_the_records(tmp_path, monkeypatch):
+    """While many trials wait, a lane sends several per call (fewer calls than conversations); a
+    batch runs one conversation after another, so a worker still has --concurrency in flight, and
+    the records are a local run's."""
+    import ray
+
+    inflight = tmp_path / "inflight"
+    inflight.mkdir()
+    env = tmp_path / "runtime_env.yaml"
+    env.write_text(
+        f"env_vars:\n  USERSIM_TEST_INFLIGHT_DIR: '{inflight}'\n  USERSIM_TEST_AGENT_DELAY: '0.05'\n",
+        encoding="utf-8",
+    )
+    suite = ["--id", "B1-EI-01", "--repeats", "20", "--agent", AGENT, "--no-progress"]  # 40 conversations
+    out = tmp_path / "ray"
+    try:
+        res = usersim(
+            "run", *suite, "--ray", "local", "--concurrency", "2", "--ray-runtime-env", str(env),
+            "--out", str(out), "--no-progress", check=False,
+        )  # fmt: skip
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+    assert res.returncode in (0, 1), res.stderr
+    ids, meta = stored(out)
+    lines = records(out)
+    assert len(ids) == 40 and sorted(ids) == sorted(r["id"] for r in lines) and len(set(ids)) == 40
+    assert meta["ray"]["calls"] < 40, meta["ray"]  # batches: fewer calls than conversations
+    assert [w["conversations"] for w in meta["ray"]["ran"]] == [40]
+    (stats,) = read_inflight(inflight).values()
+    assert stats["max_inflight"] == 2, stats  # two lanes at once, one conversation each
+
+    monkeypatch.setenv("USERSIM_TEST_INFLIGHT_DIR", str(tmp_path))
+    monkeypatch.setenv("USERSIM_TEST_AGENT_DELAY", "0")
+    local = tmp_path / "local"
+    usersim("run", *suite, "--out", str(local), check=False)
+    assert {r["id"]: comparable(r) for r in lines} == {r["id"]: comparable(r) for r in records(local)}
+
+
+def test_ray_local_starts_its_own_ray_beside_a_running_cluster(cluster, tmp_path, monkeypatch):
+    """`--ray local` with a cluster already on this machine (the fixture's): the run gets a new Ray
+    of its own, it does not join the cluster (whose raylets would run it with their environment)."""
+    import ray
+
+    _, _, cluster_inflight = cluster
+    mine = tmp_path / "inflight-local-ray"
+    mine.mkdir()
+    monkeypatch.setenv("USERSIM_TEST_INFLIGHT_DIR", str(mine))  # a local Ray's workers inherit this
+    out = tmp_path / "ray"
+    try:
+        res = usersim(
+            "run", "--id", "B1-EI-01", "--agent", AGENT, "--ray", "local", "--out", str(out), "--no-progress",
+            check=False,
+        )  # fmt: skip
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+    assert res.returncode in (0, 1), res.stderr
+    assert len(records(out)) == 2
+    assert sum(s["calls"] for s in read_inflight(mine).values()) == 2  # the run's own Ray ran both
+    assert read_inflight(cluster_inflight) == {}  # the cluster ran nothing

@@ -43,11 +43,11 @@ def ensure_ray(address: str, runtime_env: dict[str, Any] | None = None) -> bool:
 
     if ray.is_initialized():
         return False
-    kwargs: dict[str, Any] = {"log_to_driver": False}
+    # "local" is Ray's own word for a new instance: without it ray.init joins a cluster already
+    # running on this machine (one `ray start` or another run made), which `--ray local` must not
+    kwargs: dict[str, Any] = {"log_to_driver": False, "address": address}
     if address == "local":
         kwargs["include_dashboard"] = False
-    else:
-        kwargs["address"] = address
     if runtime_env:
         kwargs["runtime_env"] = runtime_env
     ray.init(**kwargs)

@@ -1,8 +1,11 @@
 """The driver side of a distributed run: a pool of async Ray actors, fed by pulling.
 
-Each worker (a `TrialWorker` actor, ray_worker) has `per_worker` lanes in the driver; a lane takes
-the next trial from the run's queue when its previous one has finished, so a worker only ever
-holds the trials it is running. When a worker is lost (its node removed or dead, its process
+Each worker (a `TrialWorker` actor, ray_worker) has `per_worker` lanes in the driver, so it has
+`per_worker` conversations in flight; a lane takes the next trials from the run's queue when its
+previous call has returned. While the queue is long a lane takes a small batch (`_batch_size`),
+which the worker runs one after another and answers in one reply: one call, one pickled case and
+persona for several conversations, so the driver, which also stores every record, stays cheap
+next to the workers. Near the end of the run a batch is one trial. When a worker is lost (its node removed or dead, its process
 killed: Ray raises RayActorError for its calls), every trial it held goes back to the queue and
 runs on the workers left; the pool starts a replacement on a node with room, if any. A record
 whose trial id has already arrived is dropped, so the store holds each conversation once.
@@ -36,8 +39,21 @@ MAX_REPLACEMENTS = (
 )
 
 
+MAX_BATCH = 8  # trials per call to a worker, at most (they run one after another in that lane)
+BATCH_SLACK = 4  # batches while the queue holds this many trials per lane: none near the end
+
+
 class WorkersLost(ValueError):
     """No Ray worker is left to run the rest (a ValueError: the CLI prints it as one line, exit 1)."""
+
+
+class WorkerRun(BaseModel):
+    """What one worker did: where it ran, the conversations it delivered, its process CPU from its
+    first conversation's start to its last one's end (None: lost before the end, it cannot tell)."""
+
+    where: str
+    conversations: int = 0
+    cpu_s: float | None = None
 
 
 class RayRunStats(BaseModel):
@@ -48,6 +64,8 @@ class RayRunStats(BaseModel):
     lost: list[str] = []  # the workers lost during the run, with why
     retried: int = 0  # conversations handed out again after their worker was lost
     duplicates: int = 0  # records that arrived for a trial already stored, dropped
+    calls: int = 0  # calls to the workers that returned records (a call carries a batch of trials)
+    ran: list[WorkerRun] = []  # per worker that started, in start order: how the run was shared
 
     def line(self) -> str:
         text = f"ray: {self.workers} worker(s), {self.per_worker} conversation(s) in flight each"
@@ -55,6 +73,8 @@ class RayRunStats(BaseModel):
             text += f"; {len(self.lost)} lost, {self.retried} conversation(s) retried on the others"
         if self.duplicates:
             text += f"; {self.duplicates} duplicate record(s) dropped"
+        if len(self.ran) > 1:  # how the run was shared out
+            text += "; conversations per worker " + "/".join(str(w.conversations) for w in self.ran)
         return text
 
 
@@ -66,6 +86,8 @@ class _Worker:
     ready: bool = False
     dead: bool = False
     held: dict[str, tuple[int, Trial]] = field(default_factory=dict)  # trial id -> (ordinal, trial)
+    delivered: int = 0  # records of this worker that reached the store
+    cpu_s: float | None = None  # its busy CPU, as it reported at the end
 
 
 class RayPool:
@@ -88,6 +110,7 @@ class RayPool:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._lost_nodes: set[str] = set()
         self._replacements = 0
+        self._personas: dict[int, tuple[Any, Any]] = {}  # id(case) -> (case, its persona or None)
 
     async def records(self) -> AsyncIterator[tuple[int, RunRecord]]:
         """Every trial's record once, in finishing order; raises when no worker is left."""
@@ -171,28 +194,58 @@ class RayPool:
         import ray
 
         while not worker.dead:
-            ordinal, trial = await self._queue.get()
-            if worker.dead:  # lost while this lane waited: the trial goes to a live worker
-                self._queue.put_nowait((ordinal, trial))
+            batch = [await self._queue.get()]
+            while len(batch) < self._batch_size() and not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+            if worker.dead:  # lost while this lane waited: the trials go to a live worker
+                for item in batch:
+                    self._queue.put_nowait(item)
                 return
-            trial = _with_persona(trial, self._plan)
-            worker.held[trial.id] = (ordinal, trial)
+            batch = [(ordinal, self._with_persona(trial)) for ordinal, trial in batch]
+            for ordinal, trial in batch:
+                worker.held[trial.id] = (ordinal, trial)
             try:
-                text = await _result(worker.handle.run.remote(trial))
+                texts = await _result(worker.handle.run.remote([trial for _, trial in batch]))
             except ray.exceptions.RayActorError as exc:
-                self._lose(worker, exc)  # re-queues what it held, this trial with them
+                self._lose(worker, exc)  # re-queues what it held, this batch with it
                 return
             except Exception as exc:  # noqa: BLE001 - a harness bug in the worker ends the run, as locally
                 self._out.put_nowait(exc)
                 return
-            worker.held.pop(trial.id, None)
-            self._deliver(ordinal, RunRecord.model_validate_json(text))
+            self.stats.calls += 1
+            for (ordinal, trial), text in zip(batch, texts, strict=True):
+                worker.held.pop(trial.id, None)
+                self._deliver(worker, ordinal, RunRecord.model_validate_json(text))
 
-    def _deliver(self, ordinal: int, record: RunRecord) -> None:
+    def _batch_size(self) -> int:
+        """Trials per call: several while the queue is long (one call, one pickled case and persona,
+        one reply for all of them: less driver CPU per conversation), one as the run nears its end
+        (no lane holds a queue of trials while another has nothing left to do)."""
+        lanes = self.per_worker * max(1, sum(1 for w in self._workers if not w.dead))
+        return max(1, min(MAX_BATCH, self._queue.qsize() // (BATCH_SLACK * lanes)))
+
+    def _with_persona(self, trial: Trial) -> Trial:
+        """The trial with its case's persona resolved here, where the case file is: a persona given
+        by a path beside the case need not exist on the workers. One object per case (the trial is
+        pickled to its worker: each conversation gets its own copy there); one that does not resolve
+        is left to the worker, which records the error as a local run does."""
+        if trial.persona is not None or not trial.case.persona:
+            return trial
+        key = id(trial.case)
+        if key not in self._personas:
+            try:
+                self._personas[key] = (trial.case, self._plan.persona(trial.case))
+            except Exception:  # noqa: BLE001 - the conversation's error record says why
+                self._personas[key] = (trial.case, None)
+        persona = self._personas[key][1]
+        return trial if persona is None else dataclasses.replace(trial, persona=persona)
+
+    def _deliver(self, worker: _Worker, ordinal: int, record: RunRecord) -> None:
         if record.id in self._done:
             self.stats.duplicates += 1
             return
         self._done.add(record.id)
+        worker.delivered += 1
         self._out.put_nowait((ordinal, record))
 
     def _lose(self, worker: _Worker, exc: BaseException) -> None:
@@ -258,24 +311,20 @@ class RayPool:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         live = [w for w in self._workers if w.ready and not w.dead]
         closes = [_result(w.handle.close.remote()) for w in live]
-        await asyncio.gather(*(asyncio.wait_for(c, 30) for c in closes), return_exceptions=True)
+        ends = await asyncio.gather(*(asyncio.wait_for(c, 30) for c in closes), return_exceptions=True)
+        for w, end in zip(live, ends, strict=True):
+            if isinstance(end, dict):
+                w.cpu_s = end.get("cpu_s")
+        self.stats.ran = [
+            WorkerRun(where=w.where, conversations=w.delivered, cpu_s=w.cpu_s)
+            for w in self._workers
+            if w.ready
+        ]
         for w in self._workers:
             try:
                 ray.kill(w.handle, no_restart=True)
             except Exception:  # noqa: BLE001, S110 - already gone
                 pass
-
-
-def _with_persona(trial: Trial, plan: RunPlan) -> Trial:
-    """The trial with its case's persona resolved here, where the case file is: a persona given by
-    a path beside the case need not exist on the workers. One that does not resolve is left to the
-    worker, which records the error as a local run does."""
-    if trial.persona is not None or not trial.case.persona:
-        return trial
-    try:
-        return dataclasses.replace(trial, persona=plan.persona(trial.case))
-    except Exception:  # noqa: BLE001 - the conversation's error record says why
-        return trial
 
 
 async def _result(ref: Any) -> Any:

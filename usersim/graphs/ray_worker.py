@@ -7,13 +7,15 @@ pooled HTTP clients of usersim's model client, which live as long as the loop (l
 driver decides how many conversations an actor has in flight (ray_dispatch).
 
 This module imports neither ray nor langgraph at its top: `ray.remote` wraps `TrialWorker` in
-the driver (ray_dispatch.worker_class), and the conversation graph is imported by the first trial.
+the driver (ray_dispatch), and the conversation graph is imported while the actor starts (`where`),
+before the driver hands it a conversation.
 """
 
 from __future__ import annotations
 
 import os
 import socket
+import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -30,26 +32,49 @@ class TrialWorker:
         self.run_id = run_id
         self._plan: Any = None
         self._turns: Any = None
+        self._ran = 0
+        self._cpu_first: float | None = None  # process CPU when the first conversation started
+        self._cpu_last = 0.0  # ... and when the latest one ended
 
     def where(self) -> dict[str, Any]:
-        """Where this actor runs (host, pid): for the driver's error lines and the run's meta."""
+        """Where this actor runs (host, pid), once it is ready to run conversations: the graph's
+        modules are imported here, so the start-up of a worker is not inside its first conversation."""
+        import usersim.graphs.trial_run  # noqa: F401 - langgraph and the model client, imported now
+
         return {"host": socket.gethostname(), "pid": os.getpid()}
 
-    async def run(self, trial: Trial) -> str:
-        """One conversation start to finish (graphs.trial_run: harness failures are an `error`
-        record, never an exception); its record as JSON."""
+    async def run(self, trials: list[Trial]) -> list[str]:
+        """The driver's batch of trials, one after another (the driver sends one batch per lane,
+        so the actor has as many conversations in flight as the driver has lanes for it), each
+        start to finish (graphs.trial_run: harness failures are an `error` record, never an
+        exception); their records as JSON, in the batch's order, in one reply."""
         from usersim.core.turns import Turns
         from usersim.graphs.plan import RunPlan
         from usersim.graphs.trial_run import run_trial
 
+        if self._cpu_first is None:
+            self._cpu_first = time.process_time()
         if self._plan is None:  # on the actor's loop: the turn lock belongs to it
             self._plan, self._turns = RunPlan.of(self.cfg), Turns()
-        async with self._turns.conversation():
-            record = await run_trial(trial, self.cfg, self.run_id, self._plan)
-        return record.model_dump_json()
+        texts = []
+        for trial in trials:
+            async with self._turns.conversation():
+                record = await run_trial(trial, self.cfg, self.run_id, self._plan)
+            texts.append(record.model_dump_json())
+            self._ran += 1
+            self._cpu_last = time.process_time()
+        return texts
 
-    async def close(self) -> None:
-        """Close the pooled HTTP clients of this actor's loop (the driver calls it at the end)."""
+    def stats(self) -> dict[str, Any]:
+        """Conversations this actor ran and the CPU its process spent from the start of the first
+        to the end of the last (all its threads: Ray's own included), for the run's meta."""
+        busy = self._cpu_last - self._cpu_first if self._cpu_first is not None else 0.0
+        return {"conversations": self._ran, "cpu_s": round(max(0.0, busy), 3)}
+
+    async def close(self) -> dict[str, Any]:
+        """Close the pooled HTTP clients of this actor's loop (the driver calls it at the end);
+        returns `stats()`."""
         from usersim.llm.client import aclose_clients
 
         await aclose_clients()
+        return self.stats()
