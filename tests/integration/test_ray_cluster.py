@@ -21,6 +21,24 @@ from tests.support.cli import REPO, usersim
 pytestmark = pytest.mark.slow  # `make test-fast` leaves these out; `make test` and CI run them
 
 AGENT = "python:tests.integration.ray_agents:slow_echo"
+
+
+def _ray_local(out: Path, *args: str):
+    """`usersim run B1-EI-01 --ray local ARGS` into `out` (this process's Ray shut down after)."""
+    import ray
+
+    try:
+        res = usersim(
+            "run", "--id", "B1-EI-01", "--agent", AGENT, "--ray", "local", *args, "--out", str(out),
+            "--no-progress", check=False,
+        )  # fmt: skip
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+    assert res.returncode in (0, 1), res.stderr
+    return res
+
+
 # static cases (groups A and B) and an organic one: 5 conversations per repeat
 IDS = ["--id", "B1-CL-01", "--id", "B1-EI-01", "--id", "C2-TD-04"]
 TIMING = {"run_id", "started_at", "duration_s", "timeline"}  # differ between any two runs
@@ -236,7 +254,6 @@ def test_losing_every_worker_stops_the_run_and_resume_finishes_it(cluster, tmp_p
 
 def test_ray_local_runs_more_conversations_at_once_than_it_has_cpus(tmp_path, monkeypatch):
     """I/O-bound (the agent awaits): a worker keeps --concurrency conversations in flight."""
-    import ray
 
     inflight = tmp_path / "inflight"
     inflight.mkdir()
@@ -248,16 +265,7 @@ def test_ray_local_runs_more_conversations_at_once_than_it_has_cpus(tmp_path, mo
         encoding="utf-8",
     )
     out = tmp_path / "ray"
-    try:
-        res = usersim(
-            "run", "--id", "B1-EI-01", "--repeats", str(n), "--agent", AGENT, "--ray", "local",
-            "--concurrency", str(n), "--ray-runtime-env", str(env), "--out", str(out), "--no-progress",
-            check=False,
-        )  # fmt: skip
-    finally:
-        if ray.is_initialized():
-            ray.shutdown()
-    assert res.returncode in (0, 1), res.stderr
+    _ray_local(out, "--repeats", str(n), "--concurrency", str(n), "--ray-runtime-env", str(env))
     lines = records(out)
     assert len(lines) == 2 * n and all(r["status"] != "error" for r in lines)  # groups A and B
     ran = read_inflight(inflight)
@@ -272,7 +280,6 @@ def test_a_long_queue_goes_out_in_batches_that_keep_the_concurrency_and_the_reco
     """While many trials wait, a lane sends several per call (fewer calls than conversations); a
     batch runs one conversation after another, so a worker still has --concurrency in flight, and
     the records are a local run's."""
-    import ray
 
     inflight = tmp_path / "inflight"
     inflight.mkdir()
@@ -283,15 +290,7 @@ def test_a_long_queue_goes_out_in_batches_that_keep_the_concurrency_and_the_reco
     )
     suite = ["--id", "B1-EI-01", "--repeats", "20", "--agent", AGENT, "--no-progress"]  # 40 conversations
     out = tmp_path / "ray"
-    try:
-        res = usersim(
-            "run", *suite, "--ray", "local", "--concurrency", "2", "--ray-runtime-env", str(env),
-            "--out", str(out), "--no-progress", check=False,
-        )  # fmt: skip
-    finally:
-        if ray.is_initialized():
-            ray.shutdown()
-    assert res.returncode in (0, 1), res.stderr
+    _ray_local(out, "--repeats", "20", "--concurrency", "2", "--ray-runtime-env", str(env))
     ids, meta = stored(out)
     lines = records(out)
     assert len(ids) == 40 and sorted(ids) == sorted(r["id"] for r in lines) and len(set(ids)) == 40
@@ -310,22 +309,13 @@ def test_a_long_queue_goes_out_in_batches_that_keep_the_concurrency_and_the_reco
 def test_ray_local_starts_its_own_ray_beside_a_running_cluster(cluster, tmp_path, monkeypatch):
     """`--ray local` with a cluster already on this machine (the fixture's): the run gets a new Ray
     of its own, it does not join the cluster (whose raylets would run it with their environment)."""
-    import ray
 
     _, _, cluster_inflight = cluster
     mine = tmp_path / "inflight-local-ray"
     mine.mkdir()
     monkeypatch.setenv("USERSIM_TEST_INFLIGHT_DIR", str(mine))  # a local Ray's workers inherit this
     out = tmp_path / "ray"
-    try:
-        res = usersim(
-            "run", "--id", "B1-EI-01", "--agent", AGENT, "--ray", "local", "--out", str(out), "--no-progress",
-            check=False,
-        )  # fmt: skip
-    finally:
-        if ray.is_initialized():
-            ray.shutdown()
-    assert res.returncode in (0, 1), res.stderr
+    _ray_local(out)
     assert len(records(out)) == 2
     assert sum(s["calls"] for s in read_inflight(mine).values()) == 2  # the run's own Ray ran both
     assert read_inflight(cluster_inflight) == {}  # the cluster ran nothing
