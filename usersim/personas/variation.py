@@ -257,21 +257,3 @@ def with_levels(persona: Persona, levels: dict[str, Any], variant_id: str) -> Pe
     k = variant_id.rsplit("~v", 1)[-1]
     data.update(id=f"{base}~v{k}", name=f"{persona.name.split(' (v')[0]} (v{k})", variation=dict(levels))
     return Persona.model_validate(data)
-
-
-def mutate(
-    levels: dict[str, Any], axes: dict[str, list[Any]], rng: random.Random, prefer: set[Pair] | None = None
-) -> dict[str, Any]:
-    """A neighbour of `levels`: one axis changed to another value. With `prefer` (pairs not yet tried),
-    the change that tries most of them wins; ties (and no preference) are broken by `rng`."""
-    options = [(a, v) for a in axes for v in axes[a] if v != levels.get(a) and len(axes[a]) > 1]
-    if not options:
-        return dict(levels)
-
-    def gain(option: tuple[str, Any]) -> int:
-        a, v = option
-        return _gain(a, v, {k: x for k, x in levels.items() if k != a}, prefer or set())
-
-    best = max(map(gain, options))
-    a, v = rng.choice([o for o in options if gain(o) == best])
-    return {**levels, a: v}
