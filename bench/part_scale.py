@@ -1,6 +1,7 @@
 """Scale parts, through the CLI: many conversations in one process (peak RSS growth, time per
 1,000 in the first and the last third) and Ray (one vs two worker nodes of a real multi-node
-cluster, CPU-bound; `--ray local` vs one process, I/O-bound)."""
+cluster, CPU-bound: the offline defaults in the workers, and the stub over HTTP beside it;
+`--ray local` vs one process at the same --concurrency, I/O-bound)."""
 
 from __future__ import annotations
 
@@ -202,9 +203,67 @@ def _span(cmd: list[str], stub: Stub, out: Path, latency: float) -> dict[str, An
     return row
 
 
-def _cluster_run(nodes: int, count: int, per_worker: int, stub: Stub, tmp: Path) -> dict[str, Any]:
-    """`count` organic conversations on a cluster of a head with no CPU (it runs no worker) and
-    `nodes` worker nodes of one CPU each: one worker per node, `per_worker` conversations each."""
+def _offline_run(count: int, concurrency: int, out: Path, ray: str) -> list[str]:
+    """`usersim run` on the bench case with the offline defaults in the workers: the reference agent
+    (`reference`), the rule simulator and the rule judges (the case's LLM rubric stays unjudged): a
+    conversation is all CPU in the process that runs it, nothing waits on a model."""
+    args = [usersim_exe(), "run", str(CASE), "--agent", "reference", "--simulator", "rule"]
+    args += ["--repeats", str(count), "--concurrency", str(concurrency), "--out", str(out), "--no-progress"]
+    return args + ["--ray", ray]
+
+
+def _pool_span(cmd: list[str], out: Path) -> dict[str, Any]:
+    """One `usersim run --ray` with no model server: its wall (process start to exit) and its span
+    on the driver's clock (the pool's first conversation handed out to its last record received, run
+    meta `ray.span_*`: the workers' start-up is before it), with the driver's CPU in that span
+    (sampled from /proc every 50 ms) and each worker's own CPU (run meta `ray.ran`)."""
+    t0 = time.time()
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "RAY_DEDUP_LOGS": "0"},
+    )
+    stderr: list[str] = []
+    reader = threading.Thread(target=lambda: stderr.append(proc.stderr.read()), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    driver: list[tuple[float, float]] = []
+    while proc.poll() is None:
+        mine = proc_cpu(proc.pid)
+        if mine is not None:
+            driver.append((time.time(), mine))
+        time.sleep(0.05)
+    wall = time.time() - t0
+    reader.join(10)
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"usersim run exited {proc.returncode}: {''.join(stderr)[-2000:]}")
+    ray = _ray_meta(out)
+    first, last = ray.get("span_start"), ray.get("span_end")
+    if first is None or last is None:
+        raise RuntimeError(f"the run meta has no Ray span: {ray}")
+    with (out / "results.jsonl").open(encoding="utf-8") as f:
+        stored = sum(1 for line in f if line.strip())
+    span = last - first
+    return {
+        "conversations": stored,
+        "wall_s": round(wall, 2),
+        "start_s": round(first - t0, 2),  # process start to the first conversation handed out
+        "span_s": round(span, 2),
+        "driver_cpu_s_in_span": cpu_between(driver, first, last),
+        "driver_cpu_s_total": round(driver[-1][1], 2) if driver else None,
+        "stub_cpu_s_in_span": None,  # no model server: the agent and the simulator run in the workers
+        "workers": [{"conversations": w["conversations"], "cpu_s": w["cpu_s"]} for w in ray.get("ran", [])],
+        "workers_cpu_s": round(sum(w["cpu_s"] or 0 for w in ray.get("ran", [])), 2),
+        "calls": ray.get("calls"),
+        "lost": ray.get("lost", []),
+        "conversations_per_s": round(stored / span, 2) if span else None,
+    }
+
+
+def _on_cluster(nodes: int, run: Any) -> dict[str, Any]:
+    """`run(address)` on a cluster of a head with no CPU (it runs no worker) and `nodes` worker
+    nodes of one CPU each (ray.cluster_utils.Cluster: each node its own raylet): one worker each."""
     from ray.cluster_utils import Cluster
 
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False})
@@ -212,32 +271,26 @@ def _cluster_run(nodes: int, count: int, per_worker: int, stub: Stub, tmp: Path)
         for _ in range(nodes):
             cluster.add_node(num_cpus=1)
         cluster.wait_for_nodes()
-        out = tmp / f"ray{nodes}"
-        cmd = [usersim_exe(), *cli_run_args(count, out, per_worker, judge=False), "--ray", cluster.address]
-        return _span(cmd, stub, out, 0.0)
+        return dict(run(cluster.address))
     finally:
         cluster.shutdown()
 
 
-def bench_ray_cpu() -> dict[str, Any]:
-    """CPU-bound: the bench's organic conversation (the stub as agent and simulator, answering at
-    once: 11 model calls, all harness work), on one and then two worker nodes of a real multi-node
-    cluster (ray.cluster_utils.Cluster: each node its own raylet). Throughput on the span; the CPU
-    of the workers, the driver and the stub beside it (on a 2-core machine two workers can use two
-    cores only if the driver and the stub use little)."""
-    count, per_worker = n(400, 200), 8  # one node: some 10 s of harness CPU at least
-    with Stub(0.0, log=True) as stub, tempfile.TemporaryDirectory() as tmp:
-        one = _cluster_run(1, count, per_worker, stub, Path(tmp))
-        two = _cluster_run(2, count, per_worker, stub, Path(tmp))
-    for row in (one, two):  # cores busy on average over the span: workers, and workers + driver + stub
-        cpu = row.get("workers_cpu_s") or 0
-        row["workers_cores"] = ratio(cpu, row["span_s"], 2)
-        row["all_cores"] = ratio(
-            cpu + (row["driver_cpu_s_in_span"] or 0) + (row["stub_cpu_s_in_span"] or 0), row["span_s"], 2
-        )
+def _cores(row: dict[str, Any]) -> None:
+    """Cores busy on average over the span: the workers, and workers + driver + stub."""
+    cpu = row.get("workers_cpu_s") or 0
+    row["workers_cores"] = ratio(cpu, row["span_s"], 2)
+    row["all_cores"] = ratio(
+        cpu + (row["driver_cpu_s_in_span"] or 0) + (row["stub_cpu_s_in_span"] or 0), row["span_s"], 2
+    )
+    row["driver_share"] = ratio(row["driver_cpu_s_in_span"] or 0, cpu + (row["driver_cpu_s_in_span"] or 0), 3)
+
+
+def _one_vs_two(one: dict[str, Any], two: dict[str, Any], **head: Any) -> dict[str, Any]:
+    for row in (one, two):
+        _cores(row)
     return {
-        "conversations": count,
-        "per_worker": per_worker,
+        **head,
         "load_before": os.getloadavg()[0],
         "one_node": one,
         "two_nodes": two,
@@ -245,10 +298,49 @@ def bench_ray_cpu() -> dict[str, Any]:
         "wall_speedup": ratio(one["wall_s"], two["wall_s"]),
         # from CPU alone (load from other processes left out): the speedup an idle machine with this
         # many cores would show for the CPU each run spent (a worker is one thread; the driver and
-        # the stub take cores too: on 2 cores two workers cannot both have one to themselves)
+        # a stub server take cores too)
         "cores": os.cpu_count(),
         "speedup_idle_bound": ratio(idle_span(one), idle_span(two)),
     }
+
+
+def bench_ray_cpu() -> dict[str, Any]:
+    """CPU-bound: the bench's organic conversation with the offline defaults in the workers (the
+    reference agent, the rule simulator, the rule judges: no model server competing for the cores,
+    every conversation's work in the worker that runs it), on one and then two worker nodes of a
+    real multi-node cluster, --concurrency 8 in all. Throughput on the pool's span (first
+    conversation handed out to last record received, the driver's clock; the workers' start-up is
+    before it, the wall beside it); each worker's CPU and the driver's beside it (workers_cores near
+    1.0 on one node says the run is CPU-bound on its worker; driver_share is the driver's part of
+    the CPU: storing records)."""
+    count, concurrency = n(120, 60), 8  # one node: some 30 s of worker CPU at scale 1
+
+    def run(nodes: int, tmp: Path) -> dict[str, Any]:
+        out = tmp / f"offline{nodes}"
+        return _on_cluster(
+            nodes, lambda address: _pool_span(_offline_run(count, concurrency, out, address), out)
+        )
+
+    with tempfile.TemporaryDirectory() as tmp:
+        one, two = run(1, Path(tmp)), run(2, Path(tmp))
+    return _one_vs_two(one, two, conversations=count, concurrency=concurrency, agent="reference")
+
+
+def bench_ray_cpu_stub() -> dict[str, Any]:
+    """The same one-vs-two-node comparison with the stub server as agent AND simulator answering at
+    once (11 model calls per conversation over HTTP): the stub, a Python process on the same cores,
+    and the driver take ~0.4 cores, so on a 2-core machine two workers cannot each have a core
+    (`speedup_idle_bound`). Kept beside the offline figure: it is the harness's per-call path."""
+    count, concurrency = n(400, 200), 16
+
+    def run(nodes: int, stub: Stub, tmp: Path) -> dict[str, Any]:
+        out = tmp / f"stub{nodes}"
+        cmd = [usersim_exe(), *cli_run_args(count, out, concurrency, judge=False)]
+        return _on_cluster(nodes, lambda address: _span([*cmd, "--ray", address], stub, out, 0.0))
+
+    with Stub(0.0, log=True) as stub, tempfile.TemporaryDirectory() as tmp:
+        one, two = run(1, stub, Path(tmp)), run(2, stub, Path(tmp))
+    return _one_vs_two(one, two, conversations=count, concurrency=concurrency, agent="stub (HTTP)")
 
 
 def idle_span(row: dict[str, Any], cores: int | None = None) -> float | None:
@@ -263,9 +355,11 @@ def idle_span(row: dict[str, Any], cores: int | None = None) -> float | None:
 
 def bench_ray_io() -> dict[str, Any]:
     """I/O-bound (the agent answers after 1 s; rule simulator, no judge model): `--ray local` vs one
-    process at the same --concurrency. Speed is compared on the span from the stub's first request
-    to its last reply, which leaves out what only the Ray run has (starting Ray and its worker
-    process); both walls are reported beside it."""
+    process at the same --concurrency, the run's total in flight in both (Ray splits it across one
+    worker per CPU: 16 each on 2 CPUs, so the conversations' CPU work, done one after another on one
+    loop in the one process, runs on all cores). Speed is compared on the span from the stub's first
+    request to its last reply, which leaves out what only the Ray run has (starting Ray and its
+    worker processes); both walls are reported beside it."""
     latency, concurrency = 1.0, 32
     count = n(640, 320)  # at least 10 waves of 1 s
     with Stub(latency, log=True) as stub, tempfile.TemporaryDirectory() as tmp:
@@ -307,10 +401,17 @@ def bench_node_kill() -> dict[str, Any]:
 def bench_ray() -> dict[str, Any]:
     missing = _ray_missing()
     if missing:
-        return {"cpu_bound": None, "io_bound": None, "node_kill": None, "reason": missing}
+        return {
+            "cpu_bound": None,
+            "cpu_bound_stub": None,
+            "io_bound": None,
+            "node_kill": None,
+            "reason": missing,
+        }
     out: dict[str, Any] = {}
     for key, part in (
         ("cpu_bound", bench_ray_cpu),
+        ("cpu_bound_stub", bench_ray_cpu_stub),
         ("io_bound", bench_ray_io),
         ("node_kill", bench_node_kill),
     ):

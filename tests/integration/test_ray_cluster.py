@@ -103,11 +103,12 @@ def test_cluster_run_stores_the_records_of_a_local_run(cluster, tmp_path, monkey
     c, _, inflight = cluster
     remote, local = tmp_path / "ray", tmp_path / "local"
     res = usersim(
-        "run", *IDS, "--repeats", "2", "--agent", AGENT, "--ray", c.address, "--concurrency", "2",
+        "run", *IDS, "--repeats", "2", "--agent", AGENT, "--ray", c.address, "--concurrency", "4",
         "--out", str(remote), "--no-progress", check=False,
     )  # fmt: skip
     assert res.returncode in (0, 1), res.stderr  # the echo agent fails some cases: a verdict, not a crash
-    assert "ray: 2 worker(s), 2 conversation(s) in flight each" in res.stderr
+    # --concurrency is the total: one worker per 1-CPU node, two conversations in flight each
+    assert "ray: 2 worker(s), 4 conversation(s) in flight (2 each)" in res.stderr
     # both worker nodes ran conversations, and none ran in the driver
     ran = read_inflight(inflight)
     assert len(ran) == 2 and os.getpid() not in ran, ran
@@ -135,6 +136,7 @@ def test_cluster_run_stores_the_records_of_a_local_run(cluster, tmp_path, monkey
     # on stderr; both nodes ran some
     ran = meta["ray"]["ran"]
     assert len(ran) == 2 and all(w["conversations"] >= 1 and w["cpu_s"] > 0 for w in ran), ran
+    assert [w["lanes"] for w in ran] == [2, 2] and meta["ray"]["concurrency"] == 4
     assert sum(w["conversations"] for w in ran) == 10
     assert "conversations per worker " + "/".join(str(w["conversations"]) for w in ran) in res.stderr
     assert (remote / "report.html").is_file()
@@ -152,10 +154,12 @@ def _wait(what, predicate, timeout: float, proc: subprocess.Popen) -> None:
 
 
 # static conversations of one turn whose agent takes 1 s: 24 of them keep both workers busy for a
-# while whichever starts first; 40 at one lane per worker go out in batches (a lost worker holds a
-# batch, finished conversations of it included)
+# while whichever starts first; 40 at one lane per worker (--concurrency 2 in all) go out in batches
+# (a lost worker holds a batch, finished conversations of it included)
 @pytest.mark.parametrize("cluster", [1.0], indirect=True)
-@pytest.mark.parametrize(("repeats", "lanes"), [(6, 2), (10, 1)], ids=["one-per-call", "batches"])
+@pytest.mark.parametrize(
+    ("repeats", "lanes"), [(6, 2), (10, 1)], ids=["one-per-call", "batches"]
+)  # per worker
 def test_losing_a_worker_node_mid_run_loses_nothing_and_duplicates_nothing(
     cluster, tmp_path, monkeypatch, repeats, lanes
 ):
@@ -166,7 +170,7 @@ def test_losing_a_worker_node_mid_run_loses_nothing_and_duplicates_nothing(
     # the driver in its own process, as on a real cluster; this process owns the nodes
     proc = subprocess.Popen(
         [sys.executable, "-m", "usersim", "run", *suite, "--agent", AGENT,
-         "--ray", c.address, "--concurrency", str(lanes), "--out", str(out), "--no-progress"],
+         "--ray", c.address, "--concurrency", str(2 * lanes), "--out", str(out), "--no-progress"],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -218,7 +222,7 @@ def test_losing_every_worker_stops_the_run_and_resume_finishes_it(cluster, tmp_p
     out = tmp_path / "ray"
     suite = ["--id", "B1-CL-01", "--id", "B1-EI-01", "--repeats", "6", "--agent", AGENT, "--no-progress"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "usersim", "run", *suite, "--ray", c.address, "--concurrency", "2", "--out", str(out)],
+        [sys.executable, "-m", "usersim", "run", *suite, "--ray", c.address, "--concurrency", "4", "--out", str(out)],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -252,34 +256,44 @@ def test_losing_every_worker_stops_the_run_and_resume_finishes_it(cluster, tmp_p
     assert all(r["status"] != "error" for r in lines)
 
 
-def test_ray_local_runs_more_conversations_at_once_than_it_has_cpus(tmp_path, monkeypatch):
-    """I/O-bound (the agent awaits): a worker keeps --concurrency conversations in flight."""
+def test_ray_local_starts_a_worker_per_cpu_that_share_the_concurrency(tmp_path, monkeypatch):
+    """I/O-bound (the agent awaits): `--ray local` uses the machine's CPUs, one worker each, and
+    --concurrency is the run's total in flight, split across them (as in one process); each worker
+    keeps its share in flight, more than the CPUs in all."""
 
     inflight = tmp_path / "inflight"
     inflight.mkdir()
     cpus = os.cpu_count() or 1
-    n = cpus + 3
+    concurrency = cpus + 3
+    shares = [concurrency // cpus + (1 if i < concurrency % cpus else 0) for i in range(cpus)]
     env = tmp_path / "runtime_env.yaml"  # the workers' environment through --ray-runtime-env
     env.write_text(
         f"env_vars:\n  USERSIM_TEST_INFLIGHT_DIR: '{inflight}'\n  USERSIM_TEST_AGENT_DELAY: '1.0'\n",
         encoding="utf-8",
     )
     out = tmp_path / "ray"
-    _ray_local(out, "--repeats", str(n), "--concurrency", str(n), "--ray-runtime-env", str(env))
+    # rounds of 1 s enough for every worker to have its share busy, whichever starts first
+    repeats = 3 * concurrency
+    res = _ray_local(
+        out, "--repeats", str(repeats), "--concurrency", str(concurrency), "--ray-runtime-env", str(env)
+    )
     lines = records(out)
-    assert len(lines) == 2 * n and all(r["status"] != "error" for r in lines)  # groups A and B
+    assert len(lines) == 2 * repeats and all(r["status"] != "error" for r in lines)  # groups A and B
     ran = read_inflight(inflight)
-    assert len(ran) == 1, ran  # one worker on one node ...
-    (stats,) = ran.values()
-    assert stats["calls"] == 2 * n
-    assert stats["max_inflight"] > cpus, (stats, cpus)  # ... with more agent calls in flight than CPUs
-    assert stats["max_inflight"] <= n  # and never more than --concurrency
+    assert len(ran) == cpus, ran  # one worker per CPU, each its own process
+    assert sum(s["calls"] for s in ran.values()) == 2 * repeats
+    # each worker had its share of --concurrency in flight at once, never more: the total, not per worker
+    assert sorted(s["max_inflight"] for s in ran.values()) == sorted(shares), (ran, shares)
+    _, meta = stored(out)
+    assert meta["ray"]["concurrency"] == concurrency and meta["ray"]["workers"] == cpus
+    assert sorted(w["lanes"] for w in meta["ray"]["ran"]) == sorted(shares)
+    assert f"ray: {cpus} worker(s), {concurrency} conversation(s) in flight" in res.stderr
 
 
 def test_a_long_queue_goes_out_in_batches_that_keep_the_concurrency_and_the_records(tmp_path, monkeypatch):
     """While many trials wait, a lane sends several per call (fewer calls than conversations); a
-    batch runs one conversation after another, so a worker still has --concurrency in flight, and
-    the records are a local run's."""
+    batch runs one conversation after another, so the one worker (--ray-actors 1) still has
+    --concurrency in flight, and the records are a local run's."""
 
     inflight = tmp_path / "inflight"
     inflight.mkdir()
@@ -290,7 +304,9 @@ def test_a_long_queue_goes_out_in_batches_that_keep_the_concurrency_and_the_reco
     )
     suite = ["--id", "B1-EI-01", "--repeats", "20", "--agent", AGENT, "--no-progress"]  # 40 conversations
     out = tmp_path / "ray"
-    _ray_local(out, "--repeats", "20", "--concurrency", "2", "--ray-runtime-env", str(env))
+    _ray_local(
+        out, "--repeats", "20", "--concurrency", "2", "--ray-actors", "1", "--ray-runtime-env", str(env)
+    )
     ids, meta = stored(out)
     lines = records(out)
     assert len(ids) == 40 and sorted(ids) == sorted(r["id"] for r in lines) and len(set(ids)) == 40

@@ -49,3 +49,16 @@ def test_a_relative_working_dir_is_the_folder_beside_the_runtime_env_file(tmp_pa
     remote = tmp_path / "remote.json"
     remote.write_text('{"working_dir": "s3://bucket/suite.zip"}', encoding="utf-8")
     assert ray_config("auto", None, remote)["ray_runtime_env"] == {"working_dir": "s3://bucket/suite.zip"}
+
+
+def test_more_ray_actors_than_conversations_in_flight_is_refused_saying_what_concurrency_means(tmp_path):
+    out = tmp_path / "run"
+    res = usersim(
+        "run", "--id", "B1-EI-01", "--ray", "local", "--ray-actors", "3", "--concurrency", "2",
+        "--out", str(out), check=False,
+    )  # fmt: skip
+    assert res.returncode == 2, res.stderr
+    assert "--ray-actors 3 with --concurrency 2" in res.stderr
+    assert "--concurrency is the total of conversations in flight, split across the workers" in res.stderr
+    assert "give --concurrency 3 or more" in res.stderr
+    assert not out.exists()

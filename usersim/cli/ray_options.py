@@ -10,9 +10,9 @@ import click
 
 RAY_HELP = (
     "Run the conversations on Ray: local (Ray started in this process), auto (the cluster this "
-    "machine belongs to) or an address (ray://HOST:10001, HOST:6379). Each Ray worker (an async "
-    "actor, one per node with a CPU unless --ray-actors) runs --concurrency conversations at once; "
-    "this process stores them. Needs the ray extra."
+    "machine belongs to) or an address (ray://HOST:10001, HOST:6379). The Ray workers (async "
+    "actors, one per CPU of the cluster's nodes and at most --concurrency, unless --ray-actors) share "
+    "--concurrency, the total of conversations at once; this process stores them. Needs the ray extra."
 )
 
 
@@ -31,19 +31,27 @@ def ray_options(command: Any) -> Any:
         "ray_actors",
         default=None,
         type=click.IntRange(1),
-        help="Ray workers to start, spread over the nodes, one CPU each (default: one per node with a "
-        "CPU). Conversations in flight: this times --concurrency.",
+        help="Ray workers to start, spread over the nodes, one CPU each (default: one per CPU, at most "
+        "--concurrency). They share --concurrency, the total of conversations in flight.",
     )(command)
     return click.option("--ray", "ray_address", default=None, metavar="ADDRESS", help=RAY_HELP)(command)
 
 
-def ray_config(address: str | None, actors: int | None, runtime_env: Path | None) -> dict[str, Any]:
+def ray_config(
+    address: str | None, actors: int | None, runtime_env: Path | None, concurrency: int | None = None
+) -> dict[str, Any]:
     """RunConfig fields of the options; refuses before any work (exit 2) what cannot run."""
     if address is None:
         for value, name in ((actors, "--ray-actors"), (runtime_env, "--ray-runtime-env")):
             if value is not None:
                 raise click.UsageError(f"{name} needs --ray")
         return {}
+    if actors is not None and concurrency is not None and actors > concurrency:
+        # each worker needs a conversation in flight; the message says what --concurrency means here
+        raise click.UsageError(
+            f"--ray-actors {actors} with --concurrency {concurrency}: with --ray, --concurrency is the "
+            f"total of conversations in flight, split across the workers; give --concurrency {actors} or more"
+        )
     from usersim.graphs.distributed import check_ray
 
     try:

@@ -230,7 +230,7 @@ def _run(cases, cfg: RunConfig, out: Path) -> Sequence[RunRecord]:
     default=4,
     show_default=True,
     type=click.IntRange(1),
-    help="Conversations at once (with --ray: per Ray worker).",
+    help="Conversations at once (with --ray: in all, split across the Ray workers).",
 )
 @click.option(
     "--seed", default=0, show_default=True, type=int, help="Run seed; per-conversation seeds derive from it."
@@ -369,7 +369,7 @@ def run(
         resume=resume,
         seed=seed,
         progress=not no_progress,
-        **ray_config(ray_address, ray_actors, ray_runtime_env),
+        **ray_config(ray_address, ray_actors, ray_runtime_env, concurrency),
         extra_judges=list(extra_judges),
         resimulate=resimulate,
     )

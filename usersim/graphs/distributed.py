@@ -2,9 +2,10 @@
 one), many conversations per worker.
 
 `--ray ADDRESS` (`local` starts Ray in this process, `auto` joins the cluster this machine belongs
-to, `ray://HOST:10001` connects through Ray Client) starts async actors — one per node with a CPU,
-or `--ray-actors N` — each running `--concurrency` conversations at once on its own event loop with
-one pooled HTTP client per endpoint (ray_worker). The driver hands a worker the next trial when it
+to, `ray://HOST:10001` connects through Ray Client) starts async actors — one per CPU of the alive
+nodes, at most `--concurrency`, or `--ray-actors N` — that share `--concurrency` (the run's total
+of conversations in flight, as in one process), each running its share at once on its own event
+loop with one pooled HTTP client per endpoint (ray_worker, ray_placement). The driver hands a worker the next trial when it
 has room (ray_dispatch), so the trials of a lost worker go to the others. The driver keeps the
 SQLite store: each finished record is committed as it arrives, once, so `--resume` works the same
 as in a local run.
@@ -67,7 +68,7 @@ async def remote_records(
         todo,
         cfg,
         meta["run_id"],
-        per_worker=cfg.concurrency,
+        concurrency=cfg.concurrency,
         workers=cfg.ray_actors,
         runtime_env=None if connected else runtime_env,  # a Ray the caller connected: per actor
     )

@@ -1,18 +1,20 @@
 """The driver side of a distributed run: a pool of async Ray actors, fed by pulling.
 
-Each worker (a `TrialWorker` actor, ray_worker) has `per_worker` lanes in the driver, so it has
-`per_worker` conversations in flight; a lane takes the next trials from the run's queue when its
-previous call has returned. While the queue is long a lane takes a small batch (`_batch_size`),
-which the worker runs one after another and answers in one reply: one call, one pickled case and
-persona for several conversations, so the driver, which also stores every record, stays cheap
-next to the workers. Near the end of the run a batch is one trial. When a worker is lost (its node removed or dead, its process
-killed: Ray raises RayActorError for its calls), every trial it held goes back to the queue and
-runs on the workers left; the pool starts a replacement on a node with room, if any. A record
-whose trial id has already arrived is dropped, so the store holds each conversation once.
+`--concurrency` is the run's total of conversations in flight; it is split across the workers
+(`TrialWorker` actors, ray_worker): a worker with `lanes` lanes in the driver has that many
+conversations in flight, and a lane takes the next trials from the run's queue when its previous
+call has returned. While the queue is long a lane takes a small batch (`_batch_size`), which the
+worker runs one after another and answers in one reply: one call, one pickled case and persona for
+several conversations, so the driver, which also stores every record, stays cheap next to the
+workers. Near the end of the run a batch is one trial. When a worker is lost (its node removed or
+dead, its process killed: Ray raises RayActorError for its calls), every trial it held goes back
+to the queue and runs on the workers left; the pool starts a replacement with the lost worker's
+lanes on a node with room, if any. A record whose trial id has already arrived is dropped, so the
+store holds each conversation once.
 
-Placement: by default one worker per alive node that has a CPU (a head started with num_cpus=0
-runs none); `workers=N` starts N, spread over the nodes. A worker reserves one CPU: its event loop
-is one Python thread.
+Placement (ray_placement): by default one worker per CPU of the alive nodes, at most one per
+conversation in flight (a head started with num_cpus=0 runs none); `workers=N` starts N, round-robin
+over the nodes. A worker reserves one CPU: its event loop is one Python thread.
 """
 
 from __future__ import annotations
@@ -20,14 +22,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import sys
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
-
 from usersim.core.record import RunRecord
 from usersim.graphs.plan import RunPlan
+from usersim.graphs.ray_placement import RayRunStats, WorkerRun, node_cpus, place, room
 
 if TYPE_CHECKING:
     from usersim.graphs.runner import RunConfig
@@ -47,41 +49,11 @@ class WorkersLost(ValueError):
     """No Ray worker is left to run the rest (a ValueError: the CLI prints it as one line, exit 1)."""
 
 
-class WorkerRun(BaseModel):
-    """What one worker did: where it ran, the conversations it delivered, its process CPU from its
-    first conversation's start to its last one's end (None: lost before the end, it cannot tell)."""
-
-    where: str
-    conversations: int = 0
-    cpu_s: float | None = None
-
-
-class RayRunStats(BaseModel):
-    """What the distributed part of a run did (run meta `ray`, and one line on stderr)."""
-
-    workers: int = 0  # workers that started and ran conversations
-    per_worker: int = 0  # conversations in flight per worker (--concurrency)
-    lost: list[str] = []  # the workers lost during the run, with why
-    retried: int = 0  # conversations handed out again after their worker was lost
-    duplicates: int = 0  # records that arrived for a trial already stored, dropped
-    calls: int = 0  # calls to the workers that returned records (a call carries a batch of trials)
-    ran: list[WorkerRun] = []  # per worker that started, in start order: how the run was shared
-
-    def line(self) -> str:
-        text = f"ray: {self.workers} worker(s), {self.per_worker} conversation(s) in flight each"
-        if self.lost:
-            text += f"; {len(self.lost)} lost, {self.retried} conversation(s) retried on the others"
-        if self.duplicates:
-            text += f"; {self.duplicates} duplicate record(s) dropped"
-        if len(self.ran) > 1:  # how the run was shared out
-            text += "; conversations per worker " + "/".join(str(w.conversations) for w in self.ran)
-        return text
-
-
 @dataclass(eq=False)
 class _Worker:
     handle: Any
-    node_id: str | None
+    node_id: str
+    lanes: int  # its conversations in flight
     where: str = "starting"
     ready: bool = False
     dead: bool = False
@@ -99,13 +71,13 @@ class RayPool:
         cfg: RunConfig,
         run_id: str,
         *,
-        per_worker: int,
+        concurrency: int,
         workers: int | None = None,
         runtime_env: dict[str, Any] | None = None,
     ) -> None:
         self.todo, self.cfg, self.run_id = todo, cfg, run_id
-        self.per_worker, self.wanted, self.runtime_env = max(1, per_worker), workers, runtime_env
-        self.stats = RayRunStats(per_worker=self.per_worker)
+        self.concurrency, self.wanted, self.runtime_env = max(1, concurrency), workers, runtime_env
+        self.stats = RayRunStats(concurrency=self.concurrency)
         self._workers: list[_Worker] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._lost_nodes: set[str] = set()
@@ -135,42 +107,29 @@ class RayPool:
 
     # -- workers ---------------------------------------------------------------------------
 
-    def _placements(self) -> list[str | None]:
-        """The nodes to start workers on (None: Ray spreads them)."""
+    def _placements(self) -> list[tuple[str, int]]:
+        """(node, lanes) of the workers to start."""
         import ray
 
-        nodes = [n for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) >= 1]
-        if self.wanted is not None:
-            cpus = sum(n["Resources"]["CPU"] for n in nodes)
-            if self.wanted > cpus:
-                raise ValueError(
-                    f"--ray-actors {self.wanted}: the Ray cluster has {cpus:g} CPU(s) on its alive nodes; "
-                    "each worker reserves one"
-                )
-            return [None] * self.wanted
-        if not nodes:
-            raise ValueError("the Ray cluster has no alive node with a CPU to run usersim's workers on")
-        return [n["NodeID"] for n in nodes]
+        return place(node_cpus(ray.nodes()), self.concurrency, self.wanted)
 
-    def _start(self, nodes: list[str | None]) -> None:
+    def _start(self, nodes: list[tuple[str, int]]) -> None:
         import ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         from usersim.graphs.ray_worker import TrialWorker
 
         remote = ray.remote(TrialWorker)
-        for node in nodes:
+        for node, lanes in nodes:
             options: dict[str, Any] = {
                 "num_cpus": 1,
-                "max_concurrency": self.per_worker + 2,  # its lanes, and close() beside them
+                "max_concurrency": lanes + 2,  # its lanes, and close() beside them
                 "max_restarts": 0,  # a lost worker's trials are re-queued here, not replayed by Ray
-                "scheduling_strategy": "SPREAD"
-                if node is None
-                else NodeAffinitySchedulingStrategy(node_id=node, soft=False),
+                "scheduling_strategy": NodeAffinitySchedulingStrategy(node_id=node, soft=False),
             }
             if self.runtime_env:
                 options["runtime_env"] = self.runtime_env
-            worker = _Worker(remote.options(**options).remote(self.cfg, self.run_id), node)
+            worker = _Worker(remote.options(**options).remote(self.cfg, self.run_id), node, lanes)
             self._workers.append(worker)
             self._spawn(self._boot(worker))
 
@@ -187,7 +146,7 @@ class RayPool:
             return
         worker.where, worker.ready = f"{where['host']} pid {where['pid']}", True
         self.stats.workers += 1
-        for _ in range(self.per_worker):
+        for _ in range(worker.lanes):
             self._spawn(self._lane(worker))
 
     async def _lane(self, worker: _Worker) -> None:
@@ -204,6 +163,8 @@ class RayPool:
             batch = [(ordinal, self._with_persona(trial)) for ordinal, trial in batch]
             for ordinal, trial in batch:
                 worker.held[trial.id] = (ordinal, trial)
+            if self.stats.span_start is None:
+                self.stats.span_start = time.time()
             try:
                 texts = await _result(worker.handle.run.remote([trial for _, trial in batch]))
             except ray.exceptions.RayActorError as exc:
@@ -221,7 +182,7 @@ class RayPool:
         """Trials per call: several while the queue is long (one call, one pickled case and persona,
         one reply for all of them: less driver CPU per conversation), one as the run nears its end
         (no lane holds a queue of trials while another has nothing left to do)."""
-        lanes = self.per_worker * max(1, sum(1 for w in self._workers if not w.dead))
+        lanes = max(1, sum(w.lanes for w in self._workers if not w.dead))
         return max(1, min(MAX_BATCH, self._queue.qsize() // (BATCH_SLACK * lanes)))
 
     def _with_persona(self, trial: Trial) -> Trial:
@@ -246,6 +207,7 @@ class RayPool:
             return
         self._done.add(record.id)
         worker.delivered += 1
+        self.stats.span_end = time.time()
         self._out.put_nowait((ordinal, record))
 
     def _lose(self, worker: _Worker, exc: BaseException) -> None:
@@ -270,7 +232,7 @@ class RayPool:
         except Exception:  # noqa: BLE001, S110 - already gone
             pass
         if not getattr(exc, "actor_init_failed", False):  # a worker that cannot start: the others would not
-            self._replace()
+            self._replace(worker.lanes)
         if not any(not w.dead for w in self._workers):
             self._out.put_nowait(
                 WorkersLost(
@@ -279,26 +241,20 @@ class RayPool:
                 )
             )
 
-    def _replace(self) -> None:
+    def _replace(self, lanes: int) -> None:
+        """One worker with the lost one's lanes, on a node with a CPU free, if any."""
         if self._replacements >= MAX_REPLACEMENTS or self._queue.empty() and not self._held():
             return
         import ray
 
         try:
-            nodes = [n for n in ray.nodes() if n.get("Alive") and n.get("Resources", {}).get("CPU", 0) >= 1]
+            nodes = node_cpus(ray.nodes())
         except Exception:  # noqa: BLE001 - the cluster cannot tell: go on with the workers left
             return
-        if self.wanted is None:
-            busy = {w.node_id for w in self._workers if not w.dead} | self._lost_nodes
-            new: list[str | None] = [n["NodeID"] for n in nodes if n["NodeID"] not in busy]
-        else:
-            free = ray.available_resources().get("CPU", 0)
-            missing = self.wanted - sum(1 for w in self._workers if not w.dead)
-            new = [None] * int(min(missing, free))
-        new = new[: MAX_REPLACEMENTS - self._replacements]
-        self._replacements += len(new)
-        if new:
-            self._start(new)
+        free = room(nodes, [w.node_id for w in self._workers if not w.dead], self._lost_nodes)
+        if free:
+            self._replacements += 1
+            self._start([(free[0], lanes)])
 
     def _held(self) -> int:
         return sum(len(w.held) for w in self._workers if not w.dead)
@@ -316,7 +272,7 @@ class RayPool:
             if isinstance(end, dict):
                 w.cpu_s = end.get("cpu_s")
         self.stats.ran = [
-            WorkerRun(where=w.where, conversations=w.delivered, cpu_s=w.cpu_s)
+            WorkerRun(where=w.where, lanes=w.lanes, conversations=w.delivered, cpu_s=w.cpu_s)
             for w in self._workers
             if w.ready
         ]

@@ -47,7 +47,7 @@ class RunConfig:
     extra_judges: list[str] = field(default_factory=list)
     progress: bool = True
     ray: str | None = None  # Ray address ("local", "auto", "ray://host:10001"); None = this process
-    # with ray: `concurrency` is per Ray worker (an async actor); workers = one per node with a CPU, or N
+    # with ray: `concurrency` is the total, split across the Ray workers (one per CPU, or N)
     ray_actors: int | None = None
     ray_runtime_env: dict[str, Any] | None = None  # Ray runtime_env of the workers (pip, working_dir)
     resimulate: int = 2  # a simulator-suspect organic conversation is simulated again up to N times
