@@ -148,6 +148,21 @@ def _ray_meta(out: Path) -> dict[str, Any]:
     return json.loads(row[0]) if row else {}
 
 
+def _workers(ray: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per worker from the run meta: its conversations, its CPU, and when it was ready, in seconds
+    after the first one was (the later ones' start-up falls inside the span)."""
+    ran = ray.get("ran", [])
+    first = min((w["ready_at"] for w in ran if w.get("ready_at")), default=None)
+    return [
+        {
+            "conversations": w["conversations"],
+            "cpu_s": w["cpu_s"],
+            "ready_after_s": round(w["ready_at"] - first, 2) if first and w.get("ready_at") else None,
+        }
+        for w in ran
+    ]
+
+
 def _span(cmd: list[str], stub: Stub, out: Path, latency: float) -> dict[str, Any]:
     """One `usersim run`: its wall (process start to exit: imports, Ray's start-up, the outputs)
     and its span (the stub's first request to its last reply: the conversations themselves), with
@@ -194,9 +209,7 @@ def _span(cmd: list[str], stub: Stub, out: Path, latency: float) -> dict[str, An
     }
     ray = _ray_meta(out) if "--ray" in cmd else {}
     if ray:
-        row["workers"] = [
-            {"conversations": w["conversations"], "cpu_s": w["cpu_s"]} for w in ray.get("ran", [])
-        ]
+        row["workers"] = _workers(ray)
         row["workers_cpu_s"] = round(sum(w["cpu_s"] or 0 for w in ray.get("ran", [])), 2)
         row["lost"] = ray.get("lost", [])
     row["conversations_per_s"] = round(stored / row["span_s"], 2) if row["span_s"] else None
@@ -253,7 +266,7 @@ def _pool_span(cmd: list[str], out: Path) -> dict[str, Any]:
         "driver_cpu_s_in_span": cpu_between(driver, first, last),
         "driver_cpu_s_total": round(driver[-1][1], 2) if driver else None,
         "stub_cpu_s_in_span": None,  # no model server: the agent and the simulator run in the workers
-        "workers": [{"conversations": w["conversations"], "cpu_s": w["cpu_s"]} for w in ray.get("ran", [])],
+        "workers": _workers(ray),
         "workers_cpu_s": round(sum(w["cpu_s"] or 0 for w in ray.get("ran", [])), 2),
         "calls": ray.get("calls"),
         "lost": ray.get("lost", []),

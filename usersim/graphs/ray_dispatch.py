@@ -56,6 +56,7 @@ class _Worker:
     lanes: int  # its conversations in flight
     where: str = "starting"
     ready: bool = False
+    ready_at: float | None = None  # epoch s: when it was ready to take conversations
     dead: bool = False
     held: dict[str, tuple[int, Trial]] = field(default_factory=dict)  # trial id -> (ordinal, trial)
     delivered: int = 0  # records of this worker that reached the store
@@ -140,11 +141,13 @@ class RayPool:
 
     async def _boot(self, worker: _Worker) -> None:
         try:
-            where = await asyncio.wait_for(_result(worker.handle.where.remote()), READY_TIMEOUT_S)
+            # the run's first case: the worker loads what its conversations use before it takes one
+            first = self.todo[0][1].case if self.todo else None
+            where = await asyncio.wait_for(_result(worker.handle.where.remote(first)), READY_TIMEOUT_S)
         except Exception as exc:  # noqa: BLE001 - a worker that cannot start is lost, whatever the cause
             self._lose(worker, exc)
             return
-        worker.where, worker.ready = f"{where['host']} pid {where['pid']}", True
+        worker.where, worker.ready, worker.ready_at = f"{where['host']} pid {where['pid']}", True, time.time()
         self.stats.workers += 1
         for _ in range(worker.lanes):
             self._spawn(self._lane(worker))
@@ -272,7 +275,9 @@ class RayPool:
             if isinstance(end, dict):
                 w.cpu_s = end.get("cpu_s")
         self.stats.ran = [
-            WorkerRun(where=w.where, lanes=w.lanes, conversations=w.delivered, cpu_s=w.cpu_s)
+            WorkerRun(
+                where=w.where, lanes=w.lanes, conversations=w.delivered, cpu_s=w.cpu_s, ready_at=w.ready_at
+            )
             for w in self._workers
             if w.ready
         ]

@@ -82,6 +82,7 @@ class WorkerRun(BaseModel):
     lanes: int = 0
     conversations: int = 0
     cpu_s: float | None = None
+    ready_at: float | None = None  # epoch s: when it had started (imports, the run's modules loaded)
 
 
 class RayRunStats(BaseModel):

@@ -36,11 +36,18 @@ class TrialWorker:
         self._cpu_first: float | None = None  # process CPU when the first conversation started
         self._cpu_last = 0.0  # ... and when the latest one ended
 
-    def where(self) -> dict[str, Any]:
-        """Where this actor runs (host, pid), once it is ready to run conversations: the graph's
-        modules are imported here, so the start-up of a worker is not inside its first conversation."""
+    def where(self, case: Any = None) -> dict[str, Any]:
+        """Where this actor runs (host, pid), once it is ready to run conversations. The start-up of
+        a worker is done here, not inside its first conversation: the graph's modules, and with
+        `case` (the run's first) what its conversations load on first use: the agent's adapter, the
+        simulator, the case's judges, the tokenizer (~1 s of CPU on the bench's organic case)."""
         import usersim.graphs.trial_run  # noqa: F401 - langgraph and the model client, imported now
 
+        if case is not None:
+            try:
+                _prepare(self.cfg, case)
+            except Exception:  # noqa: BLE001, S110 - the conversation that needs it records why
+                pass
         return {"host": socket.gethostname(), "pid": os.getpid()}
 
     async def run(self, trials: list[Trial]) -> list[str]:
@@ -78,3 +85,19 @@ class TrialWorker:
 
         await aclose_clients()
         return self.stats()
+
+
+def _prepare(cfg: RunConfig, case: Any) -> None:
+    """Load what a conversation of `case` loads on first use (nothing runs, nothing is called)."""
+    from usersim.cases.tokens import encoding_for
+    from usersim.graphs.plan import RunPlan
+    from usersim.judges.select import select_judges
+
+    plan = RunPlan.of(cfg)
+    plan.load_agent()
+    if case.mode == "organic":
+        from usersim.simulator.base import load_simulator
+
+        load_simulator(cfg.simulator)
+    select_judges(case, plan.judge_config)
+    encoding_for()
