@@ -13,6 +13,7 @@ before the driver hands it a conversation.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import time
@@ -35,6 +36,7 @@ class TrialWorker:
         self._ran = 0
         self._cpu_first: float | None = None  # process CPU when the first conversation started
         self._cpu_last = 0.0  # ... and when the latest one ended
+        self._heap = contextlib.ExitStack()
 
     def where(self, case: Any = None) -> dict[str, Any]:
         """Where this actor runs (host, pid), once it is ready to run conversations. The start-up of
@@ -42,12 +44,16 @@ class TrialWorker:
         `case` (the run's first) what its conversations load on first use: the agent's adapter, the
         simulator, the case's judges, the tokenizer (~1 s of CPU on the bench's organic case)."""
         import usersim.graphs.trial_run  # noqa: F401 - langgraph and the model client, imported now
+        from usersim.graphs.heap import quiet_heap
 
         if case is not None:
             try:
                 _prepare(self.cfg, case)
             except Exception:  # noqa: BLE001, S110 - the conversation that needs it records why
                 pass
+        # the process is this run's: what it holds now (Ray, the graph, the run's modules) is frozen
+        # for the collector until close(), as a local run does around its conversations (graphs.heap)
+        self._heap.enter_context(quiet_heap())
         return {"host": socket.gethostname(), "pid": os.getpid()}
 
     async def run(self, trials: list[Trial]) -> list[str]:
@@ -84,6 +90,7 @@ class TrialWorker:
         from usersim.llm.client import aclose_clients
 
         await aclose_clients()
+        self._heap.close()
         return self.stats()
 
 
