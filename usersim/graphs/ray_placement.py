@@ -4,8 +4,8 @@ conversations each keeps in flight; and what the pool reports at the end.
 `--concurrency` is the run's TOTAL of conversations in flight, as in one process: it is split
 across the workers (one worker per CPU of the alive nodes by default, at most one per
 conversation in flight), so `--ray local` is a drop-in flag that uses the machine's cores for the
-same concurrency. A worker is one Python thread (one event loop), so a node's CPUs beyond the first
-only help with one worker each.
+same concurrency. A worker is one Python thread (one event loop): a node uses as many cores as it
+runs workers.
 """
 
 from __future__ import annotations
