@@ -56,6 +56,11 @@ def _replay_turn(case: Any, turn: int, n_messages: int) -> dict[str, Any]:
     return {"stop": Stop(reason="replay_complete", detail=f"replayed {turn} user turn(s)")}
 
 
+def _plain(m: Message) -> bool:
+    """Whether a message is its role and text only (what simulator_transcript would build from it)."""
+    return not m.tool_calls and m.tool_call_id is None and m.name is None and not m.is_error
+
+
 def simulator_transcript(messages: list[Message]) -> list[Message]:
     """User and assistant text; an assistant message carries the names of the tools the agent called
     before it in that turn (for `when: {agent_calls: TOOL}` events), never arguments or results."""
@@ -65,14 +70,16 @@ def simulator_transcript(messages: list[Message]) -> list[Message]:
         if m.role == "assistant":
             called += [ToolCall(name=tc.name) for tc in m.tool_calls]
             if m.content:
-                out.append(Message(role="assistant", content=m.content, tool_calls=called))
+                # a plain text reply is already what the simulator reads: kept, not rebuilt per turn
+                plain = not called and _plain(m)
+                out.append(m if plain else Message(role="assistant", content=m.content, tool_calls=called))
                 called = []
         elif m.role == "user":
             if called:  # the agent called tools but said nothing
                 out.append(Message(role="assistant", content="", tool_calls=called))
                 called = []
             if m.content:
-                out.append(Message(role="user", content=m.content))
+                out.append(m if _plain(m) else Message(role="user", content=m.content))
     if called:
         out.append(Message(role="assistant", content="", tool_calls=called))
     return out

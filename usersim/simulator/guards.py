@@ -13,6 +13,7 @@ from typing import Literal
 
 from usersim.lang import quantity
 from usersim.lang.quantity import chinese_digits
+from usersim.lang.resources import Memo
 from usersim.personas.schema import Persona
 from usersim.simulator.signals import hidden_truths, role_flip
 
@@ -71,7 +72,12 @@ def parroting(text: str, agent_text: str | None) -> float | None:
     if len(a) >= 30 and a in b:
         ratio = 1.0
     else:
-        ratio = SequenceMatcher(None, a, b, autojunk=False).ratio()
+        matcher = SequenceMatcher(None, a, b, autojunk=False)
+        # real_quick_ratio and quick_ratio bound ratio from above (lengths, shared characters): most
+        # turns are far from the reply and never need the quadratic matching
+        if matcher.real_quick_ratio() < 0.7 or matcher.quick_ratio() < 0.7:
+            return None
+        ratio = matcher.ratio()
     if ratio < 0.7:
         return None
     return round(ratio, 2) if echo(a, b) else None
@@ -200,17 +206,29 @@ def find_invented(
 ) -> tuple[str, float] | None:
     """(phrase, value) of a quantity (4 个人, 1万, $300) the turn states that is in neither the
     persona nor the conversation so far (`context`: earlier messages of both sides), or None."""
-    digits = chinese_digits()  # the numerals lexicon loads on the first turn, not on import
-    allowed = numbers(persona_text(persona, goal)) | {
-        float(digits[c]) for c in persona_text(persona, goal) if c in digits
-    }
+    allowed = set(_stated(persona_text(persona, goal)))
     for t in context:
-        allowed |= numbers(t) | {float(digits[c]) for c in t if c in digits}
+        allowed |= _stated(t)
     for phrase, value, scaled in _quantities(text):
         trivial = value in (0.0, 1.0) and not scaled  # "1 个人", "第1个" are not facts
         if value not in allowed and not trivial:
             return phrase, value
     return None
+
+
+_STATED = Memo()
+
+
+def _stated(text: str) -> frozenset[float]:
+    """The numbers `text` writes in digits and its single numeral characters' values (零..九, 十),
+    remembered per text for the resources in force: every turn reads the whole conversation so far
+    again, and the fidelity judge reads it once more."""
+    memo = _STATED.table()
+    hit = memo.get(text)
+    if hit is None:
+        digits = chinese_digits()  # the numerals lexicon loads on the first turn, not on import
+        hit = memo[text] = frozenset(numbers(text) | {float(digits[c]) for c in text if c in digits})
+    return hit
 
 
 def invented(persona: Persona, text: str, context: list[str], goal: str | None = None) -> str | None:

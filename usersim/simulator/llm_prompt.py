@@ -15,7 +15,7 @@ when the goal in force does (an event falls due; a shard of the goal with `revea
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from string import Template
 
@@ -56,8 +56,10 @@ _TRAITS = {
 
 
 @cache
+@lru_cache(maxsize=64)
 def prompt_template(name: str) -> Template:
-    """A prompt file of simulator/prompts/ as a string.Template ($name placeholders)."""
+    """A prompt file of simulator/prompts/ as a string.Template ($name placeholders), read once per
+    process (a package file; every simulated turn fills two or three)."""
     return Template((PROMPTS_DIR / f"{name}.md").read_text(encoding="utf-8"))
 
 
