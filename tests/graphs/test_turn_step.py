@@ -47,11 +47,11 @@ _MOVES = [
 ]
 
 
-async def test_each_turn_is_one_superstep_then_the_judges_and_finalize():
+async def test_each_turn_is_one_superstep_then_one_for_the_judges_and_finalize():
     agent = RecordingAgent()
     nodes, final = await _steps(_ctx(agent, ScriptedSimulator(_MOVES)))
     # two answered turns, then the turn whose user half stops: it never reaches the agent
-    assert nodes == ["turn", "turn", "turn", "judge", "finalize"]
+    assert nodes == ["turn", "turn", "turn", "judge"]  # the judge node also finalizes
     assert [inp.turn for inp in agent.inputs] == [1, 2]
     assert [(m.role, m.content) for m in final["messages"]] == [
         ("user", "从上海出发"),

@@ -291,19 +291,21 @@ def _agent_update(new, trace, usage, seen_tokens, ctx: RunContext) -> dict[str, 
 
 async def judge(state: ConversationState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Run every selected judge; a judge that raises yields an `error` verdict, never a crash, except
-    a CaseError (the test author's code), which ends the conversation as `case_error`."""
+    a CaseError (the test author's code), which ends the conversation as `case_error`. Then decide
+    status, blame and the record's derived fields from the end state (graphs.finalize) in the same
+    superstep: finalizing reads the state the judges' update leaves, as a node after it would."""
     ctx = runtime.context
     timeline.at_turn(0)
     with timeline.span("judge", "judges"):
-        return await run_judges(state, ctx.case, ctx.judge_list(), persona=ctx.persona, variant=ctx.variant)
+        update = await run_judges(state, ctx.case, ctx.judge_list(), persona=ctx.persona, variant=ctx.variant)
+    return {**update, "final": _finalized(fold(state, update), ctx)}
 
 
-async def finalize_node(state: ConversationState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-    """Decide status, blame and the record's derived fields from the end state (graphs.finalize)."""
-    case = runtime.context.case
+def _finalized(state: Mapping[str, Any], ctx: RunContext) -> Any:
+    case = ctx.case
     history_len = len(case.input.history) if case.mode == "static" else 0
-    persona = runtime.context.persona if case.mode == "organic" else None
-    return {"final": finalize(state, persona=persona, history_len=history_len)}
+    persona = ctx.persona if case.mode == "organic" else None
+    return finalize(state, persona=persona, history_len=history_len)
 
 
 def _stopped(state: ConversationState, update: dict[str, Any]) -> bool:

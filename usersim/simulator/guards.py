@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import Literal
+from typing import Any, Literal
 
 from usersim.lang import quantity
 from usersim.lang.quantity import chinese_digits
@@ -206,9 +206,10 @@ def find_invented(
 ) -> tuple[str, float] | None:
     """(phrase, value) of a quantity (4 个人, 1万, $300) the turn states that is in neither the
     persona nor the conversation so far (`context`: earlier messages of both sides), or None."""
-    allowed = set(_stated(persona_text(persona, goal)))
+    memo = _STATED.table()
+    allowed = set(_stated(persona_text(persona, goal), memo))
     for t in context:
-        allowed |= _stated(t)
+        allowed |= _stated(t, memo)
     for phrase, value, scaled in _quantities(text):
         trivial = value in (0.0, 1.0) and not scaled  # "1 个人", "第1个" are not facts
         if value not in allowed and not trivial:
@@ -219,11 +220,10 @@ def find_invented(
 _STATED = Memo()
 
 
-def _stated(text: str) -> frozenset[float]:
+def _stated(text: str, memo: dict[Any, Any]) -> frozenset[float]:
     """The numbers `text` writes in digits and its single numeral characters' values (零..九, 十),
-    remembered per text for the resources in force: every turn reads the whole conversation so far
-    again, and the fidelity judge reads it once more."""
-    memo = _STATED.table()
+    remembered per text in `memo` (_STATED's table for the resources in force): every turn reads the
+    whole conversation so far again, and the fidelity judge reads it once more."""
     hit = memo.get(text)
     if hit is None:
         digits = chinese_digits()  # the numerals lexicon loads on the first turn, not on import
