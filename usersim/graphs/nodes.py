@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from langgraph.runtime import Runtime
-from langgraph.types import Command
 
 from usersim.adapters.base import AgentEndpointError, AgentError, AgentInput
 from usersim.core import timeline
@@ -313,22 +312,36 @@ def _stopped(state: ConversationState, update: dict[str, Any]) -> bool:
     return bool(update["stop"] if "stop" in update else state.get("stop"))
 
 
-# One superstep per turn: the user's move and, unless it stopped the conversation, the agent's
-# answer; the node names the next one itself (a Command: no routing task per step). LangGraph's own
-# work per superstep (a task, its config and callback manager, a checkpoint of every channel, the
-# writes) was about a third of the harness's CPU per model call with a superstep for each half of
-# the turn. The agent's half reads the state as the user's half left it: what the next superstep
-# would have read.
-async def turn_step(state: ConversationState, runtime: Runtime[RunContext]) -> Command[Any]:
-    """One turn: `user_turn`, then `agent_turn` on the state it leaves; the next turn, or the judges
-    when either half stopped the conversation."""
+# The conversation is one superstep: turn after turn (the user's move and, unless it stopped the
+# conversation, the agent's answer) until one stops it, then the judges. Each half reads the state as
+# the one before left it (`fold` applies an update the way the graph's channels do), which is what a
+# superstep per half, or per turn, would have read; the graph gets the conversation's writes at once.
+# LangGraph's own work per superstep (a task, its config, callback manager and runtime, a checkpoint
+# of every channel, the writes) was about a quarter of the harness's CPU per model call with a
+# superstep per turn (bench/part_calls.py), and nothing reads the state between turns: no
+# checkpointer, no interrupt, the run awaits the end state.
+async def turn_step(state: ConversationState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """The conversation's turns, one after another, until one stops it (a stop from either half:
+    the simulator or script ends it, max_turns, an agent or simulator error); the judges follow."""
+    written: dict[str, Any] = {}
+    while True:
+        update, stopped = await _turn(state, runtime)
+        written = fold(written, update)
+        if stopped:
+            return _writes(written)
+        state = fold(state, update)
+
+
+async def _turn(state: ConversationState, runtime: Runtime[RunContext]) -> tuple[dict[str, Any], bool]:
+    """One turn: `user_turn`, then `agent_turn` on the state it leaves; its update and whether either
+    half stopped the conversation. Every turn either stops or counts one more user turn, and
+    `user_turn` stops at the case's turn budget (or the end of its script), so the loop ends."""
     update = await user_turn(state, runtime)
     if _stopped(state, update):
-        return Command(update=_writes(update), goto="judge")
+        return update, True
     after_user = fold(state, update)
     answer = await agent_turn(after_user, runtime)
-    goto = "judge" if _stopped(after_user, answer) else "turn"
-    return Command(update=_writes(fold(update, answer)), goto=goto)
+    return fold(update, answer), _stopped(after_user, answer)
 
 
 def _writes(update: dict[str, Any]) -> dict[str, Any]:
