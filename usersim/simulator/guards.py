@@ -7,6 +7,7 @@ invented quantities. Each returns what it found so reasons can quote it, or None
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any, Literal
@@ -72,15 +73,22 @@ def parroting(text: str, agent_text: str | None) -> float | None:
     if len(a) >= 30 and a in b:
         ratio = 1.0
     else:
-        matcher = SequenceMatcher(None, a, b, autojunk=False)
-        # real_quick_ratio and quick_ratio bound ratio from above (lengths, shared characters): most
-        # turns are far from the reply and never need the quadratic matching
-        if matcher.real_quick_ratio() < 0.7 or matcher.quick_ratio() < 0.7:
+        # SequenceMatcher's real_quick_ratio and quick_ratio bound its ratio from above (the lengths,
+        # the characters shared): a turn much shorter than the reply, or with other words, never
+        # needs the matcher (building one indexes every character of the reply)
+        if _ratio(min(len(a), len(b)), len(a) + len(b)) < 0.7:
             return None
-        ratio = matcher.ratio()
+        if _ratio(sum((Counter(a) & Counter(b)).values()), len(a) + len(b)) < 0.7:
+            return None
+        ratio = SequenceMatcher(None, a, b, autojunk=False).ratio()
     if ratio < 0.7:
         return None
     return round(ratio, 2) if echo(a, b) else None
+
+
+def _ratio(matches: int, length: int) -> float:
+    """difflib's ratio of `matches` over two sequences of `length` characters together."""
+    return 2.0 * matches / length if length else 1.0
 
 
 def language_switch(text: str, language: str) -> str | None:
