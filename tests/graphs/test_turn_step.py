@@ -1,5 +1,6 @@
-"""One superstep per turn: the user's move and the agent's answer run in the `turn` node, and the
-state they leave is the one two separate steps would have left."""
+"""The conversation is one superstep: the `turn` node plays turn after turn (the user's move, then
+the agent's answer) until one stops it, and the state it leaves is the one a superstep per half
+(or per turn) would have left."""
 
 from __future__ import annotations
 
@@ -47,11 +48,11 @@ _MOVES = [
 ]
 
 
-async def test_each_turn_is_one_superstep_then_the_judges_and_finalize():
+async def test_the_turns_are_one_superstep_then_one_for_the_judges_and_finalize():
     agent = RecordingAgent()
     nodes, final = await _steps(_ctx(agent, ScriptedSimulator(_MOVES)))
     # two answered turns, then the turn whose user half stops: it never reaches the agent
-    assert nodes == ["turn", "turn", "turn", "judge", "finalize"]
+    assert nodes == ["turn", "judge"]  # every turn in one superstep; the judge node also finalizes
     assert [inp.turn for inp in agent.inputs] == [1, 2]
     assert [(m.role, m.content) for m in final["messages"]] == [
         ("user", "从上海出发"),
@@ -139,3 +140,44 @@ def test_quiet_heap_leaves_a_collector_turned_off_turned_off():
         assert gc.get_threshold()[0] == 0
     finally:
         gc.set_threshold(*before)
+
+
+def _per_turn_graph():
+    """The graph with a superstep per turn (how it ran before): the state the one-superstep graph
+    leaves must be this one's."""
+    from langgraph.graph import END, START, StateGraph
+    from langgraph.types import Command
+
+    from usersim.graphs import nodes
+    from usersim.graphs.state import ConversationState
+
+    async def turn(state, runtime):
+        update, stopped = await nodes._turn(state, runtime)
+        return Command(update=nodes._writes(update), goto="judge" if stopped else "turn")
+
+    b = StateGraph(ConversationState, context_schema=RunContext)
+    b.add_node("turn", turn, destinations=("turn", "judge"))
+    b.add_node("judge", nodes.judge)
+    b.add_edge(START, "turn")
+    b.add_edge("judge", END)
+    return b.compile()
+
+
+def _moves() -> list[SimulatorTurn]:
+    used = Usage(calls=1, prompt_tokens=120, completion_tokens=9, cost_usd=0.0003)
+    lines = ["从上海出发", "两个人", "预算一万", "住京都"]
+    return [SimulatorTurn(message=t, usage=used) for t in lines]  # never stops: max_turns ends it
+
+
+async def test_one_superstep_leaves_the_state_a_superstep_per_turn_leaves():
+    config = {"recursion_limit": 60}
+    finals = []
+    for g in (graph, _per_turn_graph()):
+        ctx = _ctx(RecordingAgent(tool="web_search"), ScriptedSimulator(_moves()))
+        finals.append(await g.ainvoke({}, context=ctx, config=config))
+    one, per_turn = finals
+    assert one["stop"].reason == "max_turns" and one["turn"] == 6  # the case's max_turns=6, all answered
+    assert len(one["tool_trace"]) == 6 and one["usage"]["simulator"].calls == 4
+    for key in ("messages", "turn", "turn_starts", "tool_trace", "usage", "stop", "verdicts", "sim_events"):
+        assert one.get(key) == per_turn.get(key), key
+    assert one["final"] == per_turn["final"]

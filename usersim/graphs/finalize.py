@@ -153,7 +153,7 @@ def decide(
 
 def finalize(state: Mapping[str, Any], *, persona: Any = None, history_len: int = 0) -> Finalized:
     """The record fields of a finished conversation state (graph end state, or rebuilt from a record)."""
-    verdicts = [v.model_copy(update={"reason": redact(v.reason)}) for v in state.get("verdicts", [])]
+    verdicts = [_redacted(v) for v in state.get("verdicts", [])]
     stop: Stop | None = state.get("stop")
     decision = decide(
         verdicts,
@@ -171,6 +171,12 @@ def finalize(state: Mapping[str, Any], *, persona: Any = None, history_len: int 
         sim_events=sim_events_of(persona, state) if persona is not None or state.get("sim_events") else [],
         score=combine_score(verdicts),
     )
+
+
+def _redacted(v: Verdict) -> Verdict:
+    """The verdict with its reason redacted (the same verdict when there is nothing to redact)."""
+    reason = redact(v.reason)
+    return v if reason == v.reason else v.model_copy(update={"reason": reason})
 
 
 def sim_events_of(persona: Any, state: Mapping[str, Any]) -> list[SimEvent]:

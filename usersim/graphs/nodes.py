@@ -7,7 +7,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from langgraph.runtime import Runtime
-from langgraph.types import Command
 
 from usersim.adapters.base import AgentEndpointError, AgentError, AgentInput
 from usersim.core import timeline
@@ -56,6 +55,11 @@ def _replay_turn(case: Any, turn: int, n_messages: int) -> dict[str, Any]:
     return {"stop": Stop(reason="replay_complete", detail=f"replayed {turn} user turn(s)")}
 
 
+def _plain(m: Message) -> bool:
+    """Whether a message is its role and text only (what simulator_transcript would build from it)."""
+    return not m.tool_calls and m.tool_call_id is None and m.name is None and not m.is_error
+
+
 def simulator_transcript(messages: list[Message]) -> list[Message]:
     """User and assistant text; an assistant message carries the names of the tools the agent called
     before it in that turn (for `when: {agent_calls: TOOL}` events), never arguments or results."""
@@ -65,14 +69,16 @@ def simulator_transcript(messages: list[Message]) -> list[Message]:
         if m.role == "assistant":
             called += [ToolCall(name=tc.name) for tc in m.tool_calls]
             if m.content:
-                out.append(Message(role="assistant", content=m.content, tool_calls=called))
+                # a plain text reply is already what the simulator reads: kept, not rebuilt per turn
+                plain = not called and _plain(m)
+                out.append(m if plain else Message(role="assistant", content=m.content, tool_calls=called))
                 called = []
         elif m.role == "user":
             if called:  # the agent called tools but said nothing
                 out.append(Message(role="assistant", content="", tool_calls=called))
                 called = []
             if m.content:
-                out.append(Message(role="user", content=m.content))
+                out.append(m if _plain(m) else Message(role="user", content=m.content))
     if called:
         out.append(Message(role="assistant", content="", tool_calls=called))
     return out
@@ -284,19 +290,21 @@ def _agent_update(new, trace, usage, seen_tokens, ctx: RunContext) -> dict[str, 
 
 async def judge(state: ConversationState, runtime: Runtime[RunContext]) -> dict[str, Any]:
     """Run every selected judge; a judge that raises yields an `error` verdict, never a crash, except
-    a CaseError (the test author's code), which ends the conversation as `case_error`."""
+    a CaseError (the test author's code), which ends the conversation as `case_error`. Then decide
+    status, blame and the record's derived fields from the end state (graphs.finalize) in the same
+    superstep: finalizing reads the state the judges' update leaves, as a node after it would."""
     ctx = runtime.context
     timeline.at_turn(0)
     with timeline.span("judge", "judges"):
-        return await run_judges(state, ctx.case, ctx.judge_list(), persona=ctx.persona, variant=ctx.variant)
+        update = await run_judges(state, ctx.case, ctx.judge_list(), persona=ctx.persona, variant=ctx.variant)
+    return {**update, "final": _finalized(fold(state, update), ctx)}
 
 
-async def finalize_node(state: ConversationState, runtime: Runtime[RunContext]) -> dict[str, Any]:
-    """Decide status, blame and the record's derived fields from the end state (graphs.finalize)."""
-    case = runtime.context.case
+def _finalized(state: Mapping[str, Any], ctx: RunContext) -> Any:
+    case = ctx.case
     history_len = len(case.input.history) if case.mode == "static" else 0
-    persona = runtime.context.persona if case.mode == "organic" else None
-    return {"final": finalize(state, persona=persona, history_len=history_len)}
+    persona = ctx.persona if case.mode == "organic" else None
+    return finalize(state, persona=persona, history_len=history_len)
 
 
 def _stopped(state: ConversationState, update: dict[str, Any]) -> bool:
@@ -304,22 +312,36 @@ def _stopped(state: ConversationState, update: dict[str, Any]) -> bool:
     return bool(update["stop"] if "stop" in update else state.get("stop"))
 
 
-# One superstep per turn: the user's move and, unless it stopped the conversation, the agent's
-# answer; the node names the next one itself (a Command: no routing task per step). LangGraph's own
-# work per superstep (a task, its config and callback manager, a checkpoint of every channel, the
-# writes) was about a third of the harness's CPU per model call with a superstep for each half of
-# the turn. The agent's half reads the state as the user's half left it: what the next superstep
-# would have read.
-async def turn_step(state: ConversationState, runtime: Runtime[RunContext]) -> Command[Any]:
-    """One turn: `user_turn`, then `agent_turn` on the state it leaves; the next turn, or the judges
-    when either half stopped the conversation."""
+# The conversation is one superstep: turn after turn (the user's move and, unless it stopped the
+# conversation, the agent's answer) until one stops it, then the judges. Each half reads the state as
+# the one before left it (`fold` applies an update the way the graph's channels do), which is what a
+# superstep per half, or per turn, would have read; the graph gets the conversation's writes at once.
+# LangGraph's own work per superstep (a task, its config, callback manager and runtime, a checkpoint
+# of every channel, the writes) was about a quarter of the harness's CPU per model call with a
+# superstep per turn (bench/part_calls.py), and nothing reads the state between turns: no
+# checkpointer, no interrupt, the run awaits the end state.
+async def turn_step(state: ConversationState, runtime: Runtime[RunContext]) -> dict[str, Any]:
+    """The conversation's turns, one after another, until one stops it (a stop from either half:
+    the simulator or script ends it, max_turns, an agent or simulator error); the judges follow."""
+    written: dict[str, Any] = {}
+    while True:
+        update, stopped = await _turn(state, runtime)
+        written = fold(written, update)
+        if stopped:
+            return _writes(written)
+        state = fold(state, update)
+
+
+async def _turn(state: ConversationState, runtime: Runtime[RunContext]) -> tuple[dict[str, Any], bool]:
+    """One turn: `user_turn`, then `agent_turn` on the state it leaves; its update and whether either
+    half stopped the conversation. Every turn either stops or counts one more user turn, and
+    `user_turn` stops at the case's turn budget (or the end of its script), so the loop ends."""
     update = await user_turn(state, runtime)
     if _stopped(state, update):
-        return Command(update=_writes(update), goto="judge")
+        return update, True
     after_user = fold(state, update)
     answer = await agent_turn(after_user, runtime)
-    goto = "judge" if _stopped(after_user, answer) else "turn"
-    return Command(update=_writes(fold(update, answer)), goto=goto)
+    return fold(update, answer), _stopped(after_user, answer)
 
 
 def _writes(update: dict[str, Any]) -> dict[str, Any]:

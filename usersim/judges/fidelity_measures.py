@@ -62,11 +62,11 @@ def check_length(persona: Persona, conv: Conversation) -> Verdict:
 
 
 def _asker(persona: Persona) -> Callable[[str], set[str]]:
-    """Fact keys an agent reply asks about (the rule simulator's matcher, built once per check).
-    A matcher that raises is not "nothing asked": the exception reaches check_reveal's caller."""
-    from usersim.simulator.slots import FactMatcher
+    """Fact keys an agent reply asks about (the rule simulator's matcher, one per persona:
+    slots.matcher_for). A matcher that raises is not "nothing asked": the exception reaches check_reveal's caller."""
+    from usersim.simulator.slots import matcher_for
 
-    matcher = FactMatcher(persona)
+    matcher = matcher_for(persona)
     return lambda agent_text: set(matcher.asked(agent_text))
 
 

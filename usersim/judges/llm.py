@@ -3,6 +3,7 @@ structured output with retries and repair (never a crash, never a silent pass)."
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Awaitable, Callable
@@ -26,9 +27,13 @@ MAX_ATTEMPTS = 3  # first answer + two repairs
 
 def prompt(name: str, **values: Any) -> str:
     """Fill judges/prompts/<name>.md ($placeholders; JSON braces stay literal)."""
-    return Template((PROMPTS / f"{name}.md").read_text(encoding="utf-8")).safe_substitute(
-        {k: str(v) for k, v in values.items()}
-    )
+    return _template(name).safe_substitute({k: str(v) for k, v in values.items()})
+
+
+@functools.lru_cache(maxsize=64)
+def _template(name: str) -> Template:
+    """A prompt file, read once per process (a package file: every judged conversation fills it)."""
+    return Template((PROMPTS / f"{name}.md").read_text(encoding="utf-8"))
 
 
 DEFAULT_CONTEXT = 32_000  # judge context window assumed when the spec gives no ?context=

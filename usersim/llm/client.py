@@ -29,6 +29,7 @@ import os
 import random
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
@@ -348,12 +349,12 @@ async def _chat_completion(
         request["tools"] = tools
     request.update({k: v for k, v in params.items() if v is not None})
 
-    attempts = max(1, int(_env_float("USERSIM_LLM_MAX_ATTEMPTS", 4)))
-    base_wait = _env_float("USERSIM_LLM_BACKOFF_S", 0.5)
-    max_wait = _env_float("USERSIM_LLM_MAX_WAIT_S", 60.0)
+    retry: _Retry | None = None  # the retry policy (USERSIM_LLM_*), read at the first failure
     last: LLMCallError | None = None
     body = _encode(request)
-    for attempt in range(attempts):
+    attempt = -1
+    while retry is None or attempt + 1 < retry.attempts:
+        attempt += 1
         limiter = limiter_for(url)
         if limiter is not None:
             async with away():
@@ -376,6 +377,7 @@ async def _chat_completion(
                 # some OpenAI-compatible servers reject JSON mode; callers parse and repair JSON anyway
                 request.pop("response_format")
                 body = _encode(request)
+                retry = retry or _Retry.from_env()
                 continue
             if status in _NO_RETRY or (status < 500 and status != 429):
                 raise last from None
@@ -401,13 +403,34 @@ async def _chat_completion(
                     store.put(ckey, model, message, p_tok, c_tok)
                 cost = cost_usd(model, p_tok, c_tok)
                 return message, Usage(calls=1, prompt_tokens=p_tok, completion_tokens=c_tok, cost_usd=cost)
-        if attempt + 1 < attempts:
+        retry = retry or _Retry.from_env()
+        if attempt + 1 < retry.attempts:
             # Jitter avoids synchronized retry storms across concurrent conversations.
-            delay = wait if wait is not None else base_wait * (2**attempt) * (1 + random.random() / 4)
+            delay = wait if wait is not None else retry.base_wait * (2**attempt) * (1 + random.random() / 4)
             async with away():
-                await asyncio.sleep(min(delay, max_wait))
-    assert last is not None
-    raise LLMCallError(last.endpoint, last.status, f"{last.message} (gave up after {attempts} attempts)")
+                await asyncio.sleep(min(delay, retry.max_wait))
+    assert last is not None and retry is not None
+    raise LLMCallError(
+        last.endpoint, last.status, f"{last.message} (gave up after {retry.attempts} attempts)"
+    )
+
+
+@dataclass(frozen=True)
+class _Retry:
+    """How a failed call is retried: USERSIM_LLM_MAX_ATTEMPTS, _BACKOFF_S, _MAX_WAIT_S (read when a
+    call first fails: three environment reads per call were a visible part of a call's CPU)."""
+
+    attempts: int
+    base_wait: float
+    max_wait: float
+
+    @classmethod
+    def from_env(cls) -> _Retry:
+        return cls(
+            attempts=max(1, int(_env_float("USERSIM_LLM_MAX_ATTEMPTS", 4))),
+            base_wait=_env_float("USERSIM_LLM_BACKOFF_S", 0.5),
+            max_wait=_env_float("USERSIM_LLM_MAX_WAIT_S", 60.0),
+        )
 
 
 async def chat_completion(*, model: str, role: str = "agent", **kwargs: Any) -> tuple[dict[str, Any], Usage]:

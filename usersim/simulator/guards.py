@@ -7,12 +7,14 @@ invented quantities. Each returns what it found so reasons can quote it, or None
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import Literal
+from typing import Any, Literal
 
 from usersim.lang import quantity
 from usersim.lang.quantity import chinese_digits
+from usersim.lang.resources import Memo
 from usersim.personas.schema import Persona
 from usersim.simulator.signals import hidden_truths, role_flip
 
@@ -71,10 +73,22 @@ def parroting(text: str, agent_text: str | None) -> float | None:
     if len(a) >= 30 and a in b:
         ratio = 1.0
     else:
+        # SequenceMatcher's real_quick_ratio and quick_ratio bound its ratio from above (the lengths,
+        # the characters shared): a turn much shorter than the reply, or with other words, never
+        # needs the matcher (building one indexes every character of the reply)
+        if _ratio(min(len(a), len(b)), len(a) + len(b)) < 0.7:
+            return None
+        if _ratio(sum((Counter(a) & Counter(b)).values()), len(a) + len(b)) < 0.7:
+            return None
         ratio = SequenceMatcher(None, a, b, autojunk=False).ratio()
     if ratio < 0.7:
         return None
     return round(ratio, 2) if echo(a, b) else None
+
+
+def _ratio(matches: int, length: int) -> float:
+    """difflib's ratio of `matches` over two sequences of `length` characters together."""
+    return 2.0 * matches / length if length else 1.0
 
 
 def language_switch(text: str, language: str) -> str | None:
@@ -200,17 +214,29 @@ def find_invented(
 ) -> tuple[str, float] | None:
     """(phrase, value) of a quantity (4 个人, 1万, $300) the turn states that is in neither the
     persona nor the conversation so far (`context`: earlier messages of both sides), or None."""
-    digits = chinese_digits()  # the numerals lexicon loads on the first turn, not on import
-    allowed = numbers(persona_text(persona, goal)) | {
-        float(digits[c]) for c in persona_text(persona, goal) if c in digits
-    }
+    memo = _STATED.table()
+    allowed = set(_stated(persona_text(persona, goal), memo))
     for t in context:
-        allowed |= numbers(t) | {float(digits[c]) for c in t if c in digits}
+        allowed |= _stated(t, memo)
     for phrase, value, scaled in _quantities(text):
         trivial = value in (0.0, 1.0) and not scaled  # "1 个人", "第1个" are not facts
         if value not in allowed and not trivial:
             return phrase, value
     return None
+
+
+_STATED = Memo()
+
+
+def _stated(text: str, memo: dict[Any, Any]) -> frozenset[float]:
+    """The numbers `text` writes in digits and its single numeral characters' values (零..九, 十),
+    remembered per text in `memo` (_STATED's table for the resources in force): every turn reads the
+    whole conversation so far again, and the fidelity judge reads it once more."""
+    hit = memo.get(text)
+    if hit is None:
+        digits = chinese_digits()  # the numerals lexicon loads on the first turn, not on import
+        hit = memo[text] = frozenset(numbers(text) | {float(digits[c]) for c in text if c in digits})
+    return hit
 
 
 def invented(persona: Persona, text: str, context: list[str], goal: str | None = None) -> str | None:

@@ -15,7 +15,7 @@ when the goal in force does (an event falls due; a shard of the goal with `revea
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from string import Template
 
@@ -56,8 +56,10 @@ _TRAITS = {
 
 
 @cache
+@lru_cache(maxsize=64)
 def prompt_template(name: str) -> Template:
-    """A prompt file of simulator/prompts/ as a string.Template ($name placeholders)."""
+    """A prompt file of simulator/prompts/ as a string.Template ($name placeholders), read once per
+    process (a package file; every simulated turn fills two or three)."""
     return Template((PROMPTS_DIR / f"{name}.md").read_text(encoding="utf-8"))
 
 
@@ -127,9 +129,11 @@ def _event_line(status: EventStatus, turn: int, transcript: list[Message] | None
     return f"- {since}: {what}" + (f" Say something like: {e.text}" if e.text else "")
 
 
-def pending_events(view: SimulatorView) -> list[EventStatus]:
-    """Events due by this turn that the user has not said yet (the model is reminded of them)."""
-    progress = event_progress(view.persona, view.transcript, view.turn)
+def pending_events(view: SimulatorView, progress: list[EventStatus] | None = None) -> list[EventStatus]:
+    """Events due by this turn that the user has not said yet (the model is reminded of them);
+    `progress`: the view's event_progress when the caller has it already."""
+    if progress is None:
+        progress = event_progress(view.persona, view.transcript, view.turn)
     return [s for s in progress if s.due is not None and s.due <= view.turn and s.said_at is None]
 
 
@@ -140,11 +144,15 @@ def shards(view: SimulatorView, required: list[str]) -> tuple[list[str], int]:
     return shown, len(required) - len(shown)
 
 
-def system_prompt(view: SimulatorView, *, sharded: bool = False) -> str:
+def system_prompt(
+    view: SimulatorView, *, sharded: bool = False, progress: list[EventStatus] | None = None
+) -> str:
     """The simulator's system prompt for this turn (`sharded`: the goal's requirements one per turn):
-    the persona and the goal in force, nothing that changes with every call (that is `turn_note`)."""
+    the persona and the goal in force, nothing that changes with every call (that is `turn_note`).
+    `progress`: the view's event_progress when the caller has it already."""
     p = view.persona
-    progress = event_progress(p, view.transcript, view.turn)
+    if progress is None:
+        progress = event_progress(p, view.transcript, view.turn)
     due = {s.index: s.due for s in progress if s.due is not None}
     facts = current_facts(p, view.turn, due)
     topics = unknown_topics(p)
@@ -177,10 +185,10 @@ def system_prompt(view: SimulatorView, *, sharded: bool = False) -> str:
     return text + adversary_section(view)  # a manipulative user's agenda (simulator/adversary_prompt.py)
 
 
-def turn_note(view: SimulatorView) -> str:
+def turn_note(view: SimulatorView, progress: list[EventStatus] | None = None) -> str:
     """What is about this call only: the turn counter and the events due now that the user has not
     said yet (the end of the request, after the conversation)."""
-    events = pending_events(view)
+    events = pending_events(view, progress)
     return prompt_template("turn").substitute(
         turn=view.turn,
         max_turns=view.max_turns,
@@ -199,9 +207,10 @@ def build_messages(view: SimulatorView, *, sharded: bool = False) -> list[dict[s
     """System prompt + flipped conversation + one trailing message: this turn's note, as a system
     message (or, when the user speaks first, in the user message that cues it). Everything before
     the trailing message is the next turn's request's prefix, as long as the goal in force stays."""
-    system = system_prompt(view, sharded=sharded)
+    progress = event_progress(view.persona, view.transcript, view.turn)  # read once for both parts
+    system = system_prompt(view, sharded=sharded, progress=progress)
     messages = [{"role": "system", "content": system}] + flipped_transcript(view.transcript)
-    note = turn_note(view)
+    note = turn_note(view, progress)
     if len(messages) == 1 or messages[-1]["role"] == "assistant":  # the user speaks first: cue it
         messages.append({"role": "user", "content": note + "\n" + prompt_template("start").substitute()})
     else:  # from the harness, not the chat: the agent's last reply stays the last `user` message

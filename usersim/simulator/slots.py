@@ -206,6 +206,7 @@ class FactMatcher:
 
     Yields fact keys, built-in slots the persona's domain uses, "name", `unknown:<topic>` for an
     unknown_info topic, and `unknown:` for a request for information the persona does not have.
+    A matcher never changes once built (`asked` only reads it): `matcher_for` shares one per persona.
     """
 
     def __init__(self, persona: Persona) -> None:
@@ -309,3 +310,24 @@ class FactMatcher:
             if key not in ordered:
                 ordered.append(key)
         return ordered
+
+
+_MATCHERS: dict[tuple[str, Tables, type[FactMatcher]], FactMatcher] = {}
+MATCHERS_HELD = 256  # personas whose matchers are kept (a run has a few per case; a sweep, its variants)
+
+
+def matcher_for(persona: Persona) -> FactMatcher:
+    """The FactMatcher of `persona` for the language tables in force, built once per persona content
+    (the fidelity judge reads every conversation of a case with the same persona; building one costs
+    about as much as reading a whole conversation). Keyed by the persona's JSON, so a changed or
+    varied persona gets its own (and so does another FactMatcher class, e.g. a test's); bounded: the
+    oldest entry goes first."""
+    cls = FactMatcher  # looked up now: the module's class at the time of the call
+    key = (persona.model_dump_json(), tables(), cls)
+    hit = _MATCHERS.get(key)
+    if hit is None:
+        hit = cls(persona)
+        if len(_MATCHERS) >= MATCHERS_HELD:
+            del _MATCHERS[next(iter(_MATCHERS))]
+        _MATCHERS[key] = hit
+    return hit
