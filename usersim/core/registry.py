@@ -18,13 +18,12 @@ from __future__ import annotations
 import difflib
 import functools
 import importlib
-import os
-import re
 import sys
 import threading
 from collections.abc import Callable
+from importlib.metadata import EntryPoint, distributions
 from types import ModuleType
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -55,87 +54,19 @@ class _Deferred:
         self.module = module
 
 
-class EntryPoint(NamedTuple):
-    """One `[group] name = module[:attr]` line of an installed distribution's entry_points.txt."""
-
-    name: str
-    value: str
-    group: str
-
-    def load(self) -> Any:
-        """The module, or the object `attr` names in it (as importlib.metadata.EntryPoint.load)."""
-        target = self.value.split("[", 1)[0].strip()  # `module:attr [extra]`: extras need nothing here
-        module_name, _, attrs = target.partition(":")
-        obj: Any = importlib.import_module(module_name.strip())
-        for attr in filter(None, attrs.strip().split(".")):
-            obj = getattr(obj, attr)
-        return obj
-
-
-def _normalized(dist_dir: str) -> str:
-    """A distribution's name from its metadata folder's name (`Name-1.0.dist-info`), normalized as
-    importlib.metadata does (PEP 503, with underscores)."""
-    name = dist_dir.rsplit(".", 1)[0].partition("-")[0]
-    return re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")
-
-
-def _parse_entry_points(text: str) -> list[EntryPoint]:
-    found: list[EntryPoint] = []
-    group = None
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith(("#", ";")):
-            continue
-        if line.startswith("[") and line.endswith("]"):
-            group = line[1:-1].strip()
-        elif group is not None and "=" in line:
-            name, _, value = line.partition("=")
-            found.append(EntryPoint(name.strip(), value.strip(), group))
-    return found
-
-
-def _folder_entry_points(folder: str, seen: set[str]) -> list[EntryPoint]:
-    """The entry points of the distributions installed in one sys.path folder, read straight from
-    their entry_points.txt: importlib.metadata builds a Distribution per package and is imported
-    for it (~20-40 ms per process before the first registry read, on a full environment)."""
-    try:
-        names = sorted(n for n in os.listdir(folder or ".") if n.endswith((".dist-info", ".egg-info")))
-    except OSError:
-        return []
-    found: list[EntryPoint] = []
-    for dist_dir in names:
-        name = _normalized(dist_dir)
-        if name in seen:  # as importlib.metadata.entry_points(): the first distribution of a name wins
-            continue
-        seen.add(name)
-        try:
-            with open(os.path.join(folder or ".", dist_dir, "entry_points.txt"), encoding="utf-8") as f:
-                text = f.read()
-        except OSError:  # no entry points (or unreadable, which importlib.metadata skips as well)
-            continue
-        if "[usersim." in text:  # the only groups read here
-            found.extend(_parse_entry_points(text))
-    return found
-
-
 @functools.lru_cache(maxsize=4)
 def _all_entry_points(path: tuple[str, ...]) -> tuple[EntryPoint, ...]:
-    """Every usersim entry point installed on `path` (sys.path), read once per path (several
-    registries ask). A folder holds distributions' metadata folders; a zip or egg file on the path
-    is read through importlib.metadata."""
+    """Every entry point installed on `path` (sys.path), read once per path: each read scans the
+    metadata of every distribution in the environment (~0.1 s in a full one), and several
+    registries ask."""
     seen: set[str] = set()
     found: list[EntryPoint] = []
-    for entry in path:
-        if not entry or os.path.isdir(entry):
-            found.extend(_folder_entry_points(entry, seen))
+    for dist in distributions():  # as entry_points() does: the first distribution of a name wins
+        name = getattr(dist, "_normalized_name", None) or str(dist.metadata["Name"] or "").lower()
+        if name in seen:
             continue
-        from importlib.metadata import distributions
-
-        for dist in distributions(path=[entry]):
-            name = _normalized(f"{dist.metadata['Name'] or ''}-x.dist-info")
-            if name not in seen:
-                seen.add(name)
-                found.extend(EntryPoint(ep.name, ep.value, ep.group) for ep in dist.entry_points)
+        seen.add(name)
+        found.extend(dist.entry_points)
     return tuple(found)
 
 
