@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import gc
 import importlib
-import importlib.util
-import sys
-from importlib.machinery import ModuleSpec
-from types import ModuleType
 
 import click
 
@@ -58,57 +54,12 @@ def _import_command(module_name: str) -> object:
     if not _FIRST_IMPORT[0] or not gc.isenabled():
         return importlib.import_module(module_name)
     _FIRST_IMPORT[0] = False
-    _defer_model_builds()
     gc.disable()
     try:
         return importlib.import_module(module_name)
     finally:
         gc.freeze()
         gc.enable()
-
-
-_PYDANTIC_CONFIG = "pydantic._internal._config"
-
-
-def _defer_model_builds() -> None:
-    """Pydantic models made from here on (usersim's own, langgraph's, langchain-core's, langsmith's:
-    ~500 classes before `usersim run`'s first model request, most never used by the command) build
-    their validator on first use instead of when the class is made: pydantic's `defer_build`, as
-    the process default. Validation and its error messages are unchanged; a command pays only for
-    the models it uses (~0.1-0.2 s of CPU before a run's first request). Set when pydantic is
-    imported (a listing served from its cache never imports it). The console command only:
-    importing usersim as a library leaves pydantic's defaults alone."""
-    if _PYDANTIC_CONFIG in sys.modules:
-        _set_defer_default(sys.modules[_PYDANTIC_CONFIG])
-    elif not any(isinstance(f, _OnPydanticConfig) for f in sys.meta_path):
-        sys.meta_path.insert(0, _OnPydanticConfig())
-
-
-def _set_defer_default(config_module: object) -> None:
-    defaults = getattr(config_module, "config_defaults", None)
-    if isinstance(defaults, dict) and defaults.get("defer_build") is False:  # another layout: leave it
-        defaults["defer_build"] = True
-
-
-class _OnPydanticConfig:
-    """A meta path finder: finds pydantic's config module with the usual finders and sets the
-    default once the module has run."""
-
-    def find_spec(self, fullname: str, path: object = None, target: object = None) -> ModuleSpec | None:
-        if fullname != _PYDANTIC_CONFIG:
-            return None
-        sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(fullname)
-        if spec is None or spec.loader is None:
-            return spec
-        run = spec.loader.exec_module
-
-        def exec_module(module: ModuleType) -> None:
-            run(module)
-            _set_defer_default(module)
-
-        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
-        return spec
 
 
 class LazyGroup(click.Group):
