@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import resource
 import subprocess
 import sys
 import tempfile
@@ -13,20 +14,29 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.common import REPO, Stub, cli_run_args, median, n, run_cli
+from bench.common import REPO, Stub, cli_run_args, cpu_s, median, n, run_cli
 
 BANK = REPO / "examples" / "bank" / "cases"
 C5 = REPO / "usersim" / "cases" / "c5"
 
 
-def _wall(args: list[str], times: int, env: dict[str, str] | None = None) -> float | None:
-    """Median wall s of `usersim ARGS` over `times` fresh processes."""
-    walls = []
+def _timed(
+    args: list[str], times: int, env: dict[str, str] | None = None
+) -> tuple[float | None, float | None]:
+    """(median wall s, median CPU s) of `usersim ARGS` over `times` fresh processes. The CPU (user +
+    system of the process) is the steadier figure on a machine other work shares."""
+    walls, cpus = [], []
     for _ in range(times):
-        t0 = time.perf_counter()
+        c0, t0 = cpu_s(resource.RUSAGE_CHILDREN), time.perf_counter()
         run_cli(args, ok=(0,), env=env)
         walls.append(time.perf_counter() - t0)
-    return median(walls)
+        cpus.append(cpu_s(resource.RUSAGE_CHILDREN) - c0)
+    return median(walls), median(cpus)
+
+
+def _wall(args: list[str], times: int, env: dict[str, str] | None = None) -> float | None:
+    """Median wall s of `usersim ARGS` over `times` fresh processes."""
+    return _timed(args, times, env)[0]
 
 
 def _cases_list(times: int) -> dict[str, Any]:
@@ -38,14 +48,20 @@ def _cases_list(times: int) -> dict[str, Any]:
         env = {"USERSIM_CACHE_DIR": cache, "USERSIM_NO_CASE_CACHE": "0"}
         first = _wall(args, 1, env)
         warm = _wall(args, times, env)
-    cold = _wall(args, times, {"USERSIM_NO_CASE_CACHE": "1"})
-    return {"cases_list_s": warm, "cases_list_cold_s": cold, "cases_list_first_s": first}
+    cold, cold_cpu = _timed(args, times, {"USERSIM_NO_CASE_CACHE": "1"})
+    return {
+        "cases_list_s": warm,
+        "cases_list_cold_s": cold,
+        "cases_list_cold_cpu_s": cold_cpu,
+        "cases_list_first_s": first,
+    }
 
 
 def bench_cli() -> dict[str, Any]:
     """`usersim run`: seconds from the process start to the stub's arrival time of its first model
     request (one conversation, no judge); `validate` and `cases list --json`: whole wall
-    (`cases_list_s` warm, `cases_list_cold_s` with the listing cache off)."""
+    (`cases_list_s` warm, `cases_list_cold_s` with the listing cache off), with the CPU of the
+    process beside validate's and the cold listing's (`*_cpu_s`)."""
     times = n(5, 3)
     firsts = []
     with Stub(0.0, log=True) as stub, tempfile.TemporaryDirectory() as tmp:
@@ -55,11 +71,13 @@ def bench_cli() -> dict[str, Any]:
             run_cli(cli_run_args(1, Path(tmp) / f"r{i}", judge=False))
             arrivals = [ex["t"] for ex in stub.log()]
             firsts.append(min(arrivals) - t0)
+    validate, validate_cpu = _timed(["validate", str(BANK)], times)
     return {
         "runs": times,
         "first_request_s": median(firsts),
         "first_request_all_s": [round(x, 3) for x in firsts],
-        "validate_s": _wall(["validate", str(BANK)], times),
+        "validate_s": validate,
+        "validate_cpu_s": validate_cpu,
     } | _cases_list(times)
 
 

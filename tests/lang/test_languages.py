@@ -88,3 +88,33 @@ def test_a_domain_folder_lang_folder_is_loaded_and_checked(tmp_path, fresh):
         ("", "unknown language folder 'english'. Languages: en, zh")
     ]
     assert lang.resources("en").get("mytopic", "concepts")["roaming"][-1] == "data abroad"
+
+
+def test_a_languages_own_files_are_read_when_their_topic_is_first_asked_for(tmp_path, fresh, monkeypatch):
+    """A language's own resource files are read topic by topic (a run's first request needs the
+    weekday names only); a broken one is still named, when its topic is asked for; an extension
+    folder's files are all read (and a broken one named) at once."""
+    data = tmp_path / "xx"
+    data.mkdir()
+    (data / "dates.yaml").write_text("weekday_names: [Mo, Tu, We, Th, Fr, Sa, Su]\n", encoding="utf-8")
+    (data / "acts.yaml").write_text("- not a mapping\n", encoding="utf-8")
+    monkeypatch.setitem(languages._items, "xx", Language("xx", "Test", data))
+    res = lang.resources("xx")
+    assert res.words("dates", "weekday_names")[0] == "Mo"
+    assert sorted(res.files) == ["acts", "dates"]
+    with pytest.raises(ResourceError, match=r"xx/acts.yaml: a language resource file is a mapping"):
+        res.topic("acts")
+    ext = tmp_path / "ext"
+    (ext / "xx").mkdir(parents=True)
+    (ext / "xx" / "dates.yaml").write_text("weekday_names: [Lu]\nmonths: [Jan]\n", encoding="utf-8")
+    (ext / "xx" / "other.yaml").write_text("[broken\n", encoding="utf-8")
+    from usersim.lang.resources import add_resource_dir
+
+    add_resource_dir(ext)
+    with pytest.raises(ResourceError, match=r"ext/xx/other.yaml: cannot read language resource"):
+        lang.resources("xx")
+    (ext / "xx" / "other.yaml").write_text("k: [v]\n", encoding="utf-8")
+    lang.resources.cache_clear()
+    res = lang.resources("xx")
+    assert res.words("dates", "weekday_names") == ("Mo", "Tu", "We", "Th", "Fr", "Sa", "Su", "Lu")
+    assert res.words("dates", "months") == ("Jan",)  # built-in first, the extension merged after

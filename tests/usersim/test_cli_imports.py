@@ -71,3 +71,59 @@ def test_the_probe_sees_a_heavy_import(tmp_path):
         env=dict(os.environ),
     )
     assert proc.stdout.strip() == "True"
+
+
+# what a command left behind: the packages of the listing's and validation's lazy parts
+_PROBE_LAZY = """
+import json, sys
+from usersim.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+print(json.dumps({
+    "code": code,
+    "pydantic": "pydantic" in sys.modules,
+    "checks": sorted(m for m in sys.modules if m.startswith("usersim.judges.checks.")),
+    "tools": sorted(m for m in sys.modules if m.startswith("usersim.sandbox.tools.")),
+}))
+"""
+
+
+def _probe(args: list[str], env: dict[str, str]) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE_LAZY, *args], capture_output=True, text=True, cwd=REPO, env=env
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_a_listing_served_from_its_cache_imports_no_pydantic(tmp_path):
+    import os
+
+    env = {**os.environ, "USERSIM_NO_CASE_CACHE": "0", "USERSIM_CACHE_DIR": str(tmp_path / "cache")}
+    first = _probe(["cases", "list", "--json"], env)  # fills the cache: validates every case
+    assert first["code"] == 0 and first["pydantic"]
+    again = _probe(["cases", "list", "--json"], env)
+    assert again["code"] == 0
+    # the bundled library's python-tool cases are validated afresh each time (never cached): those
+    # need pydantic; a folder of plain cases is listed from the cache alone
+    plain = _probe(["cases", "list", "--json", "usersim/cases/b1"], env)
+    plain = _probe(["cases", "list", "--json", "usersim/cases/b1"], env)
+    assert plain["code"] == 0 and not plain["pydantic"], plain
+
+
+def test_validate_imports_only_the_checks_and_tools_it_uses():
+    import os
+
+    out = _probe(["validate", "examples/bank/cases"], {**os.environ, "USERSIM_NO_CASE_CACHE": "1"})
+    assert out["code"] == 0
+    # the bank cases use final_state, tool_called / tool_order / tool_not_called and keywords
+    used = {"final_state", "tools", "text"}
+    assert {m.rsplit(".", 1)[1] for m in out["checks"]} & {
+        "clarification",
+        "graded",
+        "security_leak",
+    } == set()
+    assert {f"usersim.judges.checks.{m}" for m in used} <= set(out["checks"])
+    assert out["tools"] == []  # the bank's own tools: no built-in sandbox tool is imported

@@ -187,3 +187,40 @@ def test_the_libyaml_path_reads_every_file_as_the_line_tracking_loader_does(monk
     for i, text in enumerate(HOSTILE):
         fast, slow = _both(text, Path(f"hostile{i}.yaml"), monkeypatch)
         assert fast == slow, text
+
+
+# nodes the plain builder of the libyaml path hands back to the constructors, and scalars it builds
+# itself: each must read exactly (types included) as the line-tracking loader reads it
+PLAIN_AND_UNUSUAL = [
+    "base: &b {x: 1}\nmore:\n  <<: *b\n  y: 2\n",
+    "more:\n  <<: {x: 1}\n  y: 2\n",
+    "? [a, b]\n: 1\n",
+    "? {a: 1}\n: 1\n",
+    "s: !!set {a, b}\n",
+    "o: !!omap [{a: 1}, {b: 2}]\n",
+    "b: !!binary aGVsbG8=\n",
+    "c: !custom value\n",
+    "n: !!float 1\n",
+    "ints: [0x1f, 0o17, 017, 1_000, 0b101, -3, +4]\nfloats: [.inf, -.Inf, .nan, 1e3, 6.8523015e+5, 1_000.5]\n",
+    "bools: [yes, No, on, OFF, true, False]\nnulls: [~, null, Null, '']\n",
+    "day: 2026-04-07\nwhen: 2026-04-07 10:30:00\nstamp: 2001-12-14t21:59:43.10-05:00\n",
+    "1: one\n2.5: two\ntrue: three\n~: four\n2026-04-07: five\n",
+    "n: !!int 0x\n",
+    "nested: [{a: [1, {b: [x, y]}]}, [], {}]\n",
+]
+
+
+def test_the_plain_builder_reads_every_kind_of_node_as_the_loader_does(monkeypatch):
+    from usersim.core import yamlfile
+
+    def typed(value: object) -> str:
+        return repr(value)  # 1, 1.0 and True are equal but not the same reading
+
+    for i, text in enumerate(PLAIN_AND_UNUSUAL):
+        fast, slow = _both(text, Path(f"plain{i}.yaml"), monkeypatch)
+        assert typed(fast) == typed(slow), text
+    loader = yamlfile._FastLoader("a: [1, 2.5, x, null]\n")
+    node = loader.get_single_node()
+    assert yamlfile._build_plain(loader, node) == {"a": [1, 2.5, "x", None]}  # built, not handed back
+    loader = yamlfile._FastLoader("a: !!set {x}\n")
+    assert yamlfile._build_plain(loader, loader.get_single_node()) is yamlfile._UNUSUAL

@@ -66,7 +66,9 @@ STATE_PARAMS = ("db", "state")
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # built on first use, not at import: a command pays only for the models it validates (the
+    # sub-models a parent embeds are built inside its schema; alone, only if validated alone)
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class LookupSpec(_Strict):

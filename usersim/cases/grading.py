@@ -9,7 +9,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # built on first use, not at import: a command pays only for the models it validates (the
+    # sub-models a parent embeds are built inside its schema; alone, only if validated alone)
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 GradingScale = Literal["conflict", "implicit_conflict", "reference", "topic_switch"]

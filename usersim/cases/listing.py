@@ -1,8 +1,8 @@
 """What `usersim cases list` shows of each case, with a per-file cache of it.
 
 Listing validates every case exactly as `usersim validate` and `usersim run` do (a file with
-problems is reported and left out), which costs ~7 ms per case and the import of every check and
-tool plugin. A case that loaded cleanly is remembered in `<cache dir>/case_list.json` with the
+problems is reported and left out), which costs ~7 ms per case and the import of the checks and
+tools the cases use. A case that loaded cleanly is remembered in `<cache dir>/case_list.json` with the
 blake2b hash of every file its loading read (the case, its `include:` chain, state tables, policy
 files) and the folder it was found under; it is listed from there while those files hash the same
 and the code that judged it is unchanged: the usersim package files and the folders on sys.path

@@ -31,7 +31,9 @@ LENGTH_TOKENS: dict[str, int] = {"4k": 4096, "16k": 16384, "32k": 32768}
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # built on first use, not at import: a command pays only for the models it validates (the
+    # sub-models a parent embeds are built inside its schema; alone, only if validated alone)
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class ImageRef(Strict):

@@ -6,12 +6,18 @@ exactly as third-party plugins do (pyproject `[project.entry-points."usersim.jud
 point names either a module that registers its items on import, or one object registered under the
 entry point's name. So a case file can be checked against the check types and tools without the
 data layer importing the judges or the sandbox, and adding a judge touches no core file.
+
+A module may also declare names without importing their implementations (`register_lazy(name,
+module)`): the name is listed, suggested and found at once, and `module` is imported (registering
+the real item) only when the name is first looked up. The built-in check types are declared so:
+validating a case imports the code of the checks it uses, not of every check.
 """
 
 from __future__ import annotations
 
 import difflib
 import functools
+import importlib
 import sys
 import threading
 from collections.abc import Callable
@@ -37,6 +43,15 @@ def did_you_mean(name: str, options: list[str] | set[str]) -> str:
 
 class PluginError(RuntimeError):
     """An entry point of a usersim plugin group could not be loaded."""
+
+
+class _Deferred:
+    """A registered name whose item `module` registers when imported (Registry.register_lazy)."""
+
+    __slots__ = ("module",)
+
+    def __init__(self, module: str) -> None:
+        self.module = module
 
 
 @functools.lru_cache(maxsize=4)
@@ -67,6 +82,9 @@ class Registry(Generic[T]):
         self.role = role
         self.group = group
         self._items: dict[str, T] = {}
+        # every item ever registered: a lazily declared name finds its item here when its module was
+        # imported (so registered) while another `_items` table was in place (tests swap it)
+        self._registered: dict[str, T] = {}
         self._loaded = group is None
         self._loading = False
         # threads (a LangGraph Server runs graph steps on a pool) wait for the one loading the
@@ -100,22 +118,49 @@ class Registry(Generic[T]):
 
     def register(self, name: str) -> Callable[[T], T]:
         def deco(obj: T) -> T:
-            if name in self._items and self._items[name] is not obj:
+            old = self._items.get(name)
+            if old is not None and old is not obj and not isinstance(old, _Deferred):
                 raise ValueError(f"{self.role} '{name}' is registered twice")
             self._items[name] = obj
+            self._registered[name] = obj
             return obj
 
         return deco
 
+    def register_lazy(self, name: str, module: str) -> None:
+        """Declare `name` as provided by `module`, imported on the first `get(name)`; importing it must
+        register `name` (with `register`). A name already registered keeps its item."""
+        self._items.setdefault(name, _Deferred(module))  # type: ignore[arg-type]
+
     def get(self, name: str) -> T:
         self._load_plugins()
         try:
-            return self._items[name]
+            item = self._items[name]
         except KeyError:
             raise UnknownNameError(
                 f"Unknown {self.role} '{name}'.{did_you_mean(name, set(self._items))} "
                 f"Available: {', '.join(sorted(self._items))}"
             ) from None
+        return self._resolve(name, item) if isinstance(item, _Deferred) else item
+
+    def _resolve(self, name: str, deferred: _Deferred) -> T:
+        """Import the module a lazily declared name comes from; the item it registered."""
+        with self._lock:  # one thread imports; the others then find the real item
+            try:
+                importlib.import_module(deferred.module)
+            except Exception as exc:
+                raise PluginError(
+                    f"{self.role} '{name}' ({deferred.module}) failed to load: {type(exc).__name__}: {exc}"
+                ) from exc
+            item = self._items.get(name)
+            if item is None or isinstance(item, _Deferred):
+                item = self._registered.get(name)
+                if item is None:
+                    raise PluginError(
+                        f"{self.role} '{name}': importing {deferred.module} did not register it"
+                    )
+                self._items[name] = item
+            return item
 
     def names(self) -> list[str]:
         self._load_plugins()

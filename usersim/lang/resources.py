@@ -105,6 +105,9 @@ class Cue:
         return f'{self.entry} "{self.text}"'
 
 
+_TOPIC_LOCK = threading.Lock()
+
+
 @dataclass
 class Resources:
     """The merged resource files of one language, by topic."""
@@ -112,8 +115,20 @@ class Resources:
     code: str
     topics: dict[str, dict[str, Any]] = field(default_factory=dict)
     files: dict[str, list[str]] = field(default_factory=dict)  # topic -> files merged, for messages
+    # topic -> its files in merge order, each with its data when read already (None: a built-in file,
+    # read when the topic is first asked for: a run's first request needs one topic of ~20)
+    _parts: dict[str, list[tuple[Path, dict[str, Any] | None]]] = field(default_factory=dict, repr=False)
 
     def topic(self, name: str) -> dict[str, Any]:
+        if name in self._parts:
+            with _TOPIC_LOCK:  # threads asking at once wait for the one merging it
+                parts = self._parts.get(name)
+                if parts is not None:
+                    merged: dict[str, Any] = {}
+                    for path, data in parts:
+                        merged = _merge(merged, _read(path) if data is None else data)
+                    self.topics[name] = merged
+                    del self._parts[name]
         return self.topics.get(name, {})
 
     def get(self, topic: str, key: str, default: Any = None) -> Any:
@@ -132,7 +147,9 @@ class Resources:
 
 @functools.lru_cache(maxsize=32)
 def resources(code: str) -> Resources:
-    """The resources of language `code`: its built-in files merged with every extension folder."""
+    """The resources of language `code`: its built-in files merged with every extension folder. An
+    extension folder's files are read (and a broken one named) here; the package's own files when
+    their topic is first asked for."""
     lang = languages.get(code)
     res = Resources(code)
     folders = [lang.data_dir] + [d / code for d in resource_dirs()]
@@ -141,7 +158,8 @@ def resources(code: str) -> Resources:
             continue
         for path in sorted(folder.glob("*.yaml")):
             topic = path.stem
-            res.topics[topic] = _merge(res.topics.get(topic, {}), _read(path))
+            data = None if folder == lang.data_dir else _read(path)
+            res._parts.setdefault(topic, []).append((path, data))
             res.files.setdefault(topic, []).append(str(path))
     return res
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from usersim.cases.schema import Case
-from usersim.core.messages import Message
-from usersim.judges.base import JudgeState
 from usersim.judges.checks.normalize import parse_today
+
+if TYPE_CHECKING:  # annotations only: a check's params validate without the judge layer's models
+    from usersim.cases.schema import Case
+    from usersim.core.messages import Message
+    from usersim.judges.base import JudgeState
 
 Scope = Literal["final", "assistant", "first"]
 

@@ -7,19 +7,21 @@ import logging
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
-from usersim.cases.schema import Case
 from usersim.core import registry as registries
 from usersim.core.errors import CaseError
-from usersim.core.messages import Message
 from usersim.core.registry import UnknownNameError, did_you_mean
 from usersim.core.verdict import Verdict
-from usersim.judges.base import JudgeState
 from usersim.judges.checks.context import CheckContext
 from usersim.judges.faults import crash_verdict
+
+if TYPE_CHECKING:  # annotations only: validating a case's checks needs neither
+    from usersim.cases.schema import Case
+    from usersim.core.messages import Message
+    from usersim.judges.base import JudgeState
 
 log = logging.getLogger(__name__)
 

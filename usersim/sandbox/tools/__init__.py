@@ -164,20 +164,39 @@ def day_arg(arg: str, value: Any, ctx: ToolContext, *, future: bool = True) -> d
     return day
 
 
-# The families register themselves on import; keep this list in sync with sandbox/tools/*.py.
-from usersim.sandbox.tools import (  # noqa: E402, F401  (imported for their registrations)
-    flights,
-    hotels,
-    housing,
-    restaurants,
-    routes,
-    search,
-    shopping,
-    skill_tool,
-    trains,
-    weather,
-)
+# tool name -> the family module (sandbox/tools/*.py) that registers it on import. Declared, not
+# imported: a tool's module loads when the tool is first looked up (tool_registry.get), so
+# validating a case or starting a run that uses no built-in tool imports none of them;
+# tests/sandbox/test_tool_manifest.py holds this table to what the modules register.
+BUILTIN: dict[str, str] = {
+    "beike_search_community_detail": "housing",
+    "beike_search_resale_housing": "housing",
+    "compute_google_maps_route_matrix": "routes",
+    "compute_google_maps_routes": "routes",
+    "load_skill": "skill_tool",
+    "maps_weather": "weather",
+    "search_flights": "flights",
+    "search_hotels": "hotels",
+    "search_restaurants": "restaurants",
+    "search_trains": "trains",
+    "taobao_get_product_reviews": "shopping",
+    "taobao_search_products": "shopping",
+    "web_search": "search",
+    "zhihu_get_article_detail": "search",
+    "zhihu_search": "search",
+}
+for _name, _module in BUILTIN.items():
+    tool_registry.register_lazy(_name, f"{__name__}.{_module}")
 
 DEFAULT_TOOLS: list[str] = [n for n in tool_registry.names() if n != "load_skill"]
 
-__all__ = ["DEFAULT_TOOLS", "Args", "Tool", "ToolContext", "ToolError", "register", "tool_registry"]
+__all__ = [
+    "BUILTIN",
+    "DEFAULT_TOOLS",
+    "Args",
+    "Tool",
+    "ToolContext",
+    "ToolError",
+    "register",
+    "tool_registry",
+]
