@@ -163,12 +163,12 @@ def _workers(ray: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def _span(cmd: list[str], stub: Stub, out: Path, latency: float) -> dict[str, Any]:
-    """One `usersim run`: its wall (process start to exit: imports, Ray's start-up, the outputs)
-    and its span (the stub's first request to its last reply: the conversations themselves), with
-    the CPU of the driver and of the stub in that span (sampled from /proc every 50 ms) and of each
-    Ray worker (its own report, run meta `ray.ran`)."""
-    stub.log()  # forget the exchanges before this run
+Samples = list[tuple[float, float]]
+
+
+def _sampled(cmd: list[str], other: int | None = None) -> tuple[float, float, Samples, Samples]:
+    """Run `cmd` to its end, sampling its CPU (and that of process `other`, e.g. the stub) from /proc
+    every 50 ms: (start epoch s, wall s, [(t, its CPU s)], [(t, other's CPU s)])."""
     t0 = time.time()
     proc = subprocess.Popen(
         cmd,
@@ -180,19 +180,29 @@ def _span(cmd: list[str], stub: Stub, out: Path, latency: float) -> dict[str, An
     stderr: list[str] = []
     reader = threading.Thread(target=lambda: stderr.append(proc.stderr.read()), daemon=True)  # type: ignore[union-attr]
     reader.start()
-    driver: list[tuple[float, float]] = []
-    served: list[tuple[float, float]] = []
+    mine: Samples = []
+    theirs: Samples = []
     while proc.poll() is None:
-        now, mine, its = time.time(), proc_cpu(proc.pid), proc_cpu(stub.proc.pid)
-        if mine is not None:
-            driver.append((now, mine))
-        if its is not None:
-            served.append((now, its))
+        now, cpu = time.time(), proc_cpu(proc.pid)
+        if cpu is not None:
+            mine.append((now, cpu))
+        if other is not None and (its := proc_cpu(other)) is not None:
+            theirs.append((now, its))
         time.sleep(0.05)
     wall = time.time() - t0
     reader.join(10)
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"usersim run exited {proc.returncode}: {''.join(stderr)[-2000:]}")
+    return t0, wall, mine, theirs
+
+
+def _span(cmd: list[str], stub: Stub, out: Path, latency: float) -> dict[str, Any]:
+    """One `usersim run`: its wall (process start to exit: imports, Ray's start-up, the outputs)
+    and its span (the stub's first request to its last reply: the conversations themselves), with
+    the CPU of the driver and of the stub in that span (sampled from /proc every 50 ms) and of each
+    Ray worker (its own report, run meta `ray.ran`)."""
+    stub.log()  # forget the exchanges before this run
+    t0, wall, driver, served = _sampled(cmd, stub.proc.pid)
     times = [ex["t"] for ex in stub.log()]
     first, last = stub_span(times, latency)
     with (out / "results.jsonl").open(encoding="utf-8") as f:
@@ -230,27 +240,7 @@ def _pool_span(cmd: list[str], out: Path) -> dict[str, Any]:
     on the driver's clock (the pool's first conversation handed out to its last record received, run
     meta `ray.span_*`: the workers' start-up is before it), with the driver's CPU in that span
     (sampled from /proc every 50 ms) and each worker's own CPU (run meta `ray.ran`)."""
-    t0 = time.time()
-    proc = subprocess.Popen(
-        cmd,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "RAY_DEDUP_LOGS": "0"},
-    )
-    stderr: list[str] = []
-    reader = threading.Thread(target=lambda: stderr.append(proc.stderr.read()), daemon=True)  # type: ignore[union-attr]
-    reader.start()
-    driver: list[tuple[float, float]] = []
-    while proc.poll() is None:
-        mine = proc_cpu(proc.pid)
-        if mine is not None:
-            driver.append((time.time(), mine))
-        time.sleep(0.05)
-    wall = time.time() - t0
-    reader.join(10)
-    if proc.returncode not in (0, 1):
-        raise RuntimeError(f"usersim run exited {proc.returncode}: {''.join(stderr)[-2000:]}")
+    t0, wall, driver, _ = _sampled(cmd)
     ray = _ray_meta(out)
     first, last = ray.get("span_start"), ray.get("span_end")
     if first is None or last is None:
