@@ -23,11 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, NamedTuple, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from usersim.core.record import RunRecord
 from usersim.core.verdict import Status
 
 STATUSES: tuple[Status, ...] = ("passed", "failed", "error", "unjudged", "inconclusive")
@@ -129,7 +128,25 @@ def _threshold(fail_under: float) -> float:
     return fail_under / 100 if fail_under > 1 else fail_under
 
 
-def decide(records: Iterable[RunRecord], *, strict: bool = False, fail_under: float | None = None) -> Gate:
+class Gated(Protocol):
+    """What the gate reads of a conversation: a RunRecord, or an `IdStatus` from the store's columns."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def status(self) -> str: ...
+
+
+class IdStatus(NamedTuple):
+    """A conversation's id and status alone (building a RunRecord for them costs ~2 ms: pydantic
+    inspects every default factory's signature on each model_construct)."""
+
+    id: str
+    status: str
+
+
+def decide(records: Iterable[Gated], *, strict: bool = False, fail_under: float | None = None) -> Gate:
     """The gate over records; see the module docstring for the rule."""
     records = list(records)
     tally = Tally.of(r.status for r in records)

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import cast, overload
+from typing import overload
 
-from usersim.core.gate import Gate, Tally, decide
+from usersim.core.gate import Gate, IdStatus, Tally, decide
 from usersim.core.record import RunRecord
-from usersim.core.verdict import Status
 
 Brief = tuple[str, str, str]  # (id, case_id, status)
 
@@ -79,12 +78,7 @@ class StoredRecords(Sequence[RunRecord]):
     def gate(self, *, strict: bool = False, fail_under: float | None = None) -> Gate:
         """`core.gate.decide` over the records, from their ids and statuses alone (the only fields the
         gate reads), so no record is parsed."""
-        # only the fields the gate reads are set: these records never leave this method
-        light = (
-            RunRecord.model_construct(id=rid, case_id=cid, status=cast(Status, s))  # type: ignore[call-arg]
-            for rid, cid, s in self.briefs
-        )
-        return decide(light, strict=strict, fail_under=fail_under)
+        return decide((IdStatus(rid, s) for rid, _, s in self.briefs), strict=strict, fail_under=fail_under)
 
 
 def gate_of(records: Sequence[RunRecord], *, strict: bool = False, fail_under: float | None = None) -> Gate:
