@@ -72,8 +72,11 @@ def plugin_dist(tmp_path, monkeypatch):
         encoding="utf-8",
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    # the role registries read entry points once per process: let them read again, then restore
+    # the role registries read entry points once per process: let them read again, then restore.
+    # Load them first: restoring a table that was never loaded would leave the registry empty for
+    # the tests after this one (the built-in modules are imported by then, so a reload adds nothing)
     for reg in (registries.checks, registries.judges):
+        reg.names()
         monkeypatch.setattr(reg, "_items", dict(reg._items))
         monkeypatch.setattr(reg, "_loaded", False)
     yield tmp_path
