@@ -349,12 +349,10 @@ async def _chat_completion(
         request["tools"] = tools
     request.update({k: v for k, v in params.items() if v is not None})
 
-    retry: _Retry | None = None  # the retry policy (USERSIM_LLM_*), read at the first failure
+    retry = _Retry.from_env()
     last: LLMCallError | None = None
     body = _encode(request)
-    attempt = -1
-    while retry is None or attempt + 1 < retry.attempts:
-        attempt += 1
+    for attempt in range(retry.attempts):
         limiter = limiter_for(url)
         if limiter is not None:
             async with away():
@@ -377,7 +375,6 @@ async def _chat_completion(
                 # some OpenAI-compatible servers reject JSON mode; callers parse and repair JSON anyway
                 request.pop("response_format")
                 body = _encode(request)
-                retry = retry or _Retry.from_env()
                 continue
             if status in _NO_RETRY or (status < 500 and status != 429):
                 raise last from None
@@ -403,13 +400,12 @@ async def _chat_completion(
                     store.put(ckey, model, message, p_tok, c_tok)
                 cost = cost_usd(model, p_tok, c_tok)
                 return message, Usage(calls=1, prompt_tokens=p_tok, completion_tokens=c_tok, cost_usd=cost)
-        retry = retry or _Retry.from_env()
         if attempt + 1 < retry.attempts:
             # Jitter avoids synchronized retry storms across concurrent conversations.
             delay = wait if wait is not None else retry.base_wait * (2**attempt) * (1 + random.random() / 4)
             async with away():
                 await asyncio.sleep(min(delay, retry.max_wait))
-    assert last is not None and retry is not None
+    assert last is not None
     raise LLMCallError(
         last.endpoint, last.status, f"{last.message} (gave up after {retry.attempts} attempts)"
     )
@@ -417,8 +413,8 @@ async def _chat_completion(
 
 @dataclass(frozen=True)
 class _Retry:
-    """How a failed call is retried: USERSIM_LLM_MAX_ATTEMPTS, _BACKOFF_S, _MAX_WAIT_S (read when a
-    call first fails: three environment reads per call were a visible part of a call's CPU)."""
+    """How a failed call is retried: USERSIM_LLM_MAX_ATTEMPTS, _BACKOFF_S, _MAX_WAIT_S (read per
+    call, so a changed environment applies to the next call)."""
 
     attempts: int
     base_wait: float
