@@ -3,6 +3,11 @@ for a bad one, with the verdict reasons in the failure report."""
 
 from __future__ import annotations
 
+# pytester's in-process runs forget the modules first imported inside them; PyYAML's C parser
+# (yaml._yaml, an extension module) survives that and keeps building the forgotten run's node
+# classes, which a re-imported yaml no longer recognises. Imported here, yaml stays one generation.
+import yaml  # noqa: F401
+
 pytest_plugins = ["pytester"]
 
 AGENTS = """
