@@ -350,6 +350,29 @@ def _doc_parts(fn: Callable[..., Any]) -> tuple[str, dict[str, str]]:
     return " ".join(head.split()) or fn.__name__, params
 
 
+class _Writes:
+    """`Tool.writes`: as given; for a python tool given None, read off its code (tool_effects) the
+    first time it is asked for, once per function: only `no_unauthorized_action` asks, and reading
+    the code of every tool of a suite is ~4 ms a tool that loading or validating a case never needs."""
+
+    def __get__(self, obj: Tool | None, owner: type | None = None) -> bool:
+        if obj is None:
+            return True  # the field's default
+        value = obj.__dict__.get("_writes")
+        if value is None:
+            value = _writes_of(obj.fn) if obj.fn is not None else True
+            obj.__dict__["_writes"] = value
+        return bool(value)
+
+    def __set__(self, obj: Tool, value: bool | None) -> None:
+        obj.__dict__["_writes"] = value
+
+
+@functools.lru_cache(maxsize=1024)
+def _writes_of(fn: Callable[..., Any]) -> bool:
+    return writes_state(fn)
+
+
 @dataclass
 class Tool:
     """An environment tool ready to call: schema and a function (state, arguments) -> result."""
@@ -358,7 +381,7 @@ class Tool:
     description: str
     parameters: dict[str, Any]
     run: Callable[[Tables, dict[str, Any]], Any]
-    writes: bool = True
+    writes: _Writes = _Writes()  # a bool; None for a python tool: read off its code when asked
     fn: Callable[..., Any] | None = None  # a python tool's function (user code); None: declarative
 
     def schema(self) -> dict[str, Any]:
@@ -376,7 +399,7 @@ ToolFailure = ToolError  # the name the declarative tools use
 
 
 def _python_tool(fn: Callable[..., Any]) -> Tool:
-    description, schema, model, fields, writes = _python_tool_parts(fn)
+    description, schema, model, fields = _python_tool_parts(fn)
 
     def run(state: Tables, arguments: dict[str, Any]) -> Any:
         try:
@@ -388,15 +411,15 @@ def _python_tool(fn: Callable[..., Any]) -> Tool:
             raise ToolFailure(f"invalid arguments for {fn.__name__}: {problems}") from None
         return fn(state, **{k: getattr(args, k) for k in fields})
 
-    return Tool(fn.__name__, description, copy.deepcopy(schema), run, writes=writes, fn=fn)
+    return Tool(fn.__name__, description, copy.deepcopy(schema), run, writes=None, fn=fn)
 
 
 @functools.lru_cache(maxsize=1024)
 def _python_tool_parts(
     fn: Callable[..., Any],
-) -> tuple[str, dict[str, Any], type[BaseModel], tuple[str, ...], bool]:
-    """(description, JSON schema, argument model, parameter names, whether it writes the state) of a
-    python tool, built once per function: every case of a suite loads the same tools module, and building the model is slow."""
+) -> tuple[str, dict[str, Any], type[BaseModel], tuple[str, ...]]:
+    """(description, JSON schema, argument model, parameter names) of a python tool, built once per
+    function: every case of a suite loads the same tools module, and building the model is slow."""
     sig = inspect.signature(fn)
     params = list(sig.parameters.values())
     if not params or params[0].name not in STATE_PARAMS:
@@ -419,7 +442,7 @@ def _python_tool_parts(
     for prop in schema.get("properties", {}).values():
         prop.pop("title", None)
     schema.setdefault("properties", {})
-    return description, schema, model, tuple(fields), writes_state(fn)
+    return description, schema, model, tuple(fields)
 
 
 def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:

@@ -14,13 +14,12 @@ from pydantic import BaseModel, ValidationError
 from usersim.core import registry as registries
 from usersim.core.errors import CaseError
 from usersim.core.registry import UnknownNameError, did_you_mean
-from usersim.core.verdict import Verdict
 from usersim.judges.checks.context import CheckContext
-from usersim.judges.faults import crash_verdict
 
-if TYPE_CHECKING:  # annotations only: validating a case's checks needs neither
+if TYPE_CHECKING:  # annotations only: validating a case's checks needs none of them
     from usersim.cases.schema import Case
     from usersim.core.messages import Message
+    from usersim.core.verdict import Verdict
     from usersim.judges.base import JudgeState
 
 log = logging.getLogger(__name__)
@@ -158,6 +157,8 @@ def evaluate(spec: dict[str, Any], ctx: CheckContext) -> Outcome:
 
 
 def to_verdict(spec: dict[str, Any], outcome: Outcome) -> Verdict:
+    from usersim.core.verdict import Verdict  # (imported when checks run, not when they validate)
+
     name = next(iter(spec))
     if outcome.passed is None:
         value = "unjudged" if outcome.uncertain or outcome.unseen else "inconclusive"
@@ -191,6 +192,9 @@ async def run_check(
     so does a check that raises, with details {fault, where, traceback}: fault `case` for a plugin's
     code, a user tool's bug or a case naming what its environment lacks (CaseError), fault
     `infrastructure` for a built-in check's bug (judges.faults)."""
+    from usersim.core.verdict import Verdict
+    from usersim.judges.faults import crash_verdict
+
     name = str(next(iter(spec))) if isinstance(spec, dict) and spec else "check"
     try:
         ctype, params = check_registry.parse(spec, case.own_tool_names)
