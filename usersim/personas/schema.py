@@ -94,11 +94,11 @@ class Goal(Strict):
     @field_validator("constraints")
     @classmethod
     def _readable_constraints(cls, value: dict[str, Any]) -> dict[str, Any]:
-        from usersim.lang import quantity
-
         for kind in ("min", "max"):
             if kind not in value:
                 continue
+            from usersim.lang import quantity  # only for min / max: the reader is ~20 ms of imports
+
             if not isinstance(value[kind], dict):
                 raise ValueError(
                     f"`{kind}` maps a measure to a value with its unit, e.g. {kind}: {{data: 10 GB}}"

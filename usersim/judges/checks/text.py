@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from usersim.core.saferegex import case_regex
 from usersim.judges.checks.context import CheckContext
 from usersim.judges.checks.registry import Outcome, check_registry
 
@@ -136,6 +135,8 @@ class CountParams(_Params):
     def _regex(cls, v: str | None) -> str | None:
         if v is not None:
             try:
+                from usersim.core.saferegex import case_regex  # (re2: imported for a pattern only)
+
                 case_regex(v)  # re.error when malformed; UnsafePatternError (a ValueError) when pathological
             except re.error as exc:
                 raise ValueError(f"pattern is not a valid regex: {exc}") from None
@@ -187,6 +188,7 @@ def _items(reader: Reader) -> tuple[str, list[tuple[str, Reading]]]:
 def _matches(reader: Reader, pattern: str) -> list[tuple[str, Reading]]:
     """Distinct matches of the pattern, each read where it starts (its item's reading on a list
     line or table row); a match spanning lines is not read."""
+    from usersim.core.saferegex import case_regex
     from usersim.lang.polarity import Reading
 
     out: dict[str, Reading] = {}
