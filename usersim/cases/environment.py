@@ -57,6 +57,7 @@ from pydantic_core import PydanticCustomError
 
 from usersim.cases.tool_effects import writes_state
 from usersim.cases.toolcode import display_path, import_failure, is_refusal, user_traceback, where_of
+from usersim.core.defaults import new_dict, new_list
 from usersim.core.errors import CaseError
 from usersim.core.registry import did_you_mean
 from usersim.core.yamlfile import FileProblems, note_untracked, read_text_file, read_yaml
@@ -91,11 +92,11 @@ class UpdateSpec(_Strict):
         default=None, description="Field that finds the record (default: the table's key)."
     )
     fields: list[str] = Field(
-        default_factory=list, description="Fields the agent sets through arguments of the same name."
+        default_factory=new_list, description="Fields the agent sets through arguments of the same name."
     )
-    set: dict[str, Any] = Field(default_factory=dict, description="Fixed field values every call writes.")
+    set: dict[str, Any] = Field(default_factory=new_dict, description="Fixed field values every call writes.")
     when: dict[str, Any] = Field(
-        default_factory=dict,
+        default_factory=new_dict,
         description="Field values the record must have, or the call is an error (e.g. {status: active}).",
     )
 
@@ -123,29 +124,29 @@ class Environment(_Strict):
     """A domain state (tables of records) and the tools that read and write it; one copy per conversation."""
 
     state: Tables | str = Field(
-        default_factory=dict,
+        default_factory=new_dict,
         description="Tables of records: {table: [record, ...]} inline, or a YAML/JSON file relative to the "
         "case file. Every conversation starts from a fresh copy.",
     )
     state_updates: dict[str, list[dict[str, Any]]] = Field(
-        default_factory=dict,
+        default_factory=new_dict,
         description="Per-case changes on top of `state` (e.g. from a suite file): records merged by key; "
         "new keys are added.",
     )
     keys: dict[str, str] = Field(
-        default_factory=dict,
+        default_factory=new_dict,
         description="Key field per table (default: `id`, else the first record's first field).",
     )
     fields: dict[str, list[str]] = Field(
-        default_factory=dict,
+        default_factory=new_dict,
         description="Fields per table that tools may add although no starting record has them. Only "
         "for validation (a final_state field must exist); fields a python tool writes literally "
         "(`row['x'] = ...`, `{'x': ...}`) are found in its code.",
     )
-    tools: list[EnvTool] = Field(default_factory=list, description="Tools over the state.")
+    tools: list[EnvTool] = Field(default_factory=new_list, description="Tools over the state.")
     # (tool, arguments) calls every conversation's copy replays first: the writes of a static
     # case's recorded history (usersim.cases.history), set by the case that owns this environment.
-    _prelude: list[tuple[str, dict[str, Any]]] = PrivateAttr(default_factory=list)
+    _prelude: list[tuple[str, dict[str, Any]]] = PrivateAttr(default_factory=new_list)
 
     @field_validator("state", mode="after")
     @classmethod
