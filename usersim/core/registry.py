@@ -21,7 +21,6 @@ plugin adds names; it cannot replace a built-in one.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import importlib
 import sys
@@ -45,6 +44,8 @@ class UnknownNameError(KeyError):
 
 def did_you_mean(name: str, options: list[str] | set[str]) -> str:
     """' Did you mean 'x'?' or '' — for error messages."""
+    import difflib  # (an error path: most commands never suggest anything)
+
     close = difflib.get_close_matches(name, sorted(options), n=1, cutoff=0.6)
     return f" Did you mean '{close[0]}'?" if close else ""
 

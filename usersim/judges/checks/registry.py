@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -21,8 +20,6 @@ if TYPE_CHECKING:  # annotations only: validating a case's checks needs none of 
     from usersim.core.messages import Message
     from usersim.core.verdict import Verdict
     from usersim.judges.base import JudgeState
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -205,7 +202,9 @@ async def run_check(
     except CaseError as exc:  # the test author's files: not a crash, not the agent's failure
         return crash_verdict(name, exc, ctype.fn, reason=f"case error: {exc}", criterion=compact(spec))
     except Exception as exc:  # one broken check must not take the other checks' verdicts with it
-        log.exception("check %s crashed", name)
+        import logging  # (a crash only: validating and running sound checks log nothing)
+
+        logging.getLogger(__name__).exception("check %s crashed", name)
         reason = f"check crashed: {type(exc).__name__}: {exc}"
         return crash_verdict(name, exc, ctype.fn, reason=reason, criterion=str(spec)[:240])
     return to_verdict(spec, outcome)
