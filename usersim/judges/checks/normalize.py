@@ -135,6 +135,8 @@ def parse_number(value: Any) -> float | None:
 
 # --- dates (read by usersim.lang.dates: the one date parser, with THE holiday calendar) -------
 DateRange = tuple[date, date]
+# a whole text that is one ISO day: validating a case's date matchers (2026-06-15) needs no more
+_ISO_DAY = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
 
 
 def resolve_date(text: Any, today: date | None = None) -> DateRange | None:
@@ -145,6 +147,14 @@ def resolve_date(text: Any, today: date | None = None) -> DateRange | None:
         return text, text
     if not isinstance(text, str) or not text.strip():
         return None
+    iso = _ISO_DAY.fullmatch(text.strip())
+    if iso is not None:  # what lang.dates reads a bare YYYY-MM-DD as, without building its lexicon
+        try:
+            day = date(int(iso[1]), int(iso[2]), int(iso[3]))
+        except ValueError:
+            pass  # not a calendar day: the date reader decides what it is
+        else:
+            return day, day
     from usersim.lang import dates
 
     found = dates.resolve(text.strip(), today or date.today())
