@@ -181,8 +181,8 @@ class Environment(_Strict):
         for i, t in enumerate(v):
             if t.python is not None:
                 t.python = _absolute_python(t.python, base)
-                try:
-                    [_python_tool(fn) for fn in _functions(t.python)]
+                try:  # what can be wrong with a python tool is found building its parts (cached)
+                    [_python_tool_parts(fn) for fn in _functions(t.python)]
                 except ValueError as exc:
                     raise PydanticCustomError("environment", f"tools[{i}]: {exc}") from None
         return v
