@@ -63,3 +63,35 @@ def test_quantity_detection_rejects_codes_and_prose():
 def test_place_aliases(alias):
     assert normalize_place(alias) == "上海"
     assert normalize_place("大阪") != normalize_place(alias)
+
+
+def test_a_bare_iso_day_resolves_as_the_date_reader_reads_it():
+    """resolve_date answers a whole YYYY-MM-DD itself (validating date matchers builds no date
+    lexicon): the same range lang.dates gives, for valid days, edge days and padded text, with
+    and without a today; anything that is not one calendar day goes to the reader."""
+    from datetime import date, timedelta
+
+    from usersim.judges.checks.normalize import resolve_date
+    from usersim.lang import dates
+
+    today = date(2026, 4, 7)
+    texts = [(date(2024, 1, 1) + timedelta(days=k * 37)).isoformat() for k in range(40)]
+    texts += ["2024-02-29", "2026-12-31", "0001-01-01", "9999-12-31", " 2026-06-15 ", "2026-06-15\n"]
+    for text in texts:
+        for when in (today, None):
+            found = dates.resolve(text.strip(), when or date.today())
+            assert found is not None and found.kind == "iso", text
+            assert resolve_date(text, when) == found.range, (text, when)
+    for text in ["2026-02-30", "2025-02-29", "2026-13-01", "2026-6-15", "2026-06-15 到 2026-06-20"]:
+        for when in (today, None):
+            found = dates.resolve(text.strip(), when or date.today())
+            expect = (
+                None
+                if found is None
+                or (
+                    when is None
+                    and found.kind not in ("iso", "day", "range", "month", "month_part", "holiday")
+                )
+                else found.range
+            )
+            assert resolve_date(text, when) == expect, (text, when)

@@ -127,3 +127,77 @@ def test_validate_imports_only_the_checks_and_tools_it_uses():
     } == set()
     assert {f"usersim.judges.checks.{m}" for m in used} <= set(out["checks"])
     assert out["tools"] == []  # the bank's own tools: no built-in sandbox tool is imported
+
+
+# what validating the bank cases needs none of: the language layer's readings (the checks read text
+# when they run), verdicts and crash handling, the case-regex engine (no `pattern` there), the
+# did-you-mean machinery and logging (error paths), the quantity reader (no persona min / max)
+_PROBE_READINGS = """
+import json, sys
+from usersim.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}))
+"""
+
+
+def test_validate_imports_no_language_reading_verdict_or_error_path_module():
+    import os
+
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE_READINGS, "validate", "examples/bank/cases"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "USERSIM_NO_CASE_CACHE": "1"},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["code"] == 0
+    modules = set(out["modules"])
+    lazy = {
+        "usersim.judges.checks.mentions",
+        "usersim.core.verdict",
+        "usersim.judges.faults",
+        "usersim.core.saferegex",
+        "re2",
+        "difflib",
+        "logging",
+    }
+    assert not modules & lazy, sorted(modules & lazy)
+    assert not [m for m in modules if m.startswith("usersim.lang")], sorted(
+        m for m in modules if m.startswith("usersim.lang")
+    )
+    # ... while the checks the bank cases use are imported (the probe sees what validation loads)
+    assert {"usersim.judges.checks.text", "usersim.judges.checks.final_state"} <= modules
+
+
+def test_the_readings_probe_sees_them_when_a_case_needs_them(tmp_path):
+    """A count pattern compiles through the case-regex engine and a persona's max reads quantities:
+    those do import what the probe above says validate leaves out."""
+    import os
+
+    (tmp_path / "personas").mkdir()
+    (tmp_path / "personas" / "budget-buyer.yaml").write_text(
+        "id: budget-buyer\nname: Budget buyer\nidentity: a student\nlanguage: en\n"
+        "goal: {description: buy a phone, constraints: {max: {price: $300}}}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "c.yaml").write_text(
+        "id: R-01\ndimension: B1\ntitle: t\nmode: organic\nmax_turns: 3\npersona: budget-buyer\nlanguage: en\n"
+        "input: {message: hi}\njudging:\n  scoring: {methods: [auto]}\n"
+        "  checks:\n    - count: {pattern: 'phone', min: 1}\n",
+        encoding="utf-8",
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE_READINGS, "validate", str(tmp_path / "c.yaml")],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "USERSIM_NO_CASE_CACHE": "1"},
+    )
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["code"] == 0, proc.stdout
+    assert {"usersim.core.saferegex", "usersim.lang.quantity"} <= set(out["modules"])

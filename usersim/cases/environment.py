@@ -57,6 +57,7 @@ from pydantic_core import PydanticCustomError
 
 from usersim.cases.tool_effects import writes_state
 from usersim.cases.toolcode import display_path, import_failure, is_refusal, user_traceback, where_of
+from usersim.core.defaults import new_dict, new_list
 from usersim.core.errors import CaseError
 from usersim.core.registry import did_you_mean
 from usersim.core.yamlfile import FileProblems, note_untracked, read_text_file, read_yaml
@@ -91,11 +92,11 @@ class UpdateSpec(_Strict):
         default=None, description="Field that finds the record (default: the table's key)."
     )
     fields: list[str] = Field(
-        default_factory=list, description="Fields the agent sets through arguments of the same name."
+        default_factory=new_list, description="Fields the agent sets through arguments of the same name."
     )
-    set: dict[str, Any] = Field(default_factory=dict, description="Fixed field values every call writes.")
+    set: dict[str, Any] = Field(default_factory=new_dict, description="Fixed field values every call writes.")
     when: dict[str, Any] = Field(
-        default_factory=dict,
+        default_factory=new_dict,
         description="Field values the record must have, or the call is an error (e.g. {status: active}).",
     )
 
@@ -123,29 +124,29 @@ class Environment(_Strict):
     """A domain state (tables of records) and the tools that read and write it; one copy per conversation."""
 
     state: Tables | str = Field(
-        default_factory=dict,
+        default_factory=new_dict,
         description="Tables of records: {table: [record, ...]} inline, or a YAML/JSON file relative to the "
         "case file. Every conversation starts from a fresh copy.",
     )
     state_updates: dict[str, list[dict[str, Any]]] = Field(
-        default_factory=dict,
+        default_factory=new_dict,
         description="Per-case changes on top of `state` (e.g. from a suite file): records merged by key; "
         "new keys are added.",
     )
     keys: dict[str, str] = Field(
-        default_factory=dict,
+        default_factory=new_dict,
         description="Key field per table (default: `id`, else the first record's first field).",
     )
     fields: dict[str, list[str]] = Field(
-        default_factory=dict,
+        default_factory=new_dict,
         description="Fields per table that tools may add although no starting record has them. Only "
         "for validation (a final_state field must exist); fields a python tool writes literally "
         "(`row['x'] = ...`, `{'x': ...}`) are found in its code.",
     )
-    tools: list[EnvTool] = Field(default_factory=list, description="Tools over the state.")
+    tools: list[EnvTool] = Field(default_factory=new_list, description="Tools over the state.")
     # (tool, arguments) calls every conversation's copy replays first: the writes of a static
     # case's recorded history (usersim.cases.history), set by the case that owns this environment.
-    _prelude: list[tuple[str, dict[str, Any]]] = PrivateAttr(default_factory=list)
+    _prelude: list[tuple[str, dict[str, Any]]] = PrivateAttr(default_factory=new_list)
 
     @field_validator("state", mode="after")
     @classmethod
@@ -180,8 +181,8 @@ class Environment(_Strict):
         for i, t in enumerate(v):
             if t.python is not None:
                 t.python = _absolute_python(t.python, base)
-                try:
-                    [_python_tool(fn) for fn in _functions(t.python)]
+                try:  # what can be wrong with a python tool is found building its parts (cached)
+                    [_python_tool_parts(fn) for fn in _functions(t.python)]
                 except ValueError as exc:
                     raise PydanticCustomError("environment", f"tools[{i}]: {exc}") from None
         return v
@@ -350,6 +351,29 @@ def _doc_parts(fn: Callable[..., Any]) -> tuple[str, dict[str, str]]:
     return " ".join(head.split()) or fn.__name__, params
 
 
+class _Writes:
+    """`Tool.writes`: as given; for a python tool given None, read off its code (tool_effects) the
+    first time it is asked for, once per function: only `no_unauthorized_action` asks, and reading
+    the code of every tool of a suite is ~4 ms a tool that loading or validating a case never needs."""
+
+    def __get__(self, obj: Tool | None, owner: type | None = None) -> bool:
+        if obj is None:
+            return True  # the field's default
+        value = obj.__dict__.get("_writes")
+        if value is None:
+            value = _writes_of(obj.fn) if obj.fn is not None else True
+            obj.__dict__["_writes"] = value
+        return bool(value)
+
+    def __set__(self, obj: Tool, value: bool | None) -> None:
+        obj.__dict__["_writes"] = value
+
+
+@functools.lru_cache(maxsize=1024)
+def _writes_of(fn: Callable[..., Any]) -> bool:
+    return writes_state(fn)
+
+
 @dataclass
 class Tool:
     """An environment tool ready to call: schema and a function (state, arguments) -> result."""
@@ -358,7 +382,7 @@ class Tool:
     description: str
     parameters: dict[str, Any]
     run: Callable[[Tables, dict[str, Any]], Any]
-    writes: bool = True
+    writes: _Writes = _Writes()  # a bool; None for a python tool: read off its code when asked
     fn: Callable[..., Any] | None = None  # a python tool's function (user code); None: declarative
 
     def schema(self) -> dict[str, Any]:
@@ -376,7 +400,7 @@ ToolFailure = ToolError  # the name the declarative tools use
 
 
 def _python_tool(fn: Callable[..., Any]) -> Tool:
-    description, schema, model, fields, writes = _python_tool_parts(fn)
+    description, schema, model, fields = _python_tool_parts(fn)
 
     def run(state: Tables, arguments: dict[str, Any]) -> Any:
         try:
@@ -388,15 +412,15 @@ def _python_tool(fn: Callable[..., Any]) -> Tool:
             raise ToolFailure(f"invalid arguments for {fn.__name__}: {problems}") from None
         return fn(state, **{k: getattr(args, k) for k in fields})
 
-    return Tool(fn.__name__, description, copy.deepcopy(schema), run, writes=writes, fn=fn)
+    return Tool(fn.__name__, description, copy.deepcopy(schema), run, writes=None, fn=fn)
 
 
 @functools.lru_cache(maxsize=1024)
 def _python_tool_parts(
     fn: Callable[..., Any],
-) -> tuple[str, dict[str, Any], type[BaseModel], tuple[str, ...], bool]:
-    """(description, JSON schema, argument model, parameter names, whether it writes the state) of a
-    python tool, built once per function: every case of a suite loads the same tools module, and building the model is slow."""
+) -> tuple[str, dict[str, Any], type[BaseModel], tuple[str, ...]]:
+    """(description, JSON schema, argument model, parameter names) of a python tool, built once per
+    function: every case of a suite loads the same tools module, and building the model is slow."""
     sig = inspect.signature(fn)
     params = list(sig.parameters.values())
     if not params or params[0].name not in STATE_PARAMS:
@@ -419,7 +443,7 @@ def _python_tool_parts(
     for prop in schema.get("properties", {}).values():
         prop.pop("title", None)
     schema.setdefault("properties", {})
-    return description, schema, model, tuple(fields), writes_state(fn)
+    return description, schema, model, tuple(fields)
 
 
 def _type_hints(fn: Callable[..., Any]) -> dict[str, Any]:

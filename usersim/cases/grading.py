@@ -26,7 +26,9 @@ class GradeLevel(Strict):
 
 
 def _levels(*rows: tuple[str, str, int]) -> list[GradeLevel]:
-    return [GradeLevel(code=c, name=n, points=p) for c, n, p in rows]
+    # constructed, not validated: validating at import would build GradeLevel's validator in every
+    # process that loads a case (~10 ms); tests/cases/test_grading_tables.py validates these rows
+    return [GradeLevel.model_construct(code=c, name=n, points=p) for c, n, p in rows]
 
 
 # Seed 003's scoring tables. conflict / implicit_conflict: the level is what the agent did; reference /

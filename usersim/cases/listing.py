@@ -24,6 +24,7 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -175,10 +176,13 @@ def case_row(case: Any) -> dict[str, Any]:
     }
 
 
-def list_rows(paths: list[str | Path] | None = None) -> tuple[list[dict[str, Any]], list[Problem]]:
+def list_rows(
+    paths: list[str | Path] | None = None, *, on_file: Callable[[], None] | None = None
+) -> tuple[list[dict[str, Any]], list[Problem]]:
     """(a row per valid case, the problems of the others), as `load_cases_partial` decides them
     (same validation, same messages, duplicate ids reported), cached per file. Raises
-    FileNotFoundError for a path that does not exist."""
+    FileNotFoundError for a path that does not exist. `on_file` is called after each file validated
+    (not after one served from the cache)."""
     from usersim.cases.loader import _case_files_with_roots, file_kind, language_folders, load_case
     from usersim.core.yamlfile import FileProblems, recording_reads
 
@@ -193,12 +197,16 @@ def list_rows(paths: list[str | Path] | None = None) -> tuple[list[dict[str, Any
             continue  # a domain folder holds its personas beside its cases
         row = cache.get(path, root)
         if row is None:
-            with recording_reads() as reads:
-                try:
-                    case = load_case(path, root)
-                except FileProblems as exc:
-                    problems.extend(exc.problems)
-                    continue
+            try:
+                with recording_reads() as reads:
+                    try:
+                        case = load_case(path, root)
+                    except FileProblems as exc:
+                        problems.extend(exc.problems)
+                        continue
+            finally:
+                if on_file is not None:
+                    on_file()
             row = case_row(case)
             if not reads.untracked:
                 cache.put(path, root, reads.files, row)

@@ -109,14 +109,15 @@ def _semantic_problems(case: Case, path: Path, lines: LineIndex) -> list[Problem
         except (UnknownNameError, ValueError) as exc:
             field = ".".join(str(p) for p in loc)
             problems.append(Problem(str(path), lines.line(loc), field, str(exc)))
-    known = set(registries.tools.names()) | set(case_tools)
     named = [(("tools", i), t) for i, t in enumerate(case.tools or [])]
     named += [
         (("tool_intercepts", i, "intercept_tool"), t.intercept_tool)
         for i, t in enumerate(case.tool_intercepts)
     ]
     for loc, name in named:
-        if name not in known:
+        # a built-in or the case's own tool is known without listing the plugins' (entry points)
+        if name not in case_tools and name not in registries.tools:
+            known = set(registries.tools.names()) | set(case_tools)
             field = ".".join(str(p) for p in loc)
             problems.append(
                 Problem(

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator,
 from usersim.cases.environment import Environment, build_tools
 from usersim.cases.grading import GradingSpec
 from usersim.cases.history import history_writes, normalize_history
+from usersim.core.defaults import new_dict, new_list
 from usersim.core.messages import Message
 
 CASE_SCHEMA_VERSION = 1
@@ -47,9 +48,9 @@ class CaseContext(Strict):
     """The agent's world at the start of the conversation."""
 
     current_date: str | None = Field(default=None, description="Sandbox clock date, YYYY-MM-DD.")
-    memory: list[str] = Field(default_factory=list, description="Agent memory entries about the user.")
+    memory: list[str] = Field(default_factory=new_list, description="Agent memory entries about the user.")
     images: list[ImageRef] = Field(
-        default_factory=list, description="Images attached to the current message."
+        default_factory=new_list, description="Images attached to the current message."
     )
     notes: str | None = Field(
         default=None, description="Free-text context from the seed (e.g. '无历史对话')."
@@ -60,7 +61,7 @@ class CaseInput(Strict):
     """What is replayed to the agent (static) or how the conversation opens (organic)."""
 
     history: list[Message] = Field(
-        default_factory=list,
+        default_factory=new_list,
         description="Fixed prior conversation, replayed verbatim to the agent: usersim's message shape or "
         "OpenAI chat format as exported (assistant `tool_calls` with `function: {name, arguments}`, `tool` "
         "messages with `tool_call_id`). Calls to environment tools are replayed on the state first.",
@@ -73,7 +74,7 @@ class CaseInput(Strict):
         return normalize_history(v)
 
     script: list[str] = Field(
-        default_factory=list,
+        default_factory=new_list,
         description="Further scripted user turns, answered live in order. Static: the whole script. "
         "Organic: a replayed prefix (a promoted failure's recorded turns after `message`); the persona's "
         "simulator continues once it is used up.",
@@ -84,9 +85,9 @@ class SkillsConfig(Strict):
     """Which skills the agent has (seed: skill_enabled / active_skills, Group A/B)."""
 
     skill_enabled: bool = Field(default=False, description="Whether any skill is exposed to the agent.")
-    active_skills: list[str] = Field(default_factory=list, description="Names of skills exposed.")
+    active_skills: list[str] = Field(default_factory=new_list, description="Names of skills exposed.")
     groups: list[Literal["A", "B"]] = Field(
-        default_factory=list,
+        default_factory=new_list,
         description="Skill-impact groups to run: A = skills off, B = active_skills on (seed 002).",
     )
     exempt_from_delta: bool = Field(
@@ -131,7 +132,9 @@ class InjectInstruction(Strict):
     language: Literal["zh", "en"] | None = Field(
         default=None, description="Template language (default: the case's language)."
     )
-    args: dict[str, Any] = Field(default_factory=dict, description="Values of the template's placeholders.")
+    args: dict[str, Any] = Field(
+        default_factory=new_dict, description="Values of the template's placeholders."
+    )
 
     @field_validator("template")
     @classmethod
@@ -188,7 +191,7 @@ class MockResponse(Strict):
     """One answer of a case-defined mock tool."""
 
     when: dict[str, Any] = Field(
-        default_factory=dict,
+        default_factory=new_dict,
         description="Argument values that select this answer (all must match; strings compare trimmed and "
         "case-insensitively). Empty = the default answer.",
     )
@@ -247,7 +250,9 @@ class Milestone(Strict):
     check: dict[str, Any] = Field(
         description="A rule check (same form as `judging.checks`) that marks it reached."
     )
-    requires: list[str] = Field(default_factory=list, description="Milestones that must be reached before.")
+    requires: list[str] = Field(
+        default_factory=new_list, description="Milestones that must be reached before."
+    )
 
     @field_validator("check")
     @classmethod
@@ -278,26 +283,28 @@ class Criterion(Strict):
 class Judging(Strict):
     """What only the judges see: the seed's expected behaviour, criteria and machine checks."""
 
-    expected_behavior: list[str] = Field(default_factory=list, description="期望行为, one item a line.")
-    pass_criteria: list[str] = Field(default_factory=list, description="判定标准 Pass conditions.")
-    fail_criteria: list[str] = Field(default_factory=list, description="判定标准 Fail conditions.")
+    expected_behavior: list[str] = Field(default_factory=new_list, description="期望行为, one item a line.")
+    pass_criteria: list[str] = Field(default_factory=new_list, description="判定标准 Pass conditions.")
+    fail_criteria: list[str] = Field(default_factory=new_list, description="判定标准 Fail conditions.")
     scoring: ScoringSpec = Field(description="评分方式.")
     checks: list[dict[str, Any]] = Field(
-        default_factory=list,
+        default_factory=new_list,
         description="Machine checks, each a one-key mapping {check_type: params}; see `usersim judges list`.",
     )
     rubric: list[Criterion] = Field(
-        default_factory=list,
+        default_factory=new_list,
         description="Criteria for the LLM judge, each a string (a requirement) or {text, polarity}; "
         "defaults to the pass criteria.",
     )
     milestones: list[Milestone] = Field(
-        default_factory=list, description="Milestone DAG with partial credit."
+        default_factory=new_list, description="Milestone DAG with partial credit."
     )
     minefields: list[dict[str, Any]] = Field(
-        default_factory=list, description="Rule checks that must never pass (any hit voids the score)."
+        default_factory=new_list, description="Rule checks that must never pass (any hit voids the score)."
     )
-    human_review: list[str] = Field(default_factory=list, description="Criteria left to human review (人工).")
+    human_review: list[str] = Field(
+        default_factory=new_list, description="Criteria left to human review (人工)."
+    )
     drift_threshold: int | None = Field(
         default=None,
         ge=0,
@@ -337,7 +344,7 @@ class KeyInfo(Strict):
 
     fact: str = Field(description="The key fact, e.g. 对海鲜过敏.")
     keywords: list[str] = Field(
-        default_factory=list, description="Words that identify the fact (for filler checks)."
+        default_factory=new_list, description="Words that identify the fact (for filler checks)."
     )
     turn: int = Field(description="Index into input.history of the message that carries it.")
     position: Position | None = Field(
@@ -362,10 +369,10 @@ class LongContextSpec(Strict):
     scenario: str = Field(description="Filler scenario key (e.g. japan_trip, laptop_shopping).")
     seed_length: LengthName = Field(default="32k", description="The length the seed describes (上下文长度).")
     lengths: dict[LengthName, GradientSpec] = Field(
-        default_factory=dict, description="Per target length: where key information goes."
+        default_factory=new_dict, description="Per target length: where key information goes."
     )
     key_info: list[KeyInfo] = Field(
-        default_factory=list, description="Key facts and the history turns carrying them."
+        default_factory=new_list, description="Key facts and the history turns carrying them."
     )
 
 
@@ -388,7 +395,7 @@ class ShrinkInfo(Strict):
     check: str = Field(description="The failing check the shrunk case still fails (judge and criterion).")
     against: str | None = Field(default=None, description="Agent SPEC the shrunk case still passes with.")
     sizes: dict[str, list[int]] = Field(
-        default_factory=dict, description="Per dimension: [original size, shrunk size]."
+        default_factory=new_dict, description="Per dimension: [original size, shrunk size]."
     )
     runs_used: int = Field(ge=0, description="Conversations run by the search.")
     budget: int = Field(ge=1, description="The most runs the search was allowed.")
@@ -411,7 +418,7 @@ class PromotedFrom(Strict):
     )
     failing_turn: int | None = Field(default=None, ge=1, description="First failing user turn (1-based).")
     failing: list[str] = Field(
-        default_factory=list, description="The criteria that failed in the record (judge: reason)."
+        default_factory=new_list, description="The criteria that failed in the record (judge: reason)."
     )
     persona: str | None = Field(default=None, description="Persona variant id the record ran with.")
     seed: int | None = Field(
@@ -436,7 +443,7 @@ class Case(Strict):
     context_type: str | None = Field(default=None, description="Seed 上下文类型: synthetic / organic / ...")
     version: str = Field(default="1", description="Version of this case's content.")
     source: str | None = Field(default=None, description="Seed file the case comes from.")
-    tags: list[str] = Field(default_factory=list, description="Free tags, e.g. red_line, multimodal.")
+    tags: list[str] = Field(default_factory=new_list, description="Free tags, e.g. red_line, multimodal.")
     steps: int | None = Field(
         default=None,
         ge=1,
@@ -448,14 +455,16 @@ class Case(Strict):
     input: CaseInput = Field(default_factory=CaseInput, description="History and current message.")
     context: CaseContext = Field(default_factory=CaseContext, description="Date, memory, images.")
     persona: str | None = Field(default=None, description="Persona id (organic), from personas/.")
-    persona_overrides: dict[str, Any] = Field(default_factory=dict, description="Persona fields to override.")
+    persona_overrides: dict[str, Any] = Field(
+        default_factory=new_dict, description="Persona fields to override."
+    )
     goal: str | None = Field(default=None, description="Task goal the simulated user pursues (任务目标).")
     max_turns: int | None = Field(default=None, ge=1, description="Maximum user turns (organic).")
     skills: SkillsConfig = Field(default_factory=SkillsConfig, description="Skill configuration.")
     tools: list[str] | None = Field(default=None, description="Tools available; null = the default tool set.")
-    tool_intercepts: list[ToolIntercept] = Field(default_factory=list, description="Fault injection.")
+    tool_intercepts: list[ToolIntercept] = Field(default_factory=new_list, description="Fault injection.")
     mock_tools: list[MockTool] = Field(
-        default_factory=list,
+        default_factory=new_list,
         description="Tools defined by this case (always available in it, intercepts apply).",
     )
     long_context: LongContextSpec | None = Field(default=None, description="Long-context expansion (C5).")
@@ -486,12 +495,12 @@ class Case(Strict):
         default=None, description="Set on regression cases promoted from a run record (`usersim promote`)."
     )
     sla: list[SlaThreshold] = Field(
-        default_factory=list,
+        default_factory=new_list,
         description="Business SLAs for the decay curves (`usersim decay --sla FILE`); usually shared "
         "through a suite file (`include:`), e.g. [{dimension: memory, min_score: 0.8, at_turn: 10}].",
     )
     reference_transcript: list[Message] = Field(
-        default_factory=list,
+        default_factory=new_list,
         description="The recorded conversation a promoted case came from; replays are compared to it (divergence).",
     )
     _file: Path | None = PrivateAttr(default=None)  # the file it was loaded from (load_case sets it)

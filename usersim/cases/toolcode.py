@@ -21,6 +21,7 @@ import functools
 import inspect
 import os
 import traceback
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
@@ -102,10 +103,25 @@ def written_names(module: Any) -> set[str]:
     ...)`, `dict(x=...)`, `d.update(x=...)`. Reading `row["x"]` does not count: a tool reading a column
     that does not exist is exactly the bug validation is for."""
     try:
-        source = inspect.getsource(module)
-    except (OSError, TypeError):
-        return set()
-    return set(_written_in(source))
+        known = _WRITTEN.get(module)
+    except TypeError:  # not weak-referenceable: read it each time
+        known = None
+    if known is None:
+        try:
+            source = inspect.getsource(module)
+        except (OSError, TypeError):
+            return set()
+        known = _written_in(source)
+        try:
+            _WRITTEN[module] = known
+        except TypeError:
+            pass
+    return set(known)
+
+
+# module -> written_names: every case of a suite asks about the same imported tools module (an
+# edited file is imported again as a new module object, so it is read again)
+_WRITTEN: weakref.WeakKeyDictionary[Any, frozenset[str]] = weakref.WeakKeyDictionary()
 
 
 @functools.lru_cache(maxsize=256)

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from usersim.cases.loader import case_files, file_kind, load_case
+from usersim.cli.collector import paced
 from usersim.core.yamlfile import FileProblems, Problem
 
 
@@ -65,13 +66,15 @@ def validate_file(path: Path) -> list[Problem]:
 def validate(paths: tuple[str, ...], persona_dirs: tuple[str, ...]) -> None:
     """Validate case, persona and SKILL.md files. Exit 0 when all are valid; otherwise print
     `file:line: field: message` lines and exit 2."""
-    from usersim.personas.loader import set_persona_dirs
-
-    set_persona_dirs(persona_dirs)
-    files = _files(paths)
     problems: list[Problem] = []
-    for f in files:
-        problems.extend(validate_file(f))
+    with paced() as tick:  # see usersim/cli/collector.py
+        from usersim.personas.loader import set_persona_dirs
+
+        set_persona_dirs(persona_dirs)
+        files = _files(paths)
+        for f in files:
+            problems.extend(validate_file(f))
+            tick()
     for p in sorted(problems, key=lambda p: (p.file, p.line)):
         click.echo(str(p))
     bad = len({p.file for p in problems})
@@ -93,7 +96,10 @@ def list_cases(paths: tuple[str, ...], as_json: bool) -> None:
     from usersim.cases.listing import list_rows
 
     try:
-        rows, problems = list_rows(list(paths) or None)  # cached per file: see cases/listing.py
+        with paced() as tick:  # see usersim/cli/collector.py
+            rows, problems = list_rows(
+                list(paths) or None, on_file=tick
+            )  # cached per file: see cases/listing.py
     except FileNotFoundError as exc:
         raise click.BadParameter(str(exc), param_hint="PATHS") from None
     for p in problems:

@@ -11,19 +11,26 @@ A module may also declare names without importing their implementations (`regist
 module)`): the name is listed, suggested and found at once, and `module` is imported (registering
 the real item) only when the name is first looked up. The built-in check types are declared so:
 validating a case imports the code of the checks it uses, not of every check.
+
+A role's built-in module (the one its `builtin` entry point names, held to it by
+tests/usersim/test_plugins.py) is imported first: a name it declares is found without reading the
+environment's entry points (a scan of every installed distribution's metadata), which are read
+once, only when a name is not built in or the full list is asked for (names, did-you-mean). So a
+plugin adds names; it cannot replace a built-in one.
 """
 
 from __future__ import annotations
 
-import difflib
 import functools
 import importlib
 import sys
 import threading
 from collections.abc import Callable
-from importlib.metadata import EntryPoint, distributions
 from types import ModuleType
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:  # importlib.metadata is imported when entry points are first read
+    from importlib.metadata import EntryPoint
 
 T = TypeVar("T")
 
@@ -37,6 +44,8 @@ class UnknownNameError(KeyError):
 
 def did_you_mean(name: str, options: list[str] | set[str]) -> str:
     """' Did you mean 'x'?' or '' — for error messages."""
+    import difflib  # (an error path: most commands never suggest anything)
+
     close = difflib.get_close_matches(name, sorted(options), n=1, cutoff=0.6)
     return f" Did you mean '{close[0]}'?" if close else ""
 
@@ -59,6 +68,8 @@ def _all_entry_points(path: tuple[str, ...]) -> tuple[EntryPoint, ...]:
     """Every entry point installed on `path` (sys.path), read once per path: each read scans the
     metadata of every distribution in the environment (~0.1 s in a full one), and several
     registries ask."""
+    from importlib.metadata import distributions
+
     seen: set[str] = set()
     found: list[EntryPoint] = []
     for dist in distributions():  # as entry_points() does: the first distribution of a name wins
@@ -76,11 +87,15 @@ def _entry_points(group: str) -> list[EntryPoint]:
 
 class Registry(Generic[T]):
     """Holds implementations of one role by name; `register` is usable as a decorator.
-    With `group`, the entry points of that group are loaded on first read."""
+    With `group`, the entry points of that group are loaded on first read; with `builtin`, that
+    module is imported first and the names it registers or declares are found without them."""
 
-    def __init__(self, role: str, group: str | None = None) -> None:
+    def __init__(self, role: str, group: str | None = None, builtin: str | None = None) -> None:
         self.role = role
         self.group = group
+        self.builtin = builtin
+        self._builtin_loaded = builtin is None
+        self._builtin_loading = False
         self._items: dict[str, T] = {}
         # every item ever registered: a lazily declared name finds its item here when its module was
         # imported (so registered) while another `_items` table was in place (tests swap it)
@@ -103,6 +118,35 @@ class Registry(Generic[T]):
             finally:
                 self._loading = False
                 self._loaded = True
+
+    def _load_builtin(self) -> None:
+        """Import the role's built-in module (once): it registers or declares the built-in names."""
+        if self._builtin_loaded:
+            return
+        with self._lock:  # as _load_plugins: other threads wait; the importing thread may re-enter
+            if self._builtin_loaded or self._builtin_loading:
+                return
+            self._builtin_loading = True
+            try:
+                importlib.import_module(str(self.builtin))
+            except Exception as exc:
+                raise PluginError(
+                    f"{self.role} built-ins ({self.builtin}) failed to load: {type(exc).__name__}: {exc}"
+                ) from exc
+            else:
+                self._builtin_loaded = True
+            finally:
+                self._builtin_loading = False
+
+    def _find(self, name: str) -> T | None:
+        """The item or declaration registered under `name`: the built-ins first, the entry points
+        only when `name` is not among them."""
+        self._load_builtin()
+        item = self._items.get(name)
+        if item is None and not self._loaded:
+            self._load_plugins()
+            item = self._items.get(name)
+        return item
 
     def _load_entry_points(self) -> None:
         for ep in sorted(_entry_points(self.group or ""), key=lambda e: e.name):
@@ -133,10 +177,9 @@ class Registry(Generic[T]):
         self._items.setdefault(name, _Deferred(module))  # type: ignore[arg-type]
 
     def get(self, name: str) -> T:
-        self._load_plugins()
-        try:
-            item = self._items[name]
-        except KeyError:
+        item = self._find(name)
+        if item is None:
+            self._load_plugins()  # every name, for the suggestion
             raise UnknownNameError(
                 f"Unknown {self.role} '{name}'.{did_you_mean(name, set(self._items))} "
                 f"Available: {', '.join(sorted(self._items))}"
@@ -163,19 +206,21 @@ class Registry(Generic[T]):
             return item
 
     def names(self) -> list[str]:
+        self._load_builtin()
         self._load_plugins()
         return sorted(self._items)
 
     def __contains__(self, name: str) -> bool:
-        self._load_plugins()
-        return name in self._items
+        return self._find(name) is not None
 
 
 # One registry per role. Entry-point groups: usersim.agents (agent spec schemes), usersim.simulators
 # (simulator spec schemes), usersim.judges (judge factories), usersim.checks (case-file check types),
 # usersim.tools (sandbox tools).
-agents: Registry[Any] = Registry("agent", "usersim.agents")
-simulators: Registry[Any] = Registry("simulator", "usersim.simulators")
-judges: Registry[Any] = Registry("judge", "usersim.judges")
-checks: Registry[Any] = Registry("check", "usersim.checks")
-tools: Registry[Any] = Registry("tool", "usersim.tools")
+# The built-in module of each is its `builtin` entry point's module (a name, not an import: the
+# modules live in the layers above).
+agents: Registry[Any] = Registry("agent", "usersim.agents", "usersim.adapters.catalog")
+simulators: Registry[Any] = Registry("simulator", "usersim.simulators", "usersim.simulator.catalog")
+judges: Registry[Any] = Registry("judge", "usersim.judges", "usersim.judges.select")
+checks: Registry[Any] = Registry("check", "usersim.checks", "usersim.judges.checks")
+tools: Registry[Any] = Registry("tool", "usersim.tools", "usersim.sandbox.tools")

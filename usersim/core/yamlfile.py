@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import copy
 import datetime
-import difflib
 import hashlib
 import os
 import re
@@ -568,6 +567,8 @@ def validation_problems(
         msg = err["msg"]
         if err["type"] == "extra_forbidden":
             allowed = _allowed_fields(model, loc[:-1])
+            import difflib  # (for a problem to explain only)
+
             close = difflib.get_close_matches(str(loc[-1])[:QUOTE], allowed, n=1, cutoff=0.6)
             msg = f"unknown field {short(str(loc[-1]))}" + (f"; did you mean '{close[0]}'?" if close else "")
             if allowed:

@@ -37,7 +37,9 @@ class Language:
     script: str = ""  # a regex character class of the script that marks this language ("" = Latin)
 
 
-languages: Registry[Language] = Registry("language", "usersim.languages")
+# zh and en (usersim/lang/builtin.py, also the entry points zh and en) are found without reading
+# the environment's entry points; another language is looked up there
+languages: Registry[Language] = Registry("language", "usersim.languages", "usersim.lang.builtin")
 
 _extra_dirs: list[Path] = []
 _lock = threading.Lock()

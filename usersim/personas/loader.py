@@ -26,15 +26,19 @@ _parsed: dict[tuple[str, int, int], tuple[Persona, LineIndex]] = {}
 
 def read_persona_file(path: str | Path) -> tuple[Persona, LineIndex]:
     """Parse and validate one persona file; raises FileProblems (`file:line: field: message`)."""
-    path = Path(path)
+    persona, lines = _read_shared(Path(path))
+    return persona.model_copy(deep=True), lines
+
+
+def _read_shared(path: Path) -> tuple[Persona, LineIndex]:
+    """The cached parse itself: for callers that only read it (never changed, never handed out)."""
     if not path.is_file():
         raise FileProblems([Problem(str(path), 1, "", "persona file not found")])
     st = path.stat()
     key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
     if key not in _parsed:
         _parsed[key] = _parse_persona_file(path)
-    persona, lines = _parsed[key]
-    return persona.model_copy(deep=True), lines
+    return _parsed[key]
 
 
 def _parse_persona_file(path: Path) -> tuple[Persona, LineIndex]:
@@ -154,10 +158,14 @@ def load_persona(
 
     Unknown ids raise UnknownNameError: "Unknown persona 'x'. Did you mean 'y'? Looked in: ...".
     """
+    return load_persona_file(_locate(id_or_path, library=library, case_file=case_file))
+
+
+def _locate(id_or_path: str | Path, *, library: Path, case_file: str | Path | None) -> Path:
     text = str(id_or_path)
     if not looks_like_path(text) and Path(text).is_file():
-        return load_persona_file(text)
-    return load_persona_file(find_persona(text, case_file=case_file, library=library))
+        return Path(text)
+    return find_persona(text, case_file=case_file, library=library)
 
 
 def apply_overrides(
@@ -191,16 +199,24 @@ def persona_problems(case: Case) -> list[Problem]:
     if not case.persona:
         return []
     where = str(case.file) if case.file else case.id
-    line = 1
-    if case.file is not None:
-        try:
-            line = read_yaml(case.file)[1].line(("persona",))
-        except FileProblems:
-            line = 1
     try:
-        resolve_persona(case)
+        # resolve_persona without its copy: the parsed persona is only read here (apply_overrides
+        # validates a merged copy), and a library of cases sharing personas copies none of them
+        persona, _ = _read_shared(_locate(case.persona, library=LIBRARY_DIR, case_file=case.file))
+        apply_overrides(persona, case.persona_overrides, where=f"case '{case.id}' persona_overrides")
     except FileProblems as exc:
+        line = _persona_line(case)
         return [Problem(where, line, "persona", f"the persona file has problems: {p}") for p in exc.problems]
     except (UnknownNameError, ValueError) as exc:
-        return [Problem(where, line, "persona", str(exc))]
+        return [Problem(where, _persona_line(case), "persona", str(exc))]
     return []
+
+
+def _persona_line(case: Case) -> int:
+    """The line of the case file's `persona:` (read only when there is a problem to report)."""
+    if case.file is None:
+        return 1
+    try:
+        return read_yaml(case.file)[1].line(("persona",))
+    except FileProblems:
+        return 1

@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from usersim.core.defaults import new_dict, new_list
+
 PERSONA_SCHEMA_VERSION = 1
 
 Level = Literal["low", "medium", "high"]
@@ -46,7 +48,7 @@ class Fact(Strict):
         description="The value in the persona's language, e.g. 上海 / 2 人 / anya_garcia_5901."
     )
     aliases: list[str] = Field(
-        default_factory=list,
+        default_factory=new_list,
         description="Other names for the fact that an agent may ask about (booking code, 订单号), "
         "or other ways the user may say the value.",
     )
@@ -65,20 +67,20 @@ class Goal(Strict):
 
     description: str = Field(description="The task goal in one sentence.")
     required: list[str] = Field(
-        default_factory=list,
+        default_factory=new_list,
         description="Things the agent must deliver before the goal counts as met (e.g. flights, itinerary, hotel).",
     )
     deliverable_keywords: dict[str, list[str]] = Field(
-        default_factory=dict,
+        default_factory=new_dict,
         description="Per required item: words whose presence in an agent reply shows it was delivered.",
     )
     labels: dict[str, str] = Field(
-        default_factory=dict,
+        default_factory=new_dict,
         description="Per required item: how the user names it in a sentence (card_blocked: 'blocking my "
         "card'); an item without one is asked for by restating the goal, never by its raw key.",
     )
     constraints: dict[str, Any] = Field(
-        default_factory=dict,
+        default_factory=new_dict,
         description=(
             "Hard constraints every proposal and confirmation request must meet. `min` / `max`: a measure "
             "name -> a value with its unit, read by usersim.lang.quantity ({data: 10 GB}, {price: 60 元}, "
@@ -94,11 +96,11 @@ class Goal(Strict):
     @field_validator("constraints")
     @classmethod
     def _readable_constraints(cls, value: dict[str, Any]) -> dict[str, Any]:
-        from usersim.lang import quantity
-
         for kind in ("min", "max"):
             if kind not in value:
                 continue
+            from usersim.lang import quantity  # only for min / max: the reader is ~20 ms of imports
+
             if not isinstance(value[kind], dict):
                 raise ValueError(
                     f"`{kind}` maps a measure to a value with its unit, e.g. {kind}: {{data: 10 GB}}"
@@ -120,11 +122,12 @@ class When(Strict):
     """The condition of a conditional event: something the agent did in its last reply."""
 
     agent_says: list[str] = Field(
-        default_factory=list,
+        default_factory=new_list,
         description="Fires when the agent's reply contains any of these phrases (case-insensitive).",
     )
     agent_calls: list[str] = Field(
-        default_factory=list, description="Fires when the agent calls any of these tools (a name or a list)."
+        default_factory=new_list,
+        description="Fires when the agent calls any of these tools (a name or a list).",
     )
 
     @field_validator("agent_says", "agent_calls", mode="before")
@@ -291,9 +294,11 @@ class Persona(Strict):
     traits: Traits = Field(default_factory=Traits, description="Behavioural traits.")
     opening_message: str | None = Field(default=None, description="First message (a case may override).")
     goal: Goal = Field(description="What the user wants.")
-    known_info: list[Fact] = Field(default_factory=list, description="Facts the user can give when asked.")
+    known_info: list[Fact] = Field(
+        default_factory=new_list, description="Facts the user can give when asked."
+    )
     unknown_info: list[str] = Field(
-        default_factory=list,
+        default_factory=new_list,
         description=(
             "Things the user does not know and must never invent, as `topic` or `topic: hidden truth`. "
             "They never reach the simulator's prompt; the fidelity judge flags user turns that contain them."
@@ -304,16 +309,16 @@ class Persona(Strict):
         description="How known facts come out: when_asked (only answers), gradually (one more per turn), "
         "all_at_once (`upfront` is accepted too: everything at the first chance).",
     )
-    events: list[Event] = Field(default_factory=list, description="Scripted events (change of mind ...).")
+    events: list[Event] = Field(default_factory=new_list, description="Scripted events (change of mind ...).")
     stop_rules: StopRules = Field(default_factory=StopRules, description="When to stop or give up.")
     max_turns: int | None = Field(default=None, ge=1, description="Default max user turns.")
     adversary: Adversary | None = Field(
         default=None,
         description="A manipulative user (social engineering): tactics, target and claims; see Adversary.",
     )
-    tags: list[str] = Field(default_factory=list, description="Domain and style tags.")
+    tags: list[str] = Field(default_factory=new_list, description="Domain and style tags.")
     variation: dict[str, Any] = Field(
-        default_factory=dict, description="Axis levels of a generated variant (personas.variation.vary)."
+        default_factory=new_dict, description="Axis levels of a generated variant (personas.variation.vary)."
     )
 
     @model_validator(mode="after")

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import re
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from usersim.lang import dates, quantity
-from usersim.lang.acts import agent_acts
-from usersim.sandbox.places import normalize_place as sandbox_normalize_place
+# The readings are imported where they are used: a check's params model imports this module, and
+# validating a case file reads no text (the language layer is ~60 ms of imports)
+if TYPE_CHECKING:
+    from usersim.lang import quantity
 
 
 # --- places ---------------------------------------------------------------------------------
 def _sandbox_place(text: str) -> str | None:
+    from usersim.sandbox.places import normalize_place as sandbox_normalize_place
+
     try:
         return sandbox_normalize_place(text)
     except (KeyError, ValueError):
@@ -35,6 +38,8 @@ def normalize_place(text: Any) -> str | None:
 def _quantity(value: Any) -> quantity.Quantity | None:
     if isinstance(value, bool) or not isinstance(value, str):
         return None
+    from usersim.lang import quantity
+
     return quantity.parse(value)
 
 
@@ -77,6 +82,8 @@ def numbers_in(value: Any) -> list[float]:
     if is_quantity(value):
         n = parse_number(value)
         return [n] if n is not None else []
+    from usersim.lang import quantity
+
     return [v for v, _, _ in quantity.numerals_in(value)]
 
 
@@ -88,6 +95,8 @@ def find_number(word: str, text: str) -> str | None:
     want = parse_number(word)
     if want is None:
         return None
+    from usersim.lang import quantity
+
     for v, a, b in quantity.numerals_in(text):
         if abs(v - want) < 1e-9:
             return text[a:b]
@@ -113,6 +122,8 @@ def find_keyword(word: str, text: str) -> bool:
 def statements(text: str) -> str:
     """The text without its questions (what the agent asks is not what it delivers): the pieces
     lang.acts does not read as asking. "Your card is blocked, anything else?" keeps its result."""
+    from usersim.lang.acts import agent_acts
+
     return " ".join(a.text.strip() for a in agent_acts(text or "") if not a.asking and a.text.strip())
 
 
@@ -124,6 +135,8 @@ def parse_number(value: Any) -> float | None:
 
 # --- dates (read by usersim.lang.dates: the one date parser, with THE holiday calendar) -------
 DateRange = tuple[date, date]
+# a whole text that is one ISO day: validating a case's date matchers (2026-06-15) needs no more
+_ISO_DAY = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
 
 
 def resolve_date(text: Any, today: date | None = None) -> DateRange | None:
@@ -134,6 +147,16 @@ def resolve_date(text: Any, today: date | None = None) -> DateRange | None:
         return text, text
     if not isinstance(text, str) or not text.strip():
         return None
+    iso = _ISO_DAY.fullmatch(text.strip())
+    if iso is not None:  # what lang.dates reads a bare YYYY-MM-DD as, without building its lexicon
+        try:
+            day = date(int(iso[1]), int(iso[2]), int(iso[3]))
+        except ValueError:
+            pass  # not a calendar day: the date reader decides what it is
+        else:
+            return day, day
+    from usersim.lang import dates
+
     found = dates.resolve(text.strip(), today or date.today())
     if found is None or (
         today is None and found.kind not in ("iso", "day", "range", "month", "month_part", "holiday")

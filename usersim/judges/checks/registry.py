@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -14,16 +13,13 @@ from pydantic import BaseModel, ValidationError
 from usersim.core import registry as registries
 from usersim.core.errors import CaseError
 from usersim.core.registry import UnknownNameError, did_you_mean
-from usersim.core.verdict import Verdict
 from usersim.judges.checks.context import CheckContext
-from usersim.judges.faults import crash_verdict
 
-if TYPE_CHECKING:  # annotations only: validating a case's checks needs neither
+if TYPE_CHECKING:  # annotations only: validating a case's checks needs none of them
     from usersim.cases.schema import Case
     from usersim.core.messages import Message
+    from usersim.core.verdict import Verdict
     from usersim.judges.base import JudgeState
-
-log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -158,6 +154,8 @@ def evaluate(spec: dict[str, Any], ctx: CheckContext) -> Outcome:
 
 
 def to_verdict(spec: dict[str, Any], outcome: Outcome) -> Verdict:
+    from usersim.core.verdict import Verdict  # (imported when checks run, not when they validate)
+
     name = next(iter(spec))
     if outcome.passed is None:
         value = "unjudged" if outcome.uncertain or outcome.unseen else "inconclusive"
@@ -191,6 +189,9 @@ async def run_check(
     so does a check that raises, with details {fault, where, traceback}: fault `case` for a plugin's
     code, a user tool's bug or a case naming what its environment lacks (CaseError), fault
     `infrastructure` for a built-in check's bug (judges.faults)."""
+    from usersim.core.verdict import Verdict
+    from usersim.judges.faults import crash_verdict
+
     name = str(next(iter(spec))) if isinstance(spec, dict) and spec else "check"
     try:
         ctype, params = check_registry.parse(spec, case.own_tool_names)
@@ -201,7 +202,9 @@ async def run_check(
     except CaseError as exc:  # the test author's files: not a crash, not the agent's failure
         return crash_verdict(name, exc, ctype.fn, reason=f"case error: {exc}", criterion=compact(spec))
     except Exception as exc:  # one broken check must not take the other checks' verdicts with it
-        log.exception("check %s crashed", name)
+        import logging  # (a crash only: validating and running sound checks log nothing)
+
+        logging.getLogger(__name__).exception("check %s crashed", name)
         reason = f"check crashed: {type(exc).__name__}: {exc}"
         return crash_verdict(name, exc, ctype.fn, reason=reason, criterion=str(spec)[:240])
     return to_verdict(spec, outcome)

@@ -10,17 +10,19 @@ the check is unjudged with reason "uncertain: ..." — never a confident fail.
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from usersim.core.saferegex import case_regex
 from usersim.judges.checks.context import CheckContext
-from usersim.judges.checks.mentions import Mention, Texts, cues_of, forbidden, presence
 from usersim.judges.checks.registry import Outcome, check_registry
-from usersim.lang.layout import Item
-from usersim.lang.polarity import Reader, Reading
-from usersim.lang.segment import reading
+
+# the language layer is imported by the checks when they run: validating a case's params reads no
+# text (mentions, polarity, layout and segment are ~25 ms of imports)
+if TYPE_CHECKING:
+    from usersim.judges.checks.mentions import Mention
+    from usersim.lang.layout import Item
+    from usersim.lang.polarity import Reader, Reading
 
 ScopeName = Literal["final", "assistant", "first"]
 
@@ -57,6 +59,8 @@ def _said(m: Mention) -> str:
 @check_registry.register("keywords", KeywordsParams)
 def keywords(params: KeywordsParams, ctx: CheckContext) -> Outcome:
     """Keywords present (any / all) and absent (none) in the scoped replies."""
+    from usersim.judges.checks.mentions import Texts, cues_of, forbidden, presence
+
     texts = ctx.texts(params.scope)
     if not texts:
         return Outcome(False, f"no assistant reply in scope '{params.scope}'")
@@ -131,6 +135,8 @@ class CountParams(_Params):
     def _regex(cls, v: str | None) -> str | None:
         if v is not None:
             try:
+                from usersim.core.saferegex import case_regex  # (re2: imported for a pattern only)
+
                 case_regex(v)  # re.error when malformed; UnsafePatternError (a ValueError) when pathological
             except re.error as exc:
                 raise ValueError(f"pattern is not a valid regex: {exc}") from None
@@ -160,10 +166,14 @@ def list_items(text: str) -> list[Item]:
     """The items a reply lists (lang.layout): numbered / bulleted / emoji-numbered lines and item
     headings (details nested under an item are not items), or the table's rows — or its columns in
     a comparison table — whichever is larger (the same items shown twice count once)."""
+    from usersim.lang.polarity import Reader
+
     return Reader(text).layout.items
 
 
 def _shown(it: Item) -> str:
+    from usersim.lang.segment import reading
+
     text = it.label.text if it.kind == "column" else it.span.text
     return re.sub(r"\s+", " ", reading(text)).strip()[:30]  # "**1. vivo**" shows as "1. vivo"
 
@@ -178,6 +188,9 @@ def _items(reader: Reader) -> tuple[str, list[tuple[str, Reading]]]:
 def _matches(reader: Reader, pattern: str) -> list[tuple[str, Reading]]:
     """Distinct matches of the pattern, each read where it starts (its item's reading on a list
     line or table row); a match spanning lines is not read."""
+    from usersim.core.saferegex import case_regex
+    from usersim.lang.polarity import Reading
+
     out: dict[str, Reading] = {}
     lines = [it for it in reader.layout.listed + reader.layout.table if it.kind != "column"]
     for m in case_regex(pattern).finditer(reader.text):  # a case regex: linear time (core.saferegex)
@@ -199,6 +212,8 @@ def count(params: CountParams, ctx: CheckContext) -> Outcome:
     texts = ctx.texts(params.scope)
     if not texts:
         return Outcome(False, f"no assistant reply in scope '{params.scope}'")
+    from usersim.lang.polarity import Reader
+
     reader = Reader("\n".join(t for _, t in texts))
     if params.pattern is None:
         what, read = _items(reader)

@@ -188,7 +188,19 @@ BUILTIN: dict[str, str] = {
 for _name, _module in BUILTIN.items():
     tool_registry.register_lazy(_name, f"{__name__}.{_module}")
 
-DEFAULT_TOOLS: list[str] = [n for n in tool_registry.names() if n != "load_skill"]
+
+DEFAULT_TOOLS: list[str]  # (an annotation: the value is made by __getattr__ below)
+
+
+def __getattr__(name: str) -> Any:
+    """DEFAULT_TOOLS (every registered tool but load_skill, plugins' included) on first use: listing
+    them reads the entry points, which looking up a built-in tool does not need (PEP 562)."""
+    if name == "DEFAULT_TOOLS":
+        value = [n for n in tool_registry.names() if n != "load_skill"]
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "BUILTIN",
