@@ -48,32 +48,45 @@ class Timeline:
     def __init__(self) -> None:
         self.t0 = time.perf_counter()
         self.wall0 = time.time()  # the same instant on the wall clock
-        self.spans: list[TimelineSpan] = []
+        # (kind, name, start_s, duration_s, turn, attempt, attrs) per span, in the order they ended
+        self.spans: list[tuple[SpanKind, str, float, float, int, int, dict[str, Any]]] = []
         self.turn = 0
         self.attempt = 0
 
     def add(self, kind: SpanKind, name: str, start: float, end: float, **attrs: Any) -> None:
-        # built without validation: every field is computed here from usersim's own values (about
-        # two dozen spans per conversation; validating each cost more than timing the step)
+        # kept as a plain tuple: the span is built once, in `shifted`, when the record is made
+        # (about two dozen spans per conversation; building and then copying each model cost more
+        # than timing the step)
         self.spans.append(
-            TimelineSpan.model_construct(
-                kind=kind,
-                name=name,
-                start_s=round(start - self.t0, 6),
-                duration_s=round(max(0.0, end - start), 6),
-                turn=self.turn,
-                attempt=self.attempt,
-                attrs={k: v for k, v in attrs.items() if v is not None},
+            (
+                kind,
+                name,
+                round(start - self.t0, 6),
+                round(max(0.0, end - start), 6),
+                self.turn,
+                self.attempt,
+                {k: v for k, v in attrs.items() if v is not None},
             )
         )
 
     def shifted(self, seconds: float, rename: Callable[[str], str]) -> list[TimelineSpan]:
         """The spans with `seconds` added to every start and every name passed through `rename`
         (once per distinct name: a conversation's spans share a few model, tool and step names)."""
-        names = {name: rename(name) for name in {s.name for s in self.spans}}
+        names = {name: rename(name) for name in {s[1] for s in self.spans}}
+        # validated: pydantic-core checks these seven plain fields in about half the time
+        # model_construct takes to skip the checks in Python
+        build = TimelineSpan
         return [
-            s.model_copy(update={"start_s": round(s.start_s + seconds, 6), "name": names[s.name]})
-            for s in self.spans
+            build(
+                kind=kind,
+                name=names[name],
+                start_s=round(start_s + seconds, 6),
+                duration_s=duration_s,
+                turn=turn,
+                attempt=attempt,
+                attrs=attrs,
+            )
+            for kind, name, start_s, duration_s, turn, attempt, attrs in self.spans
         ]
 
 
@@ -96,23 +109,37 @@ def current() -> Timeline | None:
     return _current.get()
 
 
-@contextlib.contextmanager
-def span(kind: SpanKind, name: str, **attrs: Any) -> Iterator[dict[str, Any]]:
+class _Span:
+    """The context manager `span()` returns (a class, not a generator: a model call, a tool call
+    and every step open one, and a generator's context machinery cost several times as much)."""
+
+    __slots__ = ("timeline", "kind", "name", "attrs", "extra", "start")
+
+    def __init__(self, timeline: Timeline | None, kind: SpanKind, name: str, attrs: dict[str, Any]) -> None:
+        self.timeline = timeline
+        self.kind = kind
+        self.name = name
+        self.attrs = attrs
+        self.extra: dict[str, Any] = {}
+
+    def __enter__(self) -> dict[str, Any]:
+        if self.timeline is not None:
+            self.start = time.perf_counter()
+        return self.extra
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: object, tb: object) -> None:
+        timeline = self.timeline
+        if timeline is None:
+            return
+        if exc_type is not None:
+            self.extra.setdefault("error", exc_type.__name__)
+        timeline.add(self.kind, self.name, self.start, time.perf_counter(), **self.attrs, **self.extra)
+
+
+def span(kind: SpanKind, name: str, **attrs: Any) -> contextlib.AbstractContextManager[dict[str, Any]]:
     """Time the block as one span; the yielded dict takes attributes known only at the end (tokens,
     an error). An exception still ends the span, marked with its type, and propagates."""
-    timeline = _current.get()
-    extra: dict[str, Any] = {}
-    if timeline is None:
-        yield extra
-        return
-    start = time.perf_counter()
-    try:
-        yield extra
-    except BaseException as exc:
-        extra.setdefault("error", type(exc).__name__)
-        raise
-    finally:
-        timeline.add(kind, name, start, time.perf_counter(), **attrs, **extra)
+    return _Span(_current.get(), kind, name, attrs)
 
 
 def at_turn(turn: int, attempt: int | None = None) -> None:

@@ -19,13 +19,15 @@ def write_outputs(
     meta: dict[str, Any],
     *,
     parsed: list[RunRecord] | None = None,
+    kept: HeldRecords | None = None,
 ) -> StoredRecords:
     """results.jsonl in plan order (rewritten from the store), summary.json and report.html, each
     streamed from the store: memory holds one record at a time plus the summary's small per-record
     view and the report's shown transcripts (reports.html.TRANSCRIPT_LIMIT), however long the run.
     `source` may also be the records in plan order (a rescore has them in hand); `parsed`, the
     store's records as parsed from it, in plan order, when the caller holds them already (the
-    re-check does).
+    re-check does); `kept`, what the runner kept of the records as they were stored (the records of
+    a small run and their transcript sections, see HeldRecords).
 
     A run small enough for the report to embed every transcript is parsed once, for the summary
     and the report together (parsing a record costs about as much as building its summary)."""
@@ -42,6 +44,8 @@ def write_outputs(
     os.replace(partial, results)
     briefs = store.briefs()
     held = parsed
+    if held is None and kept is not None:
+        held = kept.records(briefs)  # every stored record as it was stored: none parsed again
     if held is None and len(briefs) <= TRANSCRIPT_LIMIT:
         held = store.records()  # the report embeds them all: parsed once for both
     summary = build_summary(iter(held) if held is not None else store.iter_records(), meta, run_dir=out_dir)
@@ -51,10 +55,79 @@ def write_outputs(
         picked = held if shown is None else [r for r in held if r.id in shown]
     else:
         picked = list(store.iter_records(ids=shown)) if shown is not None else store.records()
-    write_report(out_dir / "report.html", picked, summary, total=len(briefs))
+    sections = kept.sections(picked) if kept is not None else None
+    write_report(out_dir / "report.html", picked, summary, total=len(briefs), sections=sections)
     # a small run's records, held for the report, go with the view (never more than the limit)
     small = held is not None and shown is None and len(briefs) <= TRANSCRIPT_LIMIT
     return StoredRecords(results, briefs, held if small else None)
+
+
+# A run of at most this many conversations keeps its records as they are stored (HeldRecords), and
+# at most this much of their JSON: a bigger run streams its outputs from the store, as it always did.
+HOLD_RECORDS = 512
+HOLD_CHARS = 16_000_000
+
+
+class HeldRecords:
+    """The records of a small run, kept as the writer thread stores them, each with its transcript
+    section for report.html rendered then (reports.html_transcript.section): at the end the
+    re-check, the summary and the report read them in hand instead of parsing the store again
+    (about half a millisecond a record), and the page only numbers the sections made while the
+    other conversations waited on their models (1-2 ms a record, after the last conversation).
+
+    Kept only when the run has at most HOLD_RECORDS conversations to play and nothing stored
+    before (a resumed run's earlier records are not in hand), and while their JSON stays under
+    HOLD_CHARS; past that everything kept is dropped and the outputs stream from the store. A
+    section is used only for the very record held: a record the re-check changed is parsed again
+    (graphs.runner._recheck) and rendered anew."""
+
+    def __init__(self, to_play: int, stored_before: int = 0) -> None:
+        self.on = 0 < to_play <= HOLD_RECORDS and not stored_before
+        self._held: dict[str, tuple[RunRecord, str]] = {}
+        self._chars = 0
+
+    def add(self, record: RunRecord, text: str) -> None:
+        """Keep a record just stored (`text`: its JSON as stored)."""
+        if not self.on:
+            return
+        self._chars += len(text)
+        if self._chars > HOLD_CHARS:
+            self._drop()
+            return
+        from usersim.reports.html_transcript import section
+
+        try:
+            made = section(record)
+        except Exception:  # noqa: BLE001 - the report renders it at the end and says what broke
+            self._drop()
+            return
+        self._held[record.id] = (record, made)
+
+    def _drop(self) -> None:
+        self.on = False
+        self._held.clear()
+
+    def records(self, briefs: list[tuple[str, str, str]]) -> list[RunRecord] | None:
+        """Every stored record in plan order (`briefs`: the store's (id, case_id, status) in plan
+        order), or None when some stored record is not held."""
+        if not self.on or len(briefs) != len(self._held):
+            return None
+        out = []
+        for rid, _, _ in briefs:
+            hit = self._held.get(rid)
+            if hit is None:
+                return None
+            out.append(hit[0])
+        return out
+
+    def sections(self, records: list[RunRecord]) -> dict[str, str]:
+        """id -> transcript section of each of `records` that is the record held."""
+        out = {}
+        for r in records:
+            hit = self._held.get(r.id)
+            if hit is not None and hit[0] is r:
+                out[r.id] = hit[1]
+        return out
 
 
 class _InHand:

@@ -19,7 +19,7 @@ from usersim.core.record import RunRecord
 from usersim.core.secrets import redact
 from usersim.core.turns import Turns
 from usersim.graphs.heap import quiet_heap
-from usersim.graphs.outputs import Progress, write_outputs
+from usersim.graphs.outputs import HeldRecords, Progress, write_outputs
 from usersim.graphs.plan import RunPlan
 from usersim.graphs.records_view import StoredRecords
 from usersim.graphs.store import RunStore, check_resume_meta
@@ -104,6 +104,7 @@ async def _run_trials(
         traces = _trace_export(cfg)
         plan = trial_plan(cfg)  # one plan for the run: each case's persona resolved once
         new_ids: set[str] = set()  # the records this invocation ran (their traces go out after a re-check)
+        kept = HeldRecords(len(todo), stored_before=len(done))  # a small run's records stay in hand
 
         def persist(record: RunRecord, ordinal: int) -> None:
             text = record.model_dump_json()
@@ -111,6 +112,7 @@ async def _run_trials(
             jsonl.write(text + "\n")
             jsonl.flush()
             new_ids.add(record.id)
+            kept.add(record, text)
             # after the store: a receiver that is down never loses a record. With a judge model the
             # re-check below may still add verdicts: those traces are sent after it
             if traces is not None and not plan.judge_models:
@@ -123,7 +125,7 @@ async def _run_trials(
                     # SQLite commit and JSONL append off the event loop, one writer thread in finishing order
                     await loop.run_in_executor(writer, persist, record, ordinal)
                     progress.advance(record)
-                    del record  # stored: nothing of a finished conversation stays in memory
+                    del record  # stored: nothing of it stays in memory but what `kept` holds (bounded)
             if cfg.ray:
                 store.set_meta(meta)  # with meta["ray"]: workers, lost, retried
         finally:
@@ -137,7 +139,8 @@ async def _run_trials(
         try:
             if plan.judge_models:  # seed 003's 20% rule-to-LLM re-check, over the run's conversations
                 # the one step that holds every record at once: the sample is drawn over the whole run
-                records = await _recheck(store.records(), trials, plan, cfg.seed, store, meta)
+                stored = kept.records(store.briefs()) or store.records()
+                records = await _recheck(stored, trials, plan, cfg.seed, store, meta)
                 if traces is not None:
                     held = records
                     await asyncio.to_thread(lambda: [traces.export(r) for r in held if r.id in new_ids])
@@ -146,7 +149,7 @@ async def _run_trials(
                 print(traces.close().line(), file=sys.stderr)
         # results.jsonl in plan order, summary.json and report.html, streamed from the store off the
         # loop (the re-checked records, as the store holds them, are not parsed again)
-        return await asyncio.to_thread(lambda: write_outputs(out_dir, store, meta, parsed=records))
+        return await asyncio.to_thread(lambda: write_outputs(out_dir, store, meta, parsed=records, kept=kept))
     finally:
         store.close()
 

@@ -33,7 +33,7 @@ from usersim.cases.schema import Case
 from usersim.core.messages import Message
 from usersim.core.verdict import Verdict
 from usersim.judges.base import JudgeConfig, JudgeState, judge_registry
-from usersim.judges.checks.mentions import has_keyword
+from usersim.judges.checks.mentions import has_keyword, squash
 from usersim.judges.checks.normalize import statements
 from usersim.personas.schema import Goal, Persona
 from usersim.simulator.in_force import constraints_in_force, opening_of, required_in_force
@@ -216,10 +216,16 @@ class TaskCompletionJudge:
         delivered: list[str] = []
         missing: list[str] = []
         last_at: int | None = None
+        squashed = [squash(text) for _, text, _ in replies]
         for item in items:
             words = keywords(goal, item)
             hit = next(
-                ((i, w, where) for i, text, where in replies for w in words if has_keyword(w, text)),
+                (
+                    (i, w, where)
+                    for (i, text, where), hay in zip(replies, squashed, strict=True)
+                    for w in words
+                    if _may_mention(w, hay) and has_keyword(w, text)
+                ),
                 None,
             )
             if hit is None:  # a hotel shown by its nightly price written another way ("¥680 一晚")
@@ -238,6 +244,17 @@ class TaskCompletionJudge:
             if i >= 0:
                 last_at = i if last_at is None else max(last_at, i)
         return delivered, missing, last_at
+
+
+def _may_mention(word: str, hay: str) -> bool:
+    """Whether `has_keyword(word, text)` can hold, `hay` being squash(text): a word without a digit
+    is looked up as its squashed letters, which must then be in the squashed text (most keywords
+    are in no reply: the full lookup, which maps every character's offset, runs only when they
+    are); a word with a digit may be a number matched by value."""
+    if any(ch.isdigit() for ch in word):
+        return True
+    needle = squash(word)
+    return bool(needle) and needle in hay
 
 
 @judge_registry.register("task_completion")

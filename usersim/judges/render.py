@@ -95,9 +95,10 @@ class Rendered(BaseModel):
 
 
 def _tokens(text: str) -> int:
-    from usersim.cases.tokens import count_tokens
+    # remembered per text (cases.tokens.text_tokens, bounded): every judge renders the same messages
+    from usersim.cases.tokens import text_tokens
 
-    return count_tokens(text) if text else 0
+    return text_tokens(text) if text else 0
 
 
 def _block(i: int, m: Message, tag: str) -> str:

@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 from pathlib import Path
 
@@ -213,10 +213,18 @@ def _left_out_note(records: list[RunRecord], s: Summary, total: int) -> str:
     )
 
 
-def render_report(records: list[RunRecord], summary: dict, *, total: int | None = None) -> str:
+def render_report(
+    records: list[RunRecord],
+    summary: dict,
+    *,
+    total: int | None = None,
+    sections: Mapping[str, str] | None = None,
+) -> str:
     """The whole page as a string. `records`: the conversations to embed (all of a run of at most
     TRANSCRIPT_LIMIT; beyond, `shown_ids` picks them); `total`: how many the run has (default: all
-    given). Summary sections always cover the whole run."""
+    given); `sections`: record id -> its transcript section made while the run played
+    (html_transcript.section), the same text rendered now would give. Summary sections always
+    cover the whole run."""
     s = Summary.model_validate(summary)
     given = len(records)
     shown = shown_ids([(r.id, r.case_id, r.status) for r in records], summary)
@@ -245,7 +253,7 @@ def render_report(records: list[RunRecord], summary: dict, *, total: int | None 
             attacks_section(records),
             section(
                 f"Transcripts ({title_n})",
-                _left_out_note(records, s, total) + render_viewer(records),
+                _left_out_note(records, s, total) + render_viewer(records, sections),
                 "transcripts",
             ),
         ]
@@ -257,9 +265,17 @@ def render_report(records: list[RunRecord], summary: dict, *, total: int | None 
     return redact(page)  # a key that reached a transcript (an agent echoing its config) is masked too
 
 
-def write_report(path: Path, records: list[RunRecord], summary: dict, *, total: int | None = None) -> Path:
-    """Write report.html for a run and return its path (`records`, `total`: see render_report)."""
+def write_report(
+    path: Path,
+    records: list[RunRecord],
+    summary: dict,
+    *,
+    total: int | None = None,
+    sections: Mapping[str, str] | None = None,
+) -> Path:
+    """Write report.html for a run and return its path (`records`, `total`, `sections`: see
+    render_report)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_report(records, summary, total=total), encoding="utf-8")
+    path.write_text(render_report(records, summary, total=total, sections=sections), encoding="utf-8")
     return path

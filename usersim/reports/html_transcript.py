@@ -7,6 +7,7 @@ through `html.escape` before it reaches the page.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from html import escape
 from typing import Any
 
@@ -114,9 +115,28 @@ def _sim_events(record: RunRecord) -> str:
     )
 
 
+# Stands for a section's anchor in a section rendered before its place on the page is known
+# (`section`): every text of a record reaches the page escaped, so "<" never comes from one.
+ANCHOR = "<#>"
+
+
 def render_record(record: RunRecord, n: int) -> str:
     """One conversation as a <details> block; `n` makes its anchors unique in the page."""
-    anchor = f"r{n}"
+    return _render(record, f"r{n}")
+
+
+def section(record: RunRecord) -> str:
+    """`render_record` with its anchor left open (ANCHOR): made while a run plays, numbered when the
+    page is put together (`placed`)."""
+    return _render(record, ANCHOR)
+
+
+def placed(section: str, n: int) -> str:
+    """A `section` as `render_record(record, n)` renders it."""
+    return section.replace(ANCHOR, f"r{n}")
+
+
+def _render(record: RunRecord, anchor: str) -> str:
     r = record
     suspect = ' <span class="tag suspect">simulator-suspect</span>' if r.simulator_suspect else ""
     blame = (
@@ -189,8 +209,9 @@ def _options(values: list[str]) -> str:
     return "".join(f'<option value="{escape(v)}">{escape(v)}</option>' for v in values)
 
 
-def render_viewer(records: list[RunRecord]) -> str:
-    """The filter bar (status / dimension / text) and every record's section."""
+def render_viewer(records: list[RunRecord], sections: Mapping[str, str] | None = None) -> str:
+    """The filter bar (status / dimension / text) and every record's section (`sections`: record id
+    -> its `section`, made beforehand; the others are rendered here)."""
     statuses = ["passed", "failed", "error", "unjudged"]
     dims = sorted({r.dimension for r in records})
     bar = (
@@ -200,4 +221,7 @@ def render_viewer(records: list[RunRecord]) -> str:
         '<input id="f-text" type="search" placeholder="filter by text: case id, reason, transcript…">'
         '<span id="f-count" class="muted"></span></div>'
     )
-    return bar + "".join(render_record(r, n) for n, r in enumerate(records))
+    made = sections or {}
+    return bar + "".join(
+        placed(made[r.id], n) if r.id in made else render_record(r, n) for n, r in enumerate(records)
+    )

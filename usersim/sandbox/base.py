@@ -89,6 +89,7 @@ class Sandbox:
                 )
         self.tool_names: list[str] = names + (["load_skill"] if self.skills else [])
         self._schemas: list[dict[str, Any]] | None = None  # tool_schemas(), built on first use
+        self._prompt: str | None = None  # system_prompt(), the same every agent turn
         self.calls: Counter[str] = Counter()
         # The skill list is disclosed up front (name + description); bodies only via load_skill.
         self._events: list[SkillEvent] = [
@@ -117,7 +118,13 @@ class Sandbox:
 
     def system_prompt(self) -> str:
         """Current date, the domain policy, memory entries, image captions and (skills on) the skill
-        list, under headers in the case's language; `case.system_prompt` replaces the template."""
+        list, under headers in the case's language; `case.system_prompt` replaces the template.
+        Built once per sandbox (one conversation): nothing in it changes while it plays."""
+        if self._prompt is None:
+            self._prompt = self._system_prompt()
+        return self._prompt
+
+    def _system_prompt(self) -> str:
         ctx = self.case.context
         lang = case_language(self.case)
         h = _HEADERS[lang]

@@ -154,11 +154,14 @@ def find_leak(persona: Persona, text: str, context: list[str] | None = None) -> 
     """The unknown_info truth a turn states, exactly, by its numbers or in most of its wording; None
     when nothing leaked. A truth the conversation already holds (`context`: earlier messages, e.g.
     the agent told the user) is no leak."""
+    truths = hidden_truths(persona)
+    if not truths:  # nothing the user cannot know: no need to read the conversation's numbers
+        return None
     heard = "\n".join(context or [])
     heard_numbers = numbers(heard)
     said = numbers(text)
     low = (text or "").lower()
-    for topic, truth in hidden_truths(persona):
+    for topic, truth in truths:
         if truth.lower() in heard.lower():
             continue
         if truth.lower() in low:
@@ -214,11 +217,14 @@ def find_invented(
 ) -> tuple[str, float] | None:
     """(phrase, value) of a quantity (4 个人, 1万, $300) the turn states that is in neither the
     persona nor the conversation so far (`context`: earlier messages of both sides), or None."""
+    stated = _quantities(text)
+    if not stated:  # no quantity in the turn: nothing to look up in the persona or the conversation
+        return None
     memo = _STATED.table()
     allowed = set(_stated(persona_text(persona, goal), memo))
     for t in context:
         allowed |= _stated(t, memo)
-    for phrase, value, scaled in _quantities(text):
+    for phrase, value, scaled in stated:
         trivial = value in (0.0, 1.0) and not scaled  # "1 个人", "第1个" are not facts
         if value not in allowed and not trivial:
             return phrase, value

@@ -20,6 +20,7 @@ from pathlib import Path
 from string import Template
 
 from usersim.core.messages import Message
+from usersim.lang.resources import Memo
 from usersim.personas.schema import Persona
 from usersim.simulator.adversary_prompt import adversary_section
 from usersim.simulator.agenda import PATIENCE_BY_TRAIT
@@ -154,6 +155,31 @@ def system_prompt(
     if progress is None:
         progress = event_progress(p, view.transcript, view.turn)
     due = {s.index: s.due for s in progress if s.due is not None}
+    # the same prompt turn after turn (the layout above): built once per persona and inputs. Without
+    # events or sharding nothing in it depends on the turn
+    key = (
+        id(p),
+        tuple(due.items()),
+        view.turn if p.events or sharded else None,
+        view.opening_message,
+        view.goal,
+        sharded,
+    )
+    memo = _PROMPTS.table()  # forgotten when the language resources in force change
+    hit = memo.get(key)
+    if hit is not None and hit[0] is p:
+        return str(hit[1])
+    text = _system_prompt(view, p, due, sharded)
+    memo[key] = (p, text)  # holds the persona: its id stays its own while the entry lives
+    return text
+
+
+# (id(persona), due events, turn, opening, goal, sharded) -> (persona, system prompt), for as many
+# conversations in flight as a run has (the table starts over when full)
+_PROMPTS = Memo(size=256)
+
+
+def _system_prompt(view: SimulatorView, p: Persona, due: dict[int, int], sharded: bool) -> str:
     facts = current_facts(p, view.turn, due)
     topics = unknown_topics(p)
     traits = [line for (name, level), line in _TRAITS.items() if getattr(p.traits, name) == level]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import Any
 
 from usersim.lang import acts, quantity
 from usersim.personas.schema import Goal, Persona
@@ -195,17 +196,30 @@ def keyword_in(word: str, lowered_text: str) -> bool:
     """Keyword match ignoring case and whitespace ("华为 MateBook" = "华为MateBook 14"); short Latin
     keywords (CA, MU, D1) must stand alone as a word; a number matches by value, as a whole number
     ("1628" finds "$1,628.00", "4" never finds "14 bags"), as the judges' keyword checks do."""
-    w = word.lower().strip()
-    if m := _QUANTITY.match(w):
-        want = _value(m.group(1))
-        return any(_value(n) == want for n in _NUMBER.findall(lowered_text))
-    w, (text, squashed) = normalize_numbers(w), _forms(lowered_text)
-    if len(w) <= 3 and w.isascii():
-        return re.search(rf"(?<![a-z]){re.escape(w)}(?![a-z])", text) is not None
-    return w in text or _SPACE.sub("", w) in squashed
+    kind, a, b = _keyword(word)
+    if kind == "number":
+        return any(_value(n) == a for n in _NUMBER.findall(lowered_text))
+    text, squashed = _forms(lowered_text)
+    if kind == "short":
+        return a.search(text) is not None
+    return a in text or b in squashed
 
 
 _SPACE = re.compile(r"\s+")
+
+
+@functools.lru_cache(maxsize=4096)
+def _keyword(word: str) -> tuple[str, Any, Any]:
+    """How `keyword_in` looks a keyword up, read once per keyword (every item's keywords are looked
+    up in every sentence of every reply): ("number", its value, None), ("short", the pattern of a
+    short Latin word standing alone, None) or ("text", normalized, normalized without whitespace)."""
+    w = word.lower().strip()
+    if m := _QUANTITY.match(w):
+        return "number", _value(m.group(1)), None
+    w = normalize_numbers(w)
+    if len(w) <= 3 and w.isascii():
+        return "short", re.compile(rf"(?<![a-z]){re.escape(w)}(?![a-z])"), None
+    return "text", w, _SPACE.sub("", w)
 
 
 @functools.lru_cache(maxsize=4096)
