@@ -133,6 +133,19 @@ def test_a_replayed_case_sends_its_history_ahead(tmp_path):
     ]  # the history and the message, as the graph replayed them
 
 
+def test_with_conversations_at_once_the_first_one_gets_the_request_sent_ahead(tmp_path):
+    """--concurrency 4: the first trial has the turn until its first model call (core.turns), so
+    that call, not another conversation's, is the one answered by the request sent ahead."""
+    args = ["--id", "B1-IF-01", "--repeats", "3", "--agent", "openai:agent-model", "--concurrency", "4"]
+    with OpenAIStub() as stub:
+        on, on_bodies, err = _run(stub, args, tmp_path / "on", _answer("住四条河原町附近")(), True)
+        off, off_bodies, _ = _run(stub, args, tmp_path / "off", _answer("住四条河原町附近")(), False)
+    key = lambda b: json.dumps(b, sort_keys=True, ensure_ascii=False)  # noqa: E731
+    assert len(on_bodies) == 6 and sorted(map(key, on_bodies)) == sorted(map(key, off_bodies))
+    assert [_clockless(r) for r in on] == [_clockless(r) for r in off]
+    assert [len(_sent_ahead(r)) for r in on] == [1, 0, 0, 0, 0, 0] and NOT_USED not in err
+
+
 def _failing(status: int, message: str):
     def make():
         def respond(body: dict[str, Any]) -> dict[str, Any]:
