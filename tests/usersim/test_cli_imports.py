@@ -201,3 +201,78 @@ def test_the_readings_probe_sees_them_when_a_case_needs_them(tmp_path):
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["code"] == 0, proc.stdout
     assert {"usersim.core.saferegex", "usersim.lang.quantity"} <= set(out["modules"])
+
+
+# --- `usersim run`: what is imported before its first model request -------------------------------
+
+# runs the command as the console script does; notes what was imported when the first chat request
+# was handed to the wire (usersim's own client), then prints it
+_PROBE_RUN = """
+import json, sys
+import usersim.llm.wire as wire
+seen = {}
+send = wire.WireClient.request
+async def request(self, method, path, **kw):
+    if path.endswith("chat/completions") and not seen:
+        seen["loaded"] = sorted(sys.modules)
+    return await send(self, method, path, **kw)
+wire.WireClient.request = request
+from usersim.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+print(json.dumps({"code": code, "loaded": seen.get("loaded")}))
+"""
+
+# what the run needs only after its first request: the conversation graph, the judges, the report
+AFTER_FIRST = ["langgraph", "langchain_core", "langsmith", "tiktoken", "networkx", "openai"]
+AFTER_FIRST_OURS = ["usersim.graphs.nodes", "usersim.judges.select", "usersim.reports.outcome"]
+
+
+def _loaded_at_first_request(tmp_path: Path, ahead: str) -> list[str]:
+    import os
+
+    from tests.support.openai_stub import OpenAIStub
+
+    args = ["run", "bench/case.yaml", "--agent", "openai:agent", "--simulator", "openai:sim"]
+    args += ["--out", str(tmp_path / f"run-{ahead}"), "--no-progress", "--concurrency", "1"]
+    with OpenAIStub() as stub:
+        env = {
+            **os.environ,
+            "OPENAI_BASE_URL": stub.base_url,
+            "OPENAI_API_KEY": "sk-probe",
+            "USERSIM_NO_CACHE": "1",
+            "USERSIM_SKIP_MODEL_CHECK": "1",
+            "USERSIM_FIRST_REQUEST_AHEAD": ahead,
+        }
+        proc = subprocess.run(
+            [sys.executable, "-c", _PROBE_RUN, *args], capture_output=True, text=True, cwd=REPO, env=env
+        )
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["code"] in (0, 1) and out["loaded"], proc.stderr[-2000:]
+    return out["loaded"]
+
+
+def test_a_runs_first_request_leaves_before_the_graph_judges_and_report_are_imported(tmp_path):
+    loaded = _loaded_at_first_request(tmp_path, "1")
+    packages = {m.split(".")[0] for m in loaded}
+    assert packages & set(AFTER_FIRST) == set(), sorted(packages & set(AFTER_FIRST))
+    assert set(loaded) & set(AFTER_FIRST_OURS) == set()
+
+
+def test_without_sending_ahead_the_graph_is_imported_before_the_first_request(tmp_path):
+    """The check above can fail: with USERSIM_FIRST_REQUEST_AHEAD=0 the graph's node sends it."""
+    loaded = _loaded_at_first_request(tmp_path, "0")
+    assert "langgraph" in {m.split(".")[0] for m in loaded} and "usersim.graphs.nodes" in loaded
+
+
+def test_the_run_command_and_the_runner_import_no_graph():
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys, usersim.cli.run, usersim.graphs.runner, usersim.api; "
+         "print(sorted({m.split('.')[0] for m in sys.modules} & {'langgraph', 'langchain_core'}))"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )  # fmt: skip
+    assert proc.stdout.strip() == "[]", proc.stderr[-2000:]

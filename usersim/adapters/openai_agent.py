@@ -33,6 +33,9 @@ class OpenAIAgent:
     """An OpenAI-compatible chat model driven as a tool-calling agent."""
 
     cooperative = True  # waits only on usersim's model client (see core/turns.py)
+    # `respond` is one chat_completion call built from its input: a run may send the first one
+    # ahead while the conversation graph imports (graphs.opening, llm.ahead)
+    sends_ahead = True
 
     def __init__(self, spec: str) -> None:
         self.spec = spec

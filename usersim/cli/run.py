@@ -14,10 +14,9 @@ import click
 from usersim.cases.loader import load_cases_or_exit
 from usersim.cli.otel import check_otel, export_after, otel_options
 from usersim.cli.ray_options import ray_config, ray_options
-from usersim.core.gate import Tally, pass_rate
-from usersim.reports.outcome import outcome_line
 
-if TYPE_CHECKING:  # the graphs layer (langgraph, ~1 s of imports) loads when a run starts: see run()
+if TYPE_CHECKING:  # the graphs layer loads when a run starts (see run()), its conversation graph
+    # (langgraph, ~1 s of imports) while the first model request is on its way (graphs.runner)
     from usersim.core.record import RunRecord
     from usersim.graphs.runner import RunConfig
 
@@ -109,6 +108,9 @@ def print_outcome(records: Sequence[RunRecord], out_dir: Path) -> None:
     check or judge code — followed by the end of its traceback), then the status counts and the pass
     rate (the gate's rule, with what was left out), then every inconclusive conversation by id.
     One pass over the records (a run's records are streamed from results.jsonl, not held)."""
+    from usersim.core.gate import Tally, pass_rate  # after the run: not before its first request
+    from usersim.reports.outcome import outcome_line
+
     statuses: list[str] = []
     inconclusive: list[str] = []
     for r in records:

@@ -18,6 +18,7 @@ from usersim.graphs.agent_tools import own_events, place_events
 from usersim.graphs.context import RunContext
 from usersim.graphs.finalize import finalize
 from usersim.graphs.judge_step import case_stop, format_traceback, run_judges
+from usersim.graphs.opening import replay_turn as _replay_turn  # known before the graph runs
 from usersim.graphs.state import REDUCERS, ConversationState
 from usersim.simulator.base import SimulatorError, SimulatorView
 
@@ -37,22 +38,6 @@ async def user_turn(state: ConversationState, runtime: Runtime[RunContext]) -> d
     if case.mode == "static":
         return _replay_turn(case, turn, len(messages))
     return await _simulated_turn(ctx, turn, messages)
-
-
-def _replay_turn(case: Any, turn: int, n_messages: int) -> dict[str, Any]:
-    inp = case.input
-    if turn == 0:
-        new = list(inp.history)
-        first = inp.message if inp.message is not None else (inp.script[0] if inp.script else None)
-        if first is None:  # history only: the agent answers its last user message
-            return {"messages": new, "turn": 1, "turn_starts": [max(len(new) - 1, 0)]}
-        return {"messages": new + [_user(first)], "turn": 1, "turn_starts": [len(new)]}
-    # scripted turns after the first: script[k] where the first message may have come from the script
-    offset = 0 if inp.message is not None else 1
-    idx = turn - 1 + offset
-    if idx < len(inp.script):
-        return {"messages": [_user(inp.script[idx])], "turn": turn + 1, "turn_starts": [n_messages]}
-    return {"stop": Stop(reason="replay_complete", detail=f"replayed {turn} user turn(s)")}
 
 
 def _plain(m: Message) -> bool:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
+import importlib
 import logging
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -23,7 +25,6 @@ from usersim.graphs.outputs import HeldRecords, Progress, write_outputs
 from usersim.graphs.plan import RunPlan
 from usersim.graphs.records_view import StoredRecords
 from usersim.graphs.store import RunStore, check_resume_meta
-from usersim.graphs.trial_run import run_trial
 from usersim.graphs.trials import Trial, plan_trials
 
 log = logging.getLogger(__name__)
@@ -98,11 +99,12 @@ async def _run_trials(
             done = set()
         store.set_meta(meta)
         todo = [(i, t) for i, t in enumerate(trials) if t.id not in done]
+        plan = trial_plan(cfg)  # one plan for the run: each case's persona resolved once
+        await _load_graph(todo, cfg, plan)
         jsonl = (out_dir / "results.jsonl").open("a", encoding="utf-8")
         progress = Progress(len(todo), enabled=cfg.progress)
         writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="usersim-store")
         traces = _trace_export(cfg)
-        plan = trial_plan(cfg)  # one plan for the run: each case's persona resolved once
         new_ids: set[str] = set()  # the records this invocation ran (their traces go out after a re-check)
         kept = HeldRecords(len(todo), stored_before=len(done))  # a small run's records stay in hand
 
@@ -132,8 +134,10 @@ async def _run_trials(
             writer.shutdown(wait=True)
             jsonl.close()
             progress.close()
+            from usersim.llm import ahead
             from usersim.llm.client import aclose_clients
 
+            ahead.discard()  # a first request sent ahead that no conversation asked for
             await aclose_clients()
         records: list[RunRecord] | None = None
         try:
@@ -151,6 +155,9 @@ async def _run_trials(
         # loop (the re-checked records, as the store holds them, are not parsed again)
         return await asyncio.to_thread(lambda: write_outputs(out_dir, store, meta, parsed=records, kept=kept))
     finally:
+        from usersim.llm import ahead
+
+        ahead.discard()  # when the run failed before its conversations started
         store.close()
 
 
@@ -163,6 +170,8 @@ def _finished(
         from usersim.graphs.distributed import remote_records
 
         return remote_records(todo, cfg, meta)
+    from usersim.graphs.trial_run import run_trial
+
     turns = Turns()  # conversations compute one at a time, wait on models all at once
 
     async def local(trial: Trial) -> RunRecord:
@@ -170,6 +179,36 @@ def _finished(
             return await run_trial(trial, cfg, meta["run_id"], plan)
 
     return bounded_pool(todo, cfg.concurrency, local)
+
+
+GRAPH = "usersim.graphs.trial_run"  # the conversation graph and what plays it (imports langgraph)
+# Event-loop iterations given to the request sent ahead before the import starts: its session, the
+# connection and the write. Measured against a local endpoint: with none, aiohttp's own import and
+# the connection competed with the graph's import for the GIL and the request left 0.7-1.4 s late;
+# with one, 2-8 ms after the import started; with 8, before it.
+_SEND_STEPS = 8
+
+
+async def _load_graph(todo: list[tuple[int, Trial]], cfg: RunConfig, plan: RunPlan) -> None:
+    """Import the conversation graph (langgraph and langchain-core: about a second of CPU) while
+    the first conversation's first model request is on its way, when that request is known before
+    the graph runs (graphs.opening: sent ahead, and handed to the graph's node when it asks); else
+    before the first conversation starts. With Ray the workers import it."""
+    if cfg.ray or not todo or GRAPH in sys.modules:
+        return
+    from usersim.graphs.opening import send_first_request
+
+    if await send_first_request(todo[0][1], cfg, plan):
+        for _ in range(_SEND_STEPS):  # the request out of the door before the import takes the CPU
+            await asyncio.sleep(0)
+        # the import holds the GIL; the loop (this thread) gets it back at each switch interval to
+        # read the reply, so the import's CPU and the model's latency overlap
+        await asyncio.to_thread(importlib.import_module, GRAPH)
+    else:
+        importlib.import_module(GRAPH)
+    # imported inside quiet_heap (run_trials): the graph's modules join the frozen pre-run heap, or
+    # every full collection of the run walks them (graphs.heap; about 0.5 s of CPU in a short run)
+    gc.freeze()
 
 
 _END = object()

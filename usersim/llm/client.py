@@ -39,6 +39,7 @@ from usersim.core.events import Usage
 from usersim.core.messages import Message
 from usersim.core.secrets import redact
 from usersim.core.turns import away
+from usersim.llm import ahead
 from usersim.llm.cache import cache_key, get_cache
 from usersim.llm.prices import cost_usd
 from usersim.llm.ratelimit import limiter_for
@@ -434,11 +435,29 @@ async def chat_completion(*, model: str, role: str = "agent", **kwargs: Any) -> 
     `_chat_completion` for the parameters. Timed as a `chat` span of the conversation's timeline
     (model, role, tokens, whether the cache answered; the error's type when it failed)."""
     with timeline.span("chat", model, role=role) as extra:
-        message, usage = await _chat_completion(model=model, role=role, **kwargs)
+        ahead_s = None
+        if ahead.pending():  # a run's first request may have been sent ahead (llm.ahead)
+            key = ahead.call_key(model, role, kwargs, _resolved(role, kwargs))
+            (message, usage), ahead_s = await ahead.answer(
+                key, lambda: _chat_completion(model=model, role=role, **kwargs)
+            )
+        else:
+            message, usage = await _chat_completion(model=model, role=role, **kwargs)
         extra.update(
             input_tokens=usage.prompt_tokens,
             output_tokens=usage.completion_tokens,
             cached=bool(usage.cached_calls) or None,
             tool_calls=len(message.get("tool_calls") or []) or None,
+            # the span times this caller's wait; the request had left this many seconds earlier
+            sent_ahead_s=round(ahead_s, 3) if ahead_s is not None else None,
         )
         return message, usage
+
+
+def _resolved(role: str, kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """What the environment adds to a call's arguments (for llm.ahead's comparison): the endpoint
+    and key, the default answer limit and timeout, and which fake model answers, if any."""
+    url, key = resolve_endpoint(kwargs.get("base_url"), kwargs.get("api_key"))
+    limit = os.environ.get(f"USERSIM_MAX_TOKENS_{role.upper()}")
+    fake = id(_fakes[-1]) if _fakes else None
+    return url, key, limit, os.environ.get("USERSIM_LLM_TIMEOUT_S"), fake
