@@ -10,6 +10,8 @@ from bench.metrics import (
     TARGETS,
     common_prefix,
     conversation_tokens,
+    cpu_at,
+    cpu_thirds,
     efficiency,
     headline,
     per_unit,
@@ -107,6 +109,29 @@ def test_thirds_compare_the_pace_at_the_start_and_the_end():
     )
     assert slowing["slowdown"] == 4.0
     assert thirds([1.0, 2.0])["slowdown"] is None
+
+
+def test_cpu_at_an_instant_is_read_between_the_samples_around_it():
+    samples = [(0.0, 1.0), (2.0, 2.0), (4.0, 4.0)]
+    assert cpu_at(samples, 1.0) == 1.5
+    assert cpu_at(samples, 3.0) == 3.0
+    assert cpu_at(samples, -5.0) == 1.0 and cpu_at(samples, 9.0) == 4.0  # the nearest outside
+    assert cpu_at([], 1.0) is None
+
+
+def test_cpu_thirds_tell_a_costlier_conversation_from_a_busier_machine():
+    ends = [float(i) for i in range(31)]  # one conversation ends per second all along
+    # the process uses 0.5 CPU-s per second throughout: the same CPU per conversation
+    steady = cpu_thirds(ends, [(float(t), 0.5 * t) for t in range(32)])
+    assert steady["cpu_first_third_s_per_1k"] == steady["cpu_last_third_s_per_1k"] == 500.0
+    assert steady["cpu_slowdown"] == 1.0
+    assert steady["cores_first_third"] == steady["cores_last_third"] == 0.5
+    # from second 15 on each conversation costs twice the CPU: a growing cost, not the machine
+    growing = cpu_thirds(ends, [(float(t), 0.5 * t if t <= 15 else 7.5 + (t - 15)) for t in range(32)])
+    assert growing["cpu_slowdown"] == 2.0
+    assert growing["cores_last_third"] == 1.0
+    assert cpu_thirds(ends[:4], [(0.0, 0.0), (1.0, 1.0)])["cpu_slowdown"] is None
+    assert cpu_thirds(ends, [])["cpu_first_third_s_per_1k"] is None
 
 
 def _parts(**over) -> dict:

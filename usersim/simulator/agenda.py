@@ -25,6 +25,7 @@ from usersim.simulator.slots import (
     asks_anything,
     asks_confirmation,
     concept_of,
+    matcher_for,
     slot_patterns,
 )
 
@@ -84,7 +85,7 @@ class Agenda:
                 labels.setdefault(fact.slot, fact.description or "")  # a short Chinese description names it
         return cls(
             persona=persona,
-            matcher=FactMatcher(persona),
+            matcher=matcher_for(persona),  # immutable once built: one per persona content
             facts=facts,
             labels=labels,
             required=list(persona.goal.required),
