@@ -154,6 +154,18 @@ def thirds(end_times: Sequence[float]) -> dict[str, float | None]:
     }
 
 
+def steady_ends(end_times: Sequence[float], concurrency: int) -> list[float]:
+    """The end times of a run's steady part, sorted: without the first and the last `concurrency`
+    ends. The first wave's conversations all start at once, before the first end, so their ends
+    come in a burst whose work the thirds' clock never saw; the last ones finish while ever fewer
+    run beside them (the drain: waits no other conversation fills). Both are the same for any
+    run of the same concurrency, and would make a steady run look slower at the end. A run too
+    short for a steady part (fewer than 6 ends left) keeps every end."""
+    t = sorted(end_times)
+    inner = t[concurrency : len(t) - concurrency] if concurrency > 0 else t
+    return inner if len(inner) >= 6 else t
+
+
 def cpu_at(samples: Sequence[tuple[float, float]], t: float) -> float | None:
     """A process's CPU seconds so far at instant `t`, from (time, CPU so far) samples: linear
     between the two samples around `t`, the nearest one outside them; None without samples."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import CASE, REPO, Stub, cli_run_args, n, usersim_exe
-from bench.metrics import cpu_thirds, ratio, thirds
+from bench.metrics import cpu_thirds, ratio, steady_ends, thirds
 
 
 def _rule_run(count: int, concurrency: int, out: Path, ray: str | None = None) -> list[str]:
@@ -76,9 +76,10 @@ def _watch(cmd: list[str], stub: Stub) -> dict[str, Any]:
 
 def bench_scale() -> dict[str, Any]:
     """10,000 organic conversations (BENCH_SCALE scales it), rule simulator, the stub agent answering
-    after 1 s, concurrency 512, one `usersim run` process. The thirds by wall (`slowdown`, the
-    target) and by the process's CPU (`cpu_slowdown`: > 1 means a conversation costs more CPU at the
-    end, something grows; `cores_*_third`: the CPU the machine gave the run in each window)."""
+    after 1 s, concurrency 512, one `usersim run` process. The thirds of the run's steady part by
+    wall (`slowdown`, the target) and by the process's CPU (`cpu_slowdown`: > 1 means a conversation
+    costs more CPU at the end, something grows; `cores_*_third`: the CPU the machine gave the run
+    in each window: fewer at the end with the same CPU per conversation is the machine's load)."""
     # BENCH_SCALE_CONVERSATIONS sets the count alone (10,000 take long on a loaded machine)
     count = int(os.environ.get("BENCH_SCALE_CONVERSATIONS") or n(10_000, 300))
     load_before = os.getloadavg()[0]
@@ -102,8 +103,12 @@ def bench_scale() -> dict[str, Any]:
         "base_rss_mb": round((seen["base_kb"] or 0) / 1024, 1),
         "peak_rss_mb": round((seen["peak_kb"] or 0) / 1024, 1),
         "mb_per_1k_conversations": round(growth / count * 1000, 1),
-        **thirds(ends),
-        **cpu_thirds(ends, cpu),
+        # the thirds of the steady part (bench.metrics.steady_ends: without the first wave's burst
+        # and the drain); the same over every end beside them, as earlier benches measured it
+        **thirds(steady_ends(ends, 512)),
+        **cpu_thirds(steady_ends(ends, 512), cpu),
+        "slowdown_all_ends": thirds(ends)["slowdown"],
+        "cpu_slowdown_all_ends": cpu_thirds(ends, cpu)["cpu_slowdown"],
     }
 
 
@@ -144,7 +149,7 @@ def cpu_between(samples: list[tuple[float, float]], start: float, end: float) ->
 
 def stub_span(times: list[float], latency: float) -> tuple[float, float]:
     """(first request, last reply) of a run from the stub's arrival times: the last reply leaves
-    `latency` after the last request arrived (records' started_at are whole seconds: no clock for this)."""
+    `latency` after the last request arrived (the stub's own clock: it saw every request)."""
     if not times:
         raise RuntimeError("the stub saw no model request")
     return min(times), max(times) + latency

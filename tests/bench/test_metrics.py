@@ -17,6 +17,7 @@ from bench.metrics import (
     per_unit,
     reply_tokens,
     request_tokens,
+    steady_ends,
     targets,
     thirds,
 )
@@ -109,6 +110,16 @@ def test_thirds_compare_the_pace_at_the_start_and_the_end():
     )
     assert slowing["slowdown"] == 4.0
     assert thirds([1.0, 2.0])["slowdown"] is None
+
+
+def test_the_steady_part_leaves_out_the_first_wave_and_the_drain():
+    # concurrency 3: the first wave ends together at 3.0, the drain spreads the last three out
+    ends = [3.0, 3.0, 3.0] + [4.0 + i for i in range(10)] + [15.0, 18.0, 24.0]
+    assert steady_ends(list(reversed(ends)), 3) == [4.0 + i for i in range(10)]
+    assert thirds(steady_ends(ends, 3))["slowdown"] == 1.0
+    assert thirds(ends)["slowdown"] > 2  # every end: the burst and the drain read as a slowdown
+    assert steady_ends(ends[:8], 3) == sorted(ends[:8])  # too short for a steady part: all of it
+    assert steady_ends(ends, 0) == sorted(ends)
 
 
 def test_cpu_at_an_instant_is_read_between_the_samples_around_it():
