@@ -215,6 +215,25 @@ def cpu_thirds(end_times: Sequence[float], samples: Sequence[tuple[float, float]
     }
 
 
+def rss_in_run(end_times: Sequence[float], samples: Sequence[tuple[float, float]]) -> dict[str, Any]:
+    """A run's resident memory while its conversations play, from (time, RSS MB) samples: at the
+    first end, at n/3, at 2n/3 and at the last end (the sample nearest each), and the growth per
+    1,000 conversations from the n/3-th end to the last (0 when a finished conversation leaves
+    nothing behind; the in-flight conversations are there at both instants)."""
+    t = sorted(end_times)
+    n = len(t)
+    if n < 6 or not samples:
+        return {"rss_mb_at_ends": None, "rss_growth_mb_per_1k_in_run": None}
+
+    def at(when: float) -> float:
+        return min(samples, key=lambda s: abs(s[0] - when))[1]
+
+    marks = {"first": t[0], "third": t[n // 3], "two_thirds": t[(2 * n) // 3], "last": t[-1]}
+    held = {k: round(at(v), 1) for k, v in marks.items()}
+    grown = (at(t[-1]) - at(t[n // 3])) / (n - 1 - n // 3) * 1000
+    return {"rss_mb_at_ends": held, "rss_growth_mb_per_1k_in_run": round(grown, 2)}
+
+
 def dig(parts: dict[str, Any], path: str) -> Any:
     """parts["a"]["b"]... for the dotted path "a.b...", None where any step is missing."""
     value: Any = parts

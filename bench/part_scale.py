@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import CASE, REPO, Stub, cli_run_args, n, usersim_exe
-from bench.metrics import cpu_thirds, ratio, steady_ends, thirds
+from bench.metrics import cpu_thirds, ratio, rss_in_run, steady_ends, thirds
 
 
 def _rule_run(count: int, concurrency: int, out: Path, ray: str | None = None) -> list[str]:
@@ -60,18 +60,22 @@ def _watch(cmd: list[str], stub: Stub) -> dict[str, Any]:
     reader.start()
     base = peak = None
     cpu: list[tuple[float, float]] = []
+    rss: list[tuple[float, float]] = []
     while proc.poll() is None:
         if base is None and stub.calls() > 0:
             base = _status_kb(proc.pid, "VmRSS")
         hwm = _status_kb(proc.pid, "VmHWM")
         peak = hwm if hwm is not None else peak
+        now = time.time()
         if (used := proc_cpu(proc.pid)) is not None:
-            cpu.append((time.time(), used))
+            cpu.append((now, used))
+        if (held := _status_kb(proc.pid, "VmRSS")) is not None:
+            rss.append((now, held / 1024))
         time.sleep(0.02 if base is None else 0.2)
     reader.join(10)
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"usersim run exited {proc.returncode}: {''.join(stderr)[-2000:]}")
-    return {"wall_s": time.time() - t0, "base_kb": base, "peak_kb": peak, "cpu": cpu}
+    return {"wall_s": time.time() - t0, "base_kb": base, "peak_kb": peak, "cpu": cpu, "rss": rss}
 
 
 def bench_scale() -> dict[str, Any]:
@@ -103,6 +107,11 @@ def bench_scale() -> dict[str, Any]:
         "base_rss_mb": round((seen["base_kb"] or 0) / 1024, 1),
         "peak_rss_mb": round((seen["peak_kb"] or 0) / 1024, 1),
         "mb_per_1k_conversations": round(growth / count * 1000, 1),
+        # RSS while the conversations play (at the first end, at a third, two thirds and the last
+        # end) and its growth per 1,000 from the first third's end to the last end: what a finished
+        # conversation leaves behind. The peak above adds the in-flight conversations, the modules
+        # loaded after the first request and writing the outputs at the end: the same for any N
+        **rss_in_run(ends, seen["rss"]),
         # the thirds of the steady part (bench.metrics.steady_ends: without the first wave's burst
         # and the drain); the same over every end beside them, as earlier benches measured it
         **thirds(steady_ends(ends, 512)),

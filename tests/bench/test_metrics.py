@@ -17,6 +17,7 @@ from bench.metrics import (
     per_unit,
     reply_tokens,
     request_tokens,
+    rss_in_run,
     steady_ends,
     targets,
     thirds,
@@ -120,6 +121,18 @@ def test_the_steady_part_leaves_out_the_first_wave_and_the_drain():
     assert thirds(ends)["slowdown"] > 2  # every end: the burst and the drain read as a slowdown
     assert steady_ends(ends[:8], 3) == sorted(ends[:8])  # too short for a steady part: all of it
     assert steady_ends(ends, 0) == sorted(ends)
+
+
+def test_rss_in_the_run_separates_what_stays_from_what_is_in_flight():
+    ends = [float(i) for i in range(1, 31)]
+    # 100 MB before the first end (the in-flight conversations), flat after it: nothing stays
+    flat = rss_in_run(ends, [(0.0, 50.0)] + [(float(t), 100.0) for t in range(1, 32)])
+    assert flat["rss_mb_at_ends"] == {"first": 100.0, "third": 100.0, "two_thirds": 100.0, "last": 100.0}
+    assert flat["rss_growth_mb_per_1k_in_run"] == 0.0
+    # 0.5 MB more per conversation ended: 500 MB per 1,000
+    leak = rss_in_run(ends, [(float(t), 100.0 + 0.5 * t) for t in range(0, 32)])
+    assert leak["rss_growth_mb_per_1k_in_run"] == 500.0
+    assert rss_in_run(ends, [])["rss_growth_mb_per_1k_in_run"] is None
 
 
 def test_cpu_at_an_instant_is_read_between_the_samples_around_it():
