@@ -105,7 +105,7 @@ def _edge(token: str, look: str) -> str:
 # rule simulator reads every earlier agent reply again on each turn, against the same facts
 _SHAPES = Memo(512)
 _MEASURED = Memo()
-_FOUND = Memo()
+_FOUND = Memo(2048)  # (facts, reply) -> contradictions: a key holds its reply text
 
 
 def _shapes(concepts: frozenset[str], named: frozenset[str]) -> tuple[re.Pattern[str], ...]:

@@ -154,7 +154,7 @@ def delivered_items(goal: Goal, text: str, items: list[str] | None = None) -> di
     return dict(held)
 
 
-_DELIVERED = Memo()
+_DELIVERED = Memo(2048)  # a key holds its reply text: bounded by entries
 
 
 def _delivered_items(goal: Goal, text: str, items: list[str]) -> dict[str, str]:

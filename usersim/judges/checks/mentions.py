@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
+from array import array
 from dataclasses import dataclass
 from typing import Literal
 
@@ -52,10 +53,12 @@ def find_all(word: str, text: str) -> list[int]:
     return out
 
 
-@functools.lru_cache(maxsize=1024)  # pure: every keyword of a check is looked up in the same replies
-def _folded(text: str) -> tuple[tuple[int, ...], str]:
+# pure: every keyword of a check is looked up in the same few replies, one after another; a few
+# replies are enough (an entry holds 8 bytes per character of its reply)
+@functools.lru_cache(maxsize=32)
+def _folded(text: str) -> tuple[array[int], str]:
     """(the offset in `text` of each character that is not whitespace, those characters casefolded)."""
-    kept = tuple(i for i, ch in enumerate(text) if not ch.isspace())
+    kept = array("q", (i for i, ch in enumerate(text) if not ch.isspace()))
     return kept, "".join(text[i] for i in kept).casefold()
 
 
