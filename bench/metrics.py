@@ -154,6 +154,86 @@ def thirds(end_times: Sequence[float]) -> dict[str, float | None]:
     }
 
 
+def steady_ends(end_times: Sequence[float], concurrency: int) -> list[float]:
+    """The end times of a run's steady part, sorted: without the first and the last `concurrency`
+    ends. The first wave's conversations all start at once, before the first end, so their ends
+    come in a burst whose work the thirds' clock never saw; the last ones finish while ever fewer
+    run beside them (the drain: waits no other conversation fills). Both are the same for any
+    run of the same concurrency, and would make a steady run look slower at the end. A run too
+    short for a steady part (fewer than 6 ends left) keeps every end."""
+    t = sorted(end_times)
+    inner = t[concurrency : len(t) - concurrency] if concurrency > 0 else t
+    return inner if len(inner) >= 6 else t
+
+
+def cpu_at(samples: Sequence[tuple[float, float]], t: float) -> float | None:
+    """A process's CPU seconds so far at instant `t`, from (time, CPU so far) samples: linear
+    between the two samples around `t`, the nearest one outside them; None without samples."""
+    if not samples:
+        return None
+    if t <= samples[0][0]:
+        return samples[0][1]
+    for (t0, c0), (t1, c1) in zip(samples, samples[1:]):
+        if t0 <= t <= t1:
+            return c0 if t1 == t0 else c0 + (c1 - c0) * (t - t0) / (t1 - t0)
+    return samples[-1][1]
+
+
+def cpu_thirds(end_times: Sequence[float], samples: Sequence[tuple[float, float]]) -> dict[str, float | None]:
+    """The thirds of `thirds` measured by CPU: the run's CPU seconds per 1,000 conversations in the
+    first and the last third (the same windows, the CPU from (time, CPU so far) samples of the run's
+    process, on the same clock as the end times), their ratio (> 1: a conversation costs more CPU at
+    the end: something grows), and the cores the process got in each window (CPU s / wall s: less
+    at the end with the same CPU per conversation means the machine gave less, not that usersim
+    slowed)."""
+    t = sorted(end_times)
+    n = len(t)
+    empty: dict[str, float | None] = {
+        "cpu_first_third_s_per_1k": None,
+        "cpu_last_third_s_per_1k": None,
+        "cpu_slowdown": None,
+        "cores_first_third": None,
+        "cores_last_third": None,
+    }
+    if n < 6 or len(samples) < 2:
+        return empty
+    a, b = n // 3, (2 * n) // 3
+    windows = ((t[0], t[a - 1], a - 1), (t[b], t[n - 1], n - 1 - b))
+    cpu, cores = [], []
+    for start, end, count in windows:
+        c0, c1 = cpu_at(samples, start), cpu_at(samples, end)
+        if c0 is None or c1 is None:
+            return empty
+        cpu.append((c1 - c0) / count * 1000)
+        cores.append(ratio(c1 - c0, end - start, 3))
+    return {
+        "cpu_first_third_s_per_1k": round(cpu[0], 2),
+        "cpu_last_third_s_per_1k": round(cpu[1], 2),
+        "cpu_slowdown": ratio(cpu[1], cpu[0]),
+        "cores_first_third": cores[0],
+        "cores_last_third": cores[1],
+    }
+
+
+def rss_in_run(end_times: Sequence[float], samples: Sequence[tuple[float, float]]) -> dict[str, Any]:
+    """A run's resident memory while its conversations play, from (time, RSS MB) samples: at the
+    first end, at n/3, at 2n/3 and at the last end (the sample nearest each), and the growth per
+    1,000 conversations from the n/3-th end to the last (0 when a finished conversation leaves
+    nothing behind; the in-flight conversations are there at both instants)."""
+    t = sorted(end_times)
+    n = len(t)
+    if n < 6 or not samples:
+        return {"rss_mb_at_ends": None, "rss_growth_mb_per_1k_in_run": None}
+
+    def at(when: float) -> float:
+        return min(samples, key=lambda s: abs(s[0] - when))[1]
+
+    marks = {"first": t[0], "third": t[n // 3], "two_thirds": t[(2 * n) // 3], "last": t[-1]}
+    held = {k: round(at(v), 1) for k, v in marks.items()}
+    grown = (at(t[-1]) - at(t[n // 3])) / (n - 1 - n // 3) * 1000
+    return {"rss_mb_at_ends": held, "rss_growth_mb_per_1k_in_run": round(grown, 2)}
+
+
 def dig(parts: dict[str, Any], path: str) -> Any:
     """parts["a"]["b"]... for the dotted path "a.b...", None where any step is missing."""
     value: Any = parts

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import CASE, REPO, Stub, cli_run_args, n, usersim_exe
-from bench.metrics import ratio, thirds
+from bench.metrics import cpu_thirds, ratio, rss_in_run, steady_ends, thirds
 
 
 def _rule_run(count: int, concurrency: int, out: Path, ray: str | None = None) -> list[str]:
@@ -50,31 +50,43 @@ def end_times(results: Path) -> list[float]:
 
 
 def _watch(cmd: list[str], stub: Stub) -> dict[str, Any]:
-    """Run `cmd`, sampling its RSS every 20 ms: the base is its RSS when the stub has served the
-    first model call (imports and start-up done), the peak the kernel's high-water mark."""
+    """Run `cmd`, sampling its RSS and its CPU (/proc, every 200 ms once it runs; 20 ms before):
+    the base RSS is its RSS when the stub has served the first model call (imports and start-up
+    done), the peak the kernel's high-water mark; `cpu` the (time, CPU s so far) samples."""
     t0 = time.time()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     stderr: list[str] = []
     reader = threading.Thread(target=lambda: stderr.append(proc.stderr.read()), daemon=True)  # type: ignore[union-attr]
     reader.start()
     base = peak = None
+    cpu: list[tuple[float, float]] = []
+    rss: list[tuple[float, float]] = []
     while proc.poll() is None:
         if base is None and stub.calls() > 0:
             base = _status_kb(proc.pid, "VmRSS")
         hwm = _status_kb(proc.pid, "VmHWM")
         peak = hwm if hwm is not None else peak
+        now = time.time()
+        if (used := proc_cpu(proc.pid)) is not None:
+            cpu.append((now, used))
+        if (held := _status_kb(proc.pid, "VmRSS")) is not None:
+            rss.append((now, held / 1024))
         time.sleep(0.02 if base is None else 0.2)
     reader.join(10)
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"usersim run exited {proc.returncode}: {''.join(stderr)[-2000:]}")
-    return {"wall_s": time.time() - t0, "base_kb": base, "peak_kb": peak}
+    return {"wall_s": time.time() - t0, "base_kb": base, "peak_kb": peak, "cpu": cpu, "rss": rss}
 
 
 def bench_scale() -> dict[str, Any]:
     """10,000 organic conversations (BENCH_SCALE scales it), rule simulator, the stub agent answering
-    after 1 s, concurrency 512, one `usersim run` process."""
+    after 1 s, concurrency 512, one `usersim run` process. The thirds of the run's steady part by
+    wall (`slowdown`, the target) and by the process's CPU (`cpu_slowdown`: > 1 means a conversation
+    costs more CPU at the end, something grows; `cores_*_third`: the CPU the machine gave the run
+    in each window: fewer at the end with the same CPU per conversation is the machine's load)."""
     # BENCH_SCALE_CONVERSATIONS sets the count alone (10,000 take long on a loaded machine)
     count = int(os.environ.get("BENCH_SCALE_CONVERSATIONS") or n(10_000, 300))
+    load_before = os.getloadavg()[0]
     with Stub(1.0) as stub, tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "scale"
         seen = _watch(_rule_run(count, 512, out), stub)
@@ -82,15 +94,30 @@ def bench_scale() -> dict[str, Any]:
     if len(ends) != count:
         raise RuntimeError(f"the scale run stored {len(ends)} of {count} conversations")
     growth = ((seen["peak_kb"] or 0) - (seen["base_kb"] or 0)) / 1024
+    cpu = seen["cpu"]
     return {
         "conversations": count,
         "concurrency": 512,
         "agent_latency_s": 1.0,
+        "load_before": load_before,
+        "load_after": os.getloadavg()[0],
         "wall_s": round(seen["wall_s"], 1),
+        "cpu_s": round(cpu[-1][1], 1) if cpu else None,
+        "cpu_s_per_1k_conversations": round(cpu[-1][1] / count * 1000, 2) if cpu else None,
         "base_rss_mb": round((seen["base_kb"] or 0) / 1024, 1),
         "peak_rss_mb": round((seen["peak_kb"] or 0) / 1024, 1),
         "mb_per_1k_conversations": round(growth / count * 1000, 1),
-        **thirds(ends),
+        # RSS while the conversations play (at the first end, at a third, two thirds and the last
+        # end) and its growth per 1,000 from the first third's end to the last end: what a finished
+        # conversation leaves behind. The peak above adds the in-flight conversations, the modules
+        # loaded after the first request and writing the outputs at the end: the same for any N
+        **rss_in_run(ends, seen["rss"]),
+        # the thirds of the steady part (bench.metrics.steady_ends: without the first wave's burst
+        # and the drain); the same over every end beside them, as earlier benches measured it
+        **thirds(steady_ends(ends, 512)),
+        **cpu_thirds(steady_ends(ends, 512), cpu),
+        "slowdown_all_ends": thirds(ends)["slowdown"],
+        "cpu_slowdown_all_ends": cpu_thirds(ends, cpu)["cpu_slowdown"],
     }
 
 
@@ -131,7 +158,7 @@ def cpu_between(samples: list[tuple[float, float]], start: float, end: float) ->
 
 def stub_span(times: list[float], latency: float) -> tuple[float, float]:
     """(first request, last reply) of a run from the stub's arrival times: the last reply leaves
-    `latency` after the last request arrived (records' started_at are whole seconds: no clock for this)."""
+    `latency` after the last request arrived (the stub's own clock: it saw every request)."""
     if not times:
         raise RuntimeError("the stub saw no model request")
     return min(times), max(times) + latency

@@ -10,11 +10,15 @@ from bench.metrics import (
     TARGETS,
     common_prefix,
     conversation_tokens,
+    cpu_at,
+    cpu_thirds,
     efficiency,
     headline,
     per_unit,
     reply_tokens,
     request_tokens,
+    rss_in_run,
+    steady_ends,
     targets,
     thirds,
 )
@@ -107,6 +111,51 @@ def test_thirds_compare_the_pace_at_the_start_and_the_end():
     )
     assert slowing["slowdown"] == 4.0
     assert thirds([1.0, 2.0])["slowdown"] is None
+
+
+def test_the_steady_part_leaves_out_the_first_wave_and_the_drain():
+    # concurrency 3: the first wave ends together at 3.0, the drain spreads the last three out
+    ends = [3.0, 3.0, 3.0] + [4.0 + i for i in range(10)] + [15.0, 18.0, 24.0]
+    assert steady_ends(list(reversed(ends)), 3) == [4.0 + i for i in range(10)]
+    assert thirds(steady_ends(ends, 3))["slowdown"] == 1.0
+    assert thirds(ends)["slowdown"] > 2  # every end: the burst and the drain read as a slowdown
+    assert steady_ends(ends[:8], 3) == sorted(ends[:8])  # too short for a steady part: all of it
+    assert steady_ends(ends, 0) == sorted(ends)
+
+
+def test_rss_in_the_run_separates_what_stays_from_what_is_in_flight():
+    ends = [float(i) for i in range(1, 31)]
+    # 100 MB before the first end (the in-flight conversations), flat after it: nothing stays
+    flat = rss_in_run(ends, [(0.0, 50.0)] + [(float(t), 100.0) for t in range(1, 32)])
+    assert flat["rss_mb_at_ends"] == {"first": 100.0, "third": 100.0, "two_thirds": 100.0, "last": 100.0}
+    assert flat["rss_growth_mb_per_1k_in_run"] == 0.0
+    # 0.5 MB more per conversation ended: 500 MB per 1,000
+    leak = rss_in_run(ends, [(float(t), 100.0 + 0.5 * t) for t in range(0, 32)])
+    assert leak["rss_growth_mb_per_1k_in_run"] == 500.0
+    assert rss_in_run(ends, [])["rss_growth_mb_per_1k_in_run"] is None
+
+
+def test_cpu_at_an_instant_is_read_between_the_samples_around_it():
+    samples = [(0.0, 1.0), (2.0, 2.0), (4.0, 4.0)]
+    assert cpu_at(samples, 1.0) == 1.5
+    assert cpu_at(samples, 3.0) == 3.0
+    assert cpu_at(samples, -5.0) == 1.0 and cpu_at(samples, 9.0) == 4.0  # the nearest outside
+    assert cpu_at([], 1.0) is None
+
+
+def test_cpu_thirds_tell_a_costlier_conversation_from_a_busier_machine():
+    ends = [float(i) for i in range(31)]  # one conversation ends per second all along
+    # the process uses 0.5 CPU-s per second throughout: the same CPU per conversation
+    steady = cpu_thirds(ends, [(float(t), 0.5 * t) for t in range(32)])
+    assert steady["cpu_first_third_s_per_1k"] == steady["cpu_last_third_s_per_1k"] == 500.0
+    assert steady["cpu_slowdown"] == 1.0
+    assert steady["cores_first_third"] == steady["cores_last_third"] == 0.5
+    # from second 15 on each conversation costs twice the CPU: a growing cost, not the machine
+    growing = cpu_thirds(ends, [(float(t), 0.5 * t if t <= 15 else 7.5 + (t - 15)) for t in range(32)])
+    assert growing["cpu_slowdown"] == 2.0
+    assert growing["cores_last_third"] == 1.0
+    assert cpu_thirds(ends[:4], [(0.0, 0.0), (1.0, 1.0)])["cpu_slowdown"] is None
+    assert cpu_thirds(ends, [])["cpu_first_third_s_per_1k"] is None
 
 
 def _parts(**over) -> dict:

@@ -1,5 +1,5 @@
-"""The Ray bench's clocks (bench/part_scale.py): a span from the stub's arrival times (records'
-started_at are whole seconds, so they cannot time a run of a few seconds), CPU in a window from
+"""The Ray bench's clocks (bench/part_scale.py): a span from the stub's arrival times (the model
+server saw every request on one clock), CPU in a window from
 /proc samples, a process's own CPU from /proc. Nothing is timed."""
 
 from __future__ import annotations

@@ -55,3 +55,21 @@ def test_a_persona_is_resolved_once_per_case_and_each_conversation_gets_its_own_
     assert one == two and one is not two
     one.goal.description = "changed by an event"
     assert plan.persona(case).goal.description != "changed by an event"
+
+
+def test_a_record_starts_to_the_millisecond_and_its_timeline_counts_from_there(tmp_path):
+    import re
+    from datetime import datetime
+
+    result = usersim.run("B1-EI-01", agent=make_agent("好的"), out=tmp_path)
+    for record in result.records:
+        # an ISO time datetime.fromisoformat reads, with milliseconds (the bench's thirds time ends with it)
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00", record.started_at)
+        assert datetime.fromisoformat(record.started_at).microsecond % 1000 == 0
+        assert record.timeline, "the conversation's steps are timed"
+        # offsets from started_at as written: none before it, none after the conversation's end
+        assert all(
+            0 <= s.start_s and s.start_s + s.duration_s <= record.duration_s + 0.01 for s in record.timeline
+        )
+    meta = result.summary["meta"]
+    assert re.fullmatch(r".*T\d\d:\d\d:\d\d\.\d{3}\+00:00", meta["started_at"])

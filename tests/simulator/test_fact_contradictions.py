@@ -77,3 +77,20 @@ def test_a_proposal_is_checked_against_the_facts(case: dict):
     else:
         assert "proposal_refused" not in kinds, (turn.message, kinds)
         assert "proposal_accepted" in kinds, (turn.message, kinds)
+
+
+def test_a_remembered_reading_is_the_fresh_one_and_each_caller_gets_its_own_copy():
+    """contradictions() remembers its answer per (facts, reply): every data case read again gives
+    the reading it gave the first time, the same as reading it with nothing remembered, and a
+    caller changing what it got changes nobody else's."""
+    from usersim.simulator import fact_check
+
+    for case in CASES:
+        p = _persona(case["persona"])
+        facts = fact_check.facts_of(p, {f.slot: f.value for f in p.known_info})
+        first = fact_check.contradictions(facts, case["proposal"])
+        fresh = fact_check._contradictions(facts, case["proposal"])
+        assert first == fresh, case["proposal"]
+        for v in first:
+            v.found = "changed by a caller"
+        assert fact_check.contradictions(facts, case["proposal"]) == fresh, case["proposal"]

@@ -8,6 +8,7 @@ that resolves a case's persona (once per case and run; each conversation gets it
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -101,5 +102,11 @@ class RunPlan:
         if key not in self._personas:
             from usersim.personas.loader import resolve_persona
 
-            self._personas[key] = (case, resolve_persona(case))  # keep the case: its id stays unique
-        return self._personas[key][1].model_copy(deep=True)
+            persona = resolve_persona(case)
+            try:  # a copy is unpickled from these bytes: a third of a pydantic deep copy's CPU
+                blob: bytes | None = pickle.dumps(persona, protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception:  # noqa: BLE001 - anything unpicklable inside: deep copies then
+                blob = None
+            self._personas[key] = (case, persona, blob)  # keep the case: its id stays unique
+        _case, persona, blob = self._personas[key]
+        return pickle.loads(blob) if blob is not None else persona.model_copy(deep=True)

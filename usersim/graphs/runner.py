@@ -306,7 +306,7 @@ def run_meta(cfg: RunConfig, out_dir: Path, case_ids: list[str]) -> dict[str, An
         "lengths": cfg.lengths,
         "positions": cfg.positions,
         "case_ids": case_ids,
-        "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "started_at": datetime.now(UTC).isoformat(timespec="milliseconds"),
     }
 
 

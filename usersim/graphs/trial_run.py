@@ -74,7 +74,8 @@ async def run_trial(trial: Trial, cfg: RunConfig, run_id: str, plan: RunPlan | N
     again with a derived seed, up to `cfg.resimulate` more times; every attempt is kept in the
     record, and the first clean attempt decides (all suspect: inconclusive, blame simulator)."""
     case = trial.case
-    started = datetime.now(UTC)
+    now = datetime.now(UTC)
+    started = now.replace(microsecond=now.microsecond // 1000 * 1000)  # as written: milliseconds
     t0 = time.perf_counter()
     plan = plan or RunPlan.of(cfg)
     base: dict[str, Any] = dict(
@@ -93,15 +94,15 @@ async def run_trial(trial: Trial, cfg: RunConfig, run_id: str, plan: RunPlan | N
         agent=redact(cfg.agent),
         simulator=redact(cfg.simulator) if case.mode == "organic" else None,
         judge_model=plan.judge_model_label,
-        started_at=started.isoformat(timespec="seconds"),
+        started_at=started.isoformat(timespec="milliseconds"),
         branch=trial.branch,
     )
     history_len = len(case.input.history) if case.mode == "static" else 0
     attempts: list[tuple[int, dict[str, Any], Finalized]] = []
     with timeline.collecting() as spans:
         record = await _run_attempts(trial, cfg, plan, base, attempts, history_len, t0)
-    # offsets from started_at as written (whole seconds), names redacted (SPECs may carry a key)
-    shift = spans.wall0 - started.replace(microsecond=0).timestamp()
+    # offsets from started_at as written (milliseconds), names redacted (SPECs may carry a key)
+    shift = spans.wall0 - started.timestamp()
     return record.model_copy(update={"timeline": spans.shifted(shift, redact)})
 
 

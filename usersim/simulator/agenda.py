@@ -26,6 +26,7 @@ from usersim.simulator.slots import (
     asks_confirmation,
     concept_of,
     slot_patterns,
+    tables,
 )
 
 # Consecutive unhelpful agent turns tolerated when stop_rules.patience_turns is not set.
@@ -84,7 +85,7 @@ class Agenda:
                 labels.setdefault(fact.slot, fact.description or "")  # a short Chinese description names it
         return cls(
             persona=persona,
-            matcher=FactMatcher(persona),
+            matcher=_matcher(persona),
             facts=facts,
             labels=labels,
             required=list(persona.goal.required),
@@ -169,6 +170,25 @@ class Agenda:
     def _add_constraint(self, key: str, value: str | None) -> None:
         """An add_constraint event (simulator/in_force.add_constraint: the judges read the same)."""
         self.constraints = add_constraint(self.constraints, key, value, self.persona.language)
+
+
+_MATCHERS: dict[tuple[str, object], FactMatcher] = {}
+MATCHERS_HELD = 64  # personas whose matchers the simulator keeps (a run has a few per case)
+
+
+def _matcher(persona: Persona) -> FactMatcher:
+    """The simulator's FactMatcher of `persona`, built once per persona content and language tables
+    (a matcher never changes once built; building one costs more than reading a reply). The
+    simulator's own, apart from the judges' (slots.matcher_for): a judge's matcher failing never
+    takes the simulated user with it. Bounded: the oldest goes first."""
+    key = (persona.model_dump_json(), tables())
+    hit = _MATCHERS.get(key)
+    if hit is None:
+        hit = FactMatcher(persona)
+        if len(_MATCHERS) >= MATCHERS_HELD:
+            del _MATCHERS[next(iter(_MATCHERS))]
+        _MATCHERS[key] = hit
+    return hit
 
 
 def _in_force(constraints: dict) -> str:

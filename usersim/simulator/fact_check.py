@@ -21,14 +21,15 @@ another fact of the persona is not a contradiction (the old address beside the n
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 
 from usersim.lang import acts, dates, quantity
-from usersim.lang.concepts import concepts_in
-from usersim.lang.resources import language_codes, resources
+from usersim.lang.concepts import ConceptHit, concepts_in
+from usersim.lang.resources import Memo, language_codes, resources
 from usersim.simulator.constraints import Violation, proposes
 from usersim.simulator.grounding import fact_concepts
 
@@ -80,6 +81,7 @@ def mentioned(value: str, text: str) -> bool:
     return bool(numbers) and all(n in found for n in numbers)
 
 
+@functools.lru_cache(maxsize=1024)  # pure (no resources): a persona's values, read on every turn
 def _template(value: str) -> re.Pattern[str] | None:
     """The value's own form with any digits ("Building \\d+, Floor \\d+"), when it has both a
     word and a number; None otherwise."""
@@ -99,9 +101,25 @@ def _edge(token: str, look: str) -> str:
     return look.format("[A-Za-z0-9]") if token.isascii() else ""
 
 
-def _shapes(concepts: frozenset[str], named: frozenset[str]) -> list[re.Pattern[str]]:
+# readings remembered while the same language resources are in force (lang.resources.Memo): the
+# rule simulator reads every earlier agent reply again on each turn, against the same facts
+_SHAPES = Memo(512)
+_MEASURED = Memo()
+_FOUND = Memo(2048)  # (facts, reply) -> contradictions: a key holds its reply text
+
+
+def _shapes(concepts: frozenset[str], named: frozenset[str]) -> tuple[re.Pattern[str], ...]:
     """Whole-value shapes (anchored `values` of acts.yaml concepts) of the fact's concepts,
     unanchored; a concept marked `values_need_cue` (an id) only when the sentence names it."""
+    memo = _SHAPES.table()
+    key = (concepts, named)
+    held = memo.get(key)
+    if held is None:
+        held = memo[key] = tuple(_build_shapes(concepts, named))
+    return held
+
+
+def _build_shapes(concepts: frozenset[str], named: frozenset[str]) -> list[re.Pattern[str]]:
     out = []
     specs = [
         (concept, spec)
@@ -123,7 +141,13 @@ def _shapes(concepts: frozenset[str], named: frozenset[str]) -> list[re.Pattern[
 def measured(value: str) -> bool:
     """Whether a fact is a date or a quantity ("7 月中旬", "6 天", "$40"): those are compared as
     constraints and by meaning (an exact day can fall in a fuzzy span), never as a changed form."""
-    return any(q.kind != "number" for q in quantity.quantities(value)) or bool(dates.find_dates(value, _DAY))
+    memo = _MEASURED.table()
+    held = memo.get(value)
+    if held is None:
+        held = memo[value] = any(q.kind != "number" for q in quantity.quantities(value)) or bool(
+            dates.find_dates(value, _DAY)
+        )
+    return held
 
 
 def _busy(text: str) -> list[tuple[int, int]]:
@@ -132,17 +156,33 @@ def _busy(text: str) -> list[tuple[int, int]]:
     return spans + [(d.start, d.end) for d in dates.find_dates(text, _DAY)]
 
 
-def _candidates(fact: Fact, sentence: str) -> list[str]:
-    """Values in one sentence standing where the fact's value would (see the module docstring)."""
+@dataclass(frozen=True)
+class _Sentence:
+    """One proposed sentence with what every fact's reading of it needs: read once per sentence,
+    not once per fact."""
+
+    text: str
+    busy: tuple[tuple[int, int], ...]  # money, measures and dates
+    hits: tuple[ConceptHit, ...]  # the concepts it names
+
+    @classmethod
+    def read(cls, text: str) -> _Sentence:
+        return cls(text, tuple(_busy(text)), tuple(concepts_in(text)))
+
+
+def _candidates(fact: Fact, sentence: str, read: _Sentence | None = None) -> list[str]:
+    """Values in one sentence standing where the fact's value would (see the module docstring);
+    `read`: the sentence's readings, when the caller has them."""
     out: list[str] = []
-    busy = _busy(sentence)
+    read = read or _Sentence.read(sentence)
+    busy = read.busy
 
     def free(s: int, e: int) -> bool:
         return not any(a <= s < b or s <= a < e for a, b in busy)
 
     if (tpl := _template(fact.value)) is not None:
         out += [m.group(0) for m in tpl.finditer(sentence)]
-    hits = [h for h in concepts_in(sentence) if h.concept in fact.concepts]
+    hits = [h for h in read.hits if h.concept in fact.concepts]
     shapes = _shapes(fact.concepts, frozenset(h.concept for h in hits))
     if any(p.search(fact.value.strip()) for p in shapes):
         for p in shapes:
@@ -201,9 +241,18 @@ def facts_of(persona, current: dict[str, str]) -> list[Fact]:
 
 def contradictions(facts: Sequence[Fact], text: str) -> list[Violation]:
     """Facts of the user an agent reply proposes otherwise: one Violation("fact", found=what it
-    proposed, limit=the user's value, slot=the fact) per fact, in the order of the facts."""
+    proposed, limit=the user's value, slot=the fact) per fact, in the order of the facts.
+    Remembered per (facts, reply) while the same resources are in force; the caller gets copies."""
     if not facts or not text:
         return []
+    memo, key = _FOUND.table(), (tuple(facts), text)
+    held = memo.get(key)
+    if held is None:
+        held = memo[key] = tuple(_contradictions(facts, text))
+    return [replace(v) for v in held]
+
+
+def _contradictions(facts: Sequence[Fact], text: str) -> list[Violation]:
     read = acts.agent_acts(text)
     # "I'll send it to Building 1. OK?": what is announced is put to the user once it asks anything
     asking = proposes(text) or any(a.asking and a.kind != "close" for a in read)
@@ -212,13 +261,16 @@ def contradictions(facts: Sequence[Fact], text: str) -> list[Violation]:
     sentences = [a.text for a in read if a.kind in kinds]
     others = [f.value for f in facts]
     found: list[Violation] = []
+    readings: dict[str, _Sentence] = {}  # each sentence read when a fact first needs it
     for fact in facts:
         if len(norm(fact.value)) < 2 or mentioned(fact.value, text) or measured(fact.value):
             continue
         for sentence in sentences:
+            if sentence not in readings:
+                readings[sentence] = _Sentence.read(sentence)
             bad = [
                 c
-                for c in _candidates(fact, sentence)
+                for c in _candidates(fact, sentence, readings[sentence])
                 if not _same(c, fact.value) and not any(_same(c, o) for o in others)
             ]
             if bad:

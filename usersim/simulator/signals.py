@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from usersim.lang import acts, quantity
+from usersim.lang.resources import Memo
 from usersim.personas.schema import Goal, Persona
 from usersim.simulator.constraints import Violation, violations
 
@@ -142,12 +143,26 @@ def delivered_items(goal: Goal, text: str, items: list[str] | None = None) -> di
     The keyword must sit in a stated result (not a question, request or announcement); for items
     whose results always carry numbers (flights, hotel, trains, listing: times, dates, prices) that
     sentence or the next (a heading and its first list line) must hold a digit, so a search snippet
-    that merely mentions 直飞 does not count.
+    that merely mentions 直飞 does not count. Remembered per (reply, items, their keywords) while
+    the same resources are in force: the simulator reads each earlier reply again on every turn.
     """
+    wanted = list(goal.required if items is None else items)
+    words = tuple((item, tuple(goal.deliverable_keywords.get(item) or ())) for item in wanted)
+    memo, key = _DELIVERED.table(), (text, words)
+    held = memo.get(key)
+    if held is None:
+        held = memo[key] = _delivered_items(goal, text, wanted)
+    return dict(held)
+
+
+_DELIVERED = Memo(2048)  # a key holds its reply text: bounded by entries
+
+
+def _delivered_items(goal: Goal, text: str, items: list[str]) -> dict[str, str]:
     found: dict[str, str] = {}
     candidates = [s.lower() for s in proposal_sentences(text)]
     numeric = [bool(re.search(r"\d", a + (b or ""))) for a, b in zip(candidates, candidates[1:] + [""])]
-    for item in goal.required if items is None else items:
+    for item in items:
         needs_number = canonical_item(item) in NUMERIC_ITEMS
         for word in item_keywords(goal, item):
             if any(

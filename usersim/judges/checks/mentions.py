@@ -12,7 +12,9 @@ No language knowledge lives here: every cue comes from lang's resource files.
 
 from __future__ import annotations
 
+import functools
 import re
+from array import array
 from dataclasses import dataclass
 from typing import Literal
 
@@ -40,16 +42,24 @@ def find_all(word: str, text: str) -> list[int]:
     needle = squash(word)
     if not needle:
         return []
-    kept = [(i, ch) for i, ch in enumerate(text) if not ch.isspace()]
-    hay = "".join(ch for _, ch in kept).casefold()
+    kept, hay = _folded(text)
     latin = needle[0].isascii() and needle[0].isalpha()
     out, start = [], hay.find(needle)
     while start != -1:
-        at = kept[start][0]
+        at = kept[start]
         if not (latin and at > 0 and text[at - 1].isascii() and text[at - 1].isalpha()):
             out.append(at)
         start = hay.find(needle, start + 1)
     return out
+
+
+# pure: every keyword of a check is looked up in the same few replies, one after another; a few
+# replies are enough (an entry holds 8 bytes per character of its reply)
+@functools.lru_cache(maxsize=32)
+def _folded(text: str) -> tuple[array[int], str]:
+    """(the offset in `text` of each character that is not whitespace, those characters casefolded)."""
+    kept = array("q", (i for i, ch in enumerate(text) if not ch.isspace()))
+    return kept, "".join(text[i] for i in kept).casefold()
 
 
 def match_end(text: str, at: int, word: str) -> int:
