@@ -220,7 +220,7 @@ def emit_record(
 ) -> None:
     """Build the record's trace with the provider's tracer (its processors export the spans)."""
     tracer = provider.get_tracer(SCOPE)
-    # integer nanoseconds from the start (whole seconds in started_at): float sums would round
+    # integer nanoseconds from the start (started_at has milliseconds): float sums would round
     t0 = round(datetime.fromisoformat(record.started_at).timestamp() * 1e6) * 1000
     spans = _timeline(record)
     end = max([_ns(record.duration_s)] + [_end(s) for s in spans])
