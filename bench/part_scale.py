@@ -343,7 +343,9 @@ def bench_ray_cpu() -> dict[str, Any]:
     before it, the wall beside it); each worker's CPU and the driver's beside it (workers_cores near
     1.0 on one node says the run is CPU-bound on its worker; driver_share is the driver's part of
     the CPU: storing records)."""
-    count, concurrency = n(120, 60), 8  # one node: some 30 s of worker CPU at scale 1
+    # one node: some 30 s of worker CPU at scale 1 (the rule path costs ~125 ms a conversation there);
+    # a span of a few seconds is dominated by the second worker starting later and the last records
+    count, concurrency = n(240, 120), 8
 
     def run(nodes: int, tmp: Path) -> dict[str, Any]:
         out = tmp / f"offline{nodes}"
