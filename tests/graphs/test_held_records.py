@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import usersim
 from tests.reports.factory import record as make_record
+from tests.support.parses import count_parses
 from usersim.core.record import RunRecord, TranscriptMessage
 from usersim.core.verdict import Verdict
 from usersim.graphs import outputs
@@ -17,21 +18,9 @@ from usersim.reports.html_transcript import ANCHOR, placed, render_record, secti
 CASES = ["B1-EI-01", "B1-EI-04", "C2-TD-04"]  # static replays and an organic (rule simulator) case
 
 
-def _count_parses(monkeypatch) -> list[int]:
-    seen = [0]
-    real = RunRecord.model_validate_json.__func__  # type: ignore[attr-defined]
-
-    def counting(cls, *args, **kwargs):
-        seen[0] += 1
-        return real(cls, *args, **kwargs)
-
-    monkeypatch.setattr(RunRecord, "model_validate_json", classmethod(counting))
-    return seen
-
-
 def test_a_small_run_parses_nothing_at_the_end_and_writes_what_its_store_gives(tmp_path, monkeypatch):
     out = tmp_path / "run"
-    seen = _count_parses(monkeypatch)
+    seen = count_parses(monkeypatch)
     result = usersim.run(CASES, agent="reference", repeats=2, out=out)
     assert seen[0] == 0  # the summary, the report and result.records read the records kept
     n = len(result.records)  # B1 cases run as skill groups A and B

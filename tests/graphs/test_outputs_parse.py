@@ -6,21 +6,10 @@ from __future__ import annotations
 import json
 
 import usersim
+from tests.support.parses import count_parses
 from usersim.core.record import RunRecord
 from usersim.graphs import outputs
 from usersim.graphs.store import RunStore
-
-
-def _count_parses(monkeypatch) -> list[int]:
-    seen = [0]
-    real = RunRecord.model_validate_json.__func__  # type: ignore[attr-defined]
-
-    def counting(cls, *args, **kwargs):
-        seen[0] += 1
-        return real(cls, *args, **kwargs)
-
-    monkeypatch.setattr(RunRecord, "model_validate_json", classmethod(counting))
-    return seen
 
 
 def test_a_small_run_is_parsed_once_and_its_view_gives_the_records_of_results_jsonl(tmp_path, monkeypatch):
@@ -29,7 +18,7 @@ def test_a_small_run_is_parsed_once_and_its_view_gives_the_records_of_results_js
     store = RunStore(out / "results.sqlite")
     try:
         meta, n = store.get_meta(), len(store.briefs())
-        seen = _count_parses(monkeypatch)
+        seen = count_parses(monkeypatch)
         view = outputs.write_outputs(out, store, meta)
         assert seen[0] == n  # one parse per record: summary, report and view share them
         lines = (out / "results.jsonl").read_text(encoding="utf-8").splitlines()
@@ -51,5 +40,5 @@ def test_a_run_larger_than_the_report_limit_is_streamed_not_held(tmp_path, monke
         view = outputs.write_outputs(out, store, store.get_meta())
     finally:
         store.close()
-    seen = _count_parses(monkeypatch)
+    seen = count_parses(monkeypatch)
     assert len(list(view)) == n and seen[0] == n  # iterating reads results.jsonl: nothing was kept
