@@ -22,11 +22,11 @@ from usersim.simulator.slots import (
     SAID_PREFIX,
     UNKNOWN_PREFIX,
     FactMatcher,
+    Matchers,
     asks_anything,
     asks_confirmation,
     concept_of,
     slot_patterns,
-    tables,
 )
 
 # Consecutive unhelpful agent turns tolerated when stop_rules.patience_turns is not set.
@@ -172,23 +172,14 @@ class Agenda:
         self.constraints = add_constraint(self.constraints, key, value, self.persona.language)
 
 
-_MATCHERS: dict[tuple[str, object], FactMatcher] = {}
-MATCHERS_HELD = 64  # personas whose matchers the simulator keeps (a run has a few per case)
+# personas whose matchers the simulator keeps (a run has a few per case)
+_SIMULATOR_MATCHERS = Matchers(64)
 
 
 def _matcher(persona: Persona) -> FactMatcher:
-    """The simulator's FactMatcher of `persona`, built once per persona content and language tables
-    (a matcher never changes once built; building one costs more than reading a reply). The
-    simulator's own, apart from the judges' (slots.matcher_for): a judge's matcher failing never
-    takes the simulated user with it. Bounded: the oldest goes first."""
-    key = (persona.model_dump_json(), tables())
-    hit = _MATCHERS.get(key)
-    if hit is None:
-        hit = FactMatcher(persona)
-        if len(_MATCHERS) >= MATCHERS_HELD:
-            del _MATCHERS[next(iter(_MATCHERS))]
-        _MATCHERS[key] = hit
-    return hit
+    """The simulator's FactMatcher of `persona`, apart from the judges' (slots.matcher_for): a
+    judge's matcher failing never takes the simulated user with it."""
+    return _SIMULATOR_MATCHERS.get(persona, FactMatcher)
 
 
 def _in_force(constraints: dict) -> str:

@@ -312,22 +312,33 @@ class FactMatcher:
         return ordered
 
 
-_MATCHERS: dict[tuple[str, Tables, type[FactMatcher]], FactMatcher] = {}
-MATCHERS_HELD = 256  # personas whose matchers are kept (a run has a few per case; a sweep, its variants)
+class Matchers:
+    """A bounded cache of FactMatchers, one per persona content, language tables in force and
+    matcher class (a matcher never changes once built; building one costs about as much as reading a
+    whole conversation). Keyed by the persona's JSON, so a changed or varied persona gets its own;
+    the oldest entry goes first. The judges and the simulator each hold their own."""
+
+    def __init__(self, held: int) -> None:
+        self.held = held
+        self._built: dict[tuple[str, Tables, type[FactMatcher]], FactMatcher] = {}
+
+    def get(self, persona: Persona, cls: type[FactMatcher]) -> FactMatcher:
+        key = (persona.model_dump_json(), tables(), cls)
+        hit = self._built.get(key)
+        if hit is None:
+            hit = cls(persona)
+            if len(self._built) >= self.held:
+                del self._built[next(iter(self._built))]
+            self._built[key] = hit
+        return hit
+
+
+# personas whose matchers the judges keep (a run has a few per case; a sweep, its variants)
+_JUDGES_MATCHERS = Matchers(256)
 
 
 def matcher_for(persona: Persona) -> FactMatcher:
-    """The FactMatcher of `persona` for the language tables in force, built once per persona content
-    (the fidelity judge reads every conversation of a case with the same persona; building one costs
-    about as much as reading a whole conversation). Keyed by the persona's JSON, so a changed or
-    varied persona gets its own (and so does another FactMatcher class, e.g. a test's); bounded: the
-    oldest entry goes first."""
-    cls = FactMatcher  # looked up now: the module's class at the time of the call
-    key = (persona.model_dump_json(), tables(), cls)
-    hit = _MATCHERS.get(key)
-    if hit is None:
-        hit = cls(persona)
-        if len(_MATCHERS) >= MATCHERS_HELD:
-            del _MATCHERS[next(iter(_MATCHERS))]
-        _MATCHERS[key] = hit
-    return hit
+    """The judges' FactMatcher of `persona` for the language tables in force, built once per persona
+    content (the fidelity judge reads every conversation of a case with the same persona), of the
+    module's FactMatcher class at the time of the call (a test's own class gets its own)."""
+    return _JUDGES_MATCHERS.get(persona, FactMatcher)
