@@ -19,8 +19,8 @@ counts against a harness (bench/harnesses.py says what each harness is). Parts:
                 (`cases list` warm from its listing cache, cold with the cache off, first filling it);
 * scale       — 10,000 conversations (rule simulator, agent latency 1 s, C=512): peak RSS growth
                 per 1,000 and time per 1,000 in the first vs the last third;
-* ray         — one vs two worker nodes (CPU-bound), `--ray local` vs one process (I/O-bound), the
-                node-kill test.
+* ray         — one vs two worker nodes (CPU-bound, BENCH_ROUNDS paired rounds, the median), `--ray
+                local` vs one process (I/O-bound), the node-kill test.
 
 Writes runs/bench/bench.json (every figure, `headline`, and `targets`: each Done-when item with its
 measured value, target and met) and prints a table. BENCH_SCALE=0.1 scales the counts down,

@@ -34,3 +34,22 @@ def test_ray_run_matches_local_run(tmp_path):
         assert b[rid]["status"] == a[rid]["status"]
         assert [v["reason"] for v in b[rid]["verdicts"]] == [v["reason"] for v in a[rid]["verdicts"]]
     assert (remote / "report.html").is_file()
+
+
+def test_the_report_of_a_ray_run_is_the_one_its_store_gives(tmp_path):
+    """The workers make each record's transcript section (the driver renders none): report.html is
+    byte for byte the page written again from the run folder's store, every record parsed there."""
+    from usersim.graphs.outputs import write_outputs
+    from usersim.graphs.store import RunStore
+
+    out = tmp_path / "ray"
+    usersim("run", *IDS, "--repeats", "2", "--ray", "local", "--out", str(out), "--no-progress", check=False)
+    report, summary = (out / "report.html").read_bytes(), (out / "summary.json").read_bytes()
+    assert b"B1-CL-01" in report and b"C2-TD-04" in report
+    store = RunStore(out / "results.sqlite")
+    try:
+        write_outputs(out, store, store.get_meta())
+    finally:
+        store.close()
+    assert (out / "report.html").read_bytes() == report
+    assert (out / "summary.json").read_bytes() == summary

@@ -322,6 +322,30 @@ def test_a_long_queue_goes_out_in_batches_that_keep_the_concurrency_and_the_reco
     assert {r["id"]: comparable(r) for r in lines} == {r["id"]: comparable(r) for r in records(local)}
 
 
+def test_a_case_goes_to_a_worker_until_it_holds_it_whatever_order_its_lanes_start_in(tmp_path):
+    """One worker with eight lanes (--concurrency 8 --ray-actors 1) and the reference agent, which
+    answers at once: the lanes' first calls leave together and an async actor may start them in any
+    order, so each carries the case until one has returned; after that trials go by the case's key
+    alone. Every conversation runs (none is an error record, none is lost) and the case was sent
+    far fewer times than there were calls."""
+    import ray
+
+    out = tmp_path / "ray"
+    try:
+        res = usersim(
+            "run", "--id", "B1-EI-01", "--repeats", "24", "--concurrency", "8", "--ray-actors", "1",
+            "--ray", "local", "--out", str(out), "--no-progress", check=False,
+        )  # fmt: skip
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+    assert res.returncode in (0, 1), res.stderr
+    lines = records(out)
+    assert len(lines) == 48 and not [r["error"] for r in lines if r["status"] == "error"]
+    _, meta = stored(out)
+    assert 1 <= meta["ray"]["cases_sent"] <= 8 < meta["ray"]["calls"], meta["ray"]
+
+
 def test_ray_local_starts_its_own_ray_beside_a_running_cluster(cluster, tmp_path, monkeypatch):
     """`--ray local` with a cluster already on this machine (the fixture's): the run gets a new Ray
     of its own, it does not join the cluster (whose raylets would run it with their environment)."""

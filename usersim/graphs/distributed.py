@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from usersim.core.record import RunRecord
+    from usersim.graphs.outputs import Finished
     from usersim.graphs.runner import RunConfig
     from usersim.graphs.trials import Trial
 
@@ -56,10 +56,15 @@ def ensure_ray(address: str, runtime_env: dict[str, Any] | None = None) -> bool:
 
 
 async def remote_records(
-    todo: list[tuple[int, Trial]], cfg: RunConfig, meta: dict[str, Any]
-) -> AsyncIterator[tuple[int, RunRecord]]:
-    """Run `todo` on Ray workers; yields (ordinal, record) as each conversation finishes, each
-    trial once. At the end `meta["ray"]` holds what the pool did (workers, lost, retried)."""
+    todo: list[tuple[int, Trial]],
+    cfg: RunConfig,
+    meta: dict[str, Any],
+    *,
+    sections: Callable[[], bool] = lambda: False,
+) -> AsyncIterator[Finished]:
+    """Run `todo` on Ray workers; yields each conversation as it finishes, each trial once (with
+    its record's JSON, and its transcript section while `sections()` is true). At the end
+    `meta["ray"]` holds what the pool did (workers, lost, retried)."""
     from usersim.graphs.ray_dispatch import RayPool
 
     runtime_env = cfg.ray_runtime_env
@@ -71,6 +76,7 @@ async def remote_records(
         concurrency=cfg.concurrency,
         workers=cfg.ray_actors,
         runtime_env=None if connected else runtime_env,  # a Ray the caller connected: per actor
+        sections=sections,
     )
     try:
         async for item in pool.records():

@@ -6,11 +6,22 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from usersim.core.record import RunRecord
 from usersim.graphs.records_view import StoredRecords
 from usersim.graphs.store import RunStore
+
+
+class Finished(NamedTuple):
+    """A conversation as it reaches the runner to be stored: its place in the plan, its record and,
+    from a Ray worker, the record's JSON as the worker wrote it and its transcript section for
+    report.html (graphs.ray_worker), which the runner then need not make again."""
+
+    ordinal: int
+    record: RunRecord
+    text: str | None = None
+    section: str | None = None
 
 
 def write_outputs(
@@ -86,22 +97,24 @@ class HeldRecords:
         self._held: dict[str, tuple[RunRecord, str]] = {}
         self._chars = 0
 
-    def add(self, record: RunRecord, text: str) -> None:
-        """Keep a record just stored (`text`: its JSON as stored)."""
+    def add(self, record: RunRecord, text: str, section: str | None = None) -> None:
+        """Keep a record just stored (`text`: its JSON as stored; `section`: its transcript section
+        when it comes made, from a Ray worker)."""
         if not self.on:
             return
         self._chars += len(text)
         if self._chars > HOLD_CHARS:
             self._drop()
             return
-        from usersim.reports.html_transcript import section
+        if section is None:
+            from usersim.reports.html_transcript import section as render
 
-        try:
-            made = section(record)
-        except Exception:  # noqa: BLE001 - the report renders it at the end and says what broke
-            self._drop()
-            return
-        self._held[record.id] = (record, made)
+            try:
+                section = render(record)
+            except Exception:  # noqa: BLE001 - the report renders it at the end and says what broke
+                self._drop()
+                return
+        self._held[record.id] = (record, section)
 
     def _drop(self) -> None:
         self.on = False

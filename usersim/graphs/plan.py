@@ -102,11 +102,15 @@ class RunPlan:
         if key not in self._personas:
             from usersim.personas.loader import resolve_persona
 
-            persona = resolve_persona(case)
-            try:  # a copy is unpickled from these bytes: a third of a pydantic deep copy's CPU
-                blob: bytes | None = pickle.dumps(persona, protocol=pickle.HIGHEST_PROTOCOL)
-            except Exception:  # noqa: BLE001 - anything unpicklable inside: deep copies then
-                blob = None
-            self._personas[key] = (case, persona, blob)  # keep the case: its id stays unique
+            self.adopt_persona(case, resolve_persona(case))
         _case, persona, blob = self._personas[key]
         return pickle.loads(blob) if blob is not None else persona.model_copy(deep=True)
+
+    def adopt_persona(self, case: Case, persona: Any) -> None:
+        """Take `persona` as `case`'s resolved persona (a Ray worker gets it from the driver, where
+        the persona file is): `persona(case)` then gives copies of it."""
+        try:  # a copy is unpickled from these bytes: a third of a pydantic deep copy's CPU
+            blob: bytes | None = pickle.dumps(persona, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # noqa: BLE001 - anything unpicklable inside: deep copies then
+            blob = None
+        self._personas[id(case)] = (case, persona, blob)  # keep the case: its id stays unique

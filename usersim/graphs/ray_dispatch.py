@@ -4,9 +4,12 @@
 (`TrialWorker` actors, ray_worker): a worker with `lanes` lanes in the driver has that many
 conversations in flight, and a lane takes the next trials from the run's queue when its previous
 call has returned. While the queue is long a lane takes a small batch (`_batch_size`), which the
-worker runs one after another and answers in one reply: one call, one pickled case and persona for
-several conversations, so the driver, which also stores every record, stays cheap next to the
-workers. Near the end of the run a batch is one trial. When a worker is lost (its node removed or
+worker runs one after another and answers in one reply: one call for several conversations. Near
+the end of the run a batch is one trial. A case and the persona the driver resolved for it go to a
+worker until it holds them, then trials go by the case's key (ray_worker.pack). A worker replies
+with each record's JSON, stored as it came, and, while the report keeps transcripts, the record's
+transcript section: the driver, which stores every record of every worker, parses each record once
+and renders none, so it stays cheap next to the workers. When a worker is lost (its node removed or
 dead, its process killed: Ray raises RayActorError for its calls), every trial it held goes back
 to the queue and runs on the workers left; the pool starts a replacement with the lost worker's
 lanes on a node with room, if any. A record whose trial id has already arrived is dropped, so the
@@ -20,18 +23,21 @@ over the nodes. A worker reserves one CPU: its event loop is one Python thread.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from usersim.core.record import RunRecord
+from usersim.graphs.outputs import Finished
 from usersim.graphs.plan import RunPlan
 from usersim.graphs.ray_placement import RayRunStats, WorkerRun, node_cpus, place, room
+from usersim.graphs.ray_worker import pack
 
 if TYPE_CHECKING:
+    from usersim.cases.schema import Case
+    from usersim.graphs.ray_worker import Packed
     from usersim.graphs.runner import RunConfig
     from usersim.graphs.trials import Trial
 
@@ -59,12 +65,15 @@ class _Worker:
     ready_at: float | None = None  # epoch s: when it was ready to take conversations
     dead: bool = False
     held: dict[str, tuple[int, Trial]] = field(default_factory=dict)  # trial id -> (ordinal, trial)
+    sent: set[int] = field(default_factory=set)  # the keys of the cases it has been sent
     delivered: int = 0  # records of this worker that reached the store
     cpu_s: float | None = None  # its busy CPU, as it reported at the end
 
 
 class RayPool:
-    """Runs `todo` on Ray actors; `records()` yields (ordinal, record) as each conversation ends."""
+    """Runs `todo` on Ray actors; `records()` yields each conversation as it ends (Finished: with
+    the record's JSON as the worker wrote it and, when `sections()` says the report keeps
+    transcripts, its transcript section)."""
 
     def __init__(
         self,
@@ -75,20 +84,22 @@ class RayPool:
         concurrency: int,
         workers: int | None = None,
         runtime_env: dict[str, Any] | None = None,
+        sections: Callable[[], bool] = lambda: False,
     ) -> None:
-        self.todo, self.cfg, self.run_id = todo, cfg, run_id
+        self.todo, self.cfg, self.run_id, self.sections = todo, cfg, run_id, sections
         self.concurrency, self.wanted, self.runtime_env = max(1, concurrency), workers, runtime_env
         self.stats = RayRunStats(concurrency=self.concurrency)
         self._workers: list[_Worker] = []
         self._tasks: set[asyncio.Task[Any]] = set()
         self._lost_nodes: set[str] = set()
         self._replacements = 0
-        self._personas: dict[int, tuple[Any, Any]] = {}  # id(case) -> (case, its persona or None)
+        # id(case) -> (its key, the case, its persona resolved here or None): what workers are sent
+        self._cases: dict[int, tuple[int, Case, Any]] = {}
 
-    async def records(self) -> AsyncIterator[tuple[int, RunRecord]]:
+    async def records(self) -> AsyncIterator[Finished]:
         """Every trial's record once, in finishing order; raises when no worker is left."""
         self._queue: asyncio.Queue[tuple[int, Trial]] = asyncio.Queue()
-        self._out: asyncio.Queue[tuple[int, RunRecord] | BaseException] = asyncio.Queue()
+        self._out: asyncio.Queue[Finished | BaseException] = asyncio.Queue()
         self._plan = RunPlan.of(self.cfg)  # resolves each case's persona once, for the lanes
         for pending in self.todo:
             self._queue.put_nowait(pending)
@@ -163,13 +174,13 @@ class RayPool:
                 for item in batch:
                     self._queue.put_nowait(item)
                 return
-            batch = [(ordinal, self._with_persona(trial)) for ordinal, trial in batch]
             for ordinal, trial in batch:
                 worker.held[trial.id] = (ordinal, trial)
+            packed, cases = self._pack(worker, [trial for _, trial in batch])
             if self.stats.span_start is None:
                 self.stats.span_start = time.time()
             try:
-                texts = await _result(worker.handle.run.remote([trial for _, trial in batch]))
+                replies = await _result(worker.handle.run.remote(packed, cases, self.sections()))
             except ray.exceptions.RayActorError as exc:
                 self._lose(worker, exc)  # re-queues what it held, this batch with it
                 return
@@ -177,41 +188,55 @@ class RayPool:
                 self._out.put_nowait(exc)
                 return
             self.stats.calls += 1
-            for (ordinal, trial), text in zip(batch, texts, strict=True):
+            # the worker holds these cases now; until a call that carried one has returned, the
+            # other lanes send it too (an async actor may start its calls in any order)
+            worker.sent.update(cases)
+            for (ordinal, trial), (text, section) in zip(batch, replies, strict=True):
                 worker.held.pop(trial.id, None)
-                self._deliver(worker, ordinal, RunRecord.model_validate_json(text))
+                self._deliver(worker, Finished(ordinal, RunRecord.model_validate_json(text), text, section))
 
     def _batch_size(self) -> int:
-        """Trials per call: several while the queue is long (one call, one pickled case and persona,
-        one reply for all of them: less driver CPU per conversation), one as the run nears its end
+        """Trials per call: several while the queue is long (one call and one reply for all of
+        them: less driver CPU per conversation), one as the run nears its end
         (no lane holds a queue of trials while another has nothing left to do)."""
         lanes = max(1, sum(w.lanes for w in self._workers if not w.dead))
         return max(1, min(MAX_BATCH, self._queue.qsize() // (BATCH_SLACK * lanes)))
 
-    def _with_persona(self, trial: Trial) -> Trial:
-        """The trial with its case's persona resolved here, where the case file is: a persona given
-        by a path beside the case need not exist on the workers. One object per case (the trial is
-        pickled to its worker: each conversation gets its own copy there); one that does not resolve
-        is left to the worker, which records the error as a local run does."""
-        if trial.persona is not None or not trial.case.persona:
-            return trial
-        key = id(trial.case)
-        if key not in self._personas:
-            try:
-                self._personas[key] = (trial.case, self._plan.persona(trial.case))
-            except Exception:  # noqa: BLE001 - the conversation's error record says why
-                self._personas[key] = (trial.case, None)
-        persona = self._personas[key][1]
-        return trial if persona is None else dataclasses.replace(trial, persona=persona)
+    def _pack(self, worker: _Worker, trials: list[Trial]) -> tuple[list[Packed], dict[int, tuple[Case, Any]]]:
+        """The trials as sent to `worker`, and the cases among them it does not hold yet, each
+        with its persona resolved here, where the case file is (a persona given by a path beside
+        the case need not exist on the workers; one that does not resolve is left to the worker,
+        which records the error as a local run does)."""
+        packed, new = [], {}
+        for trial in trials:
+            key, case, persona = self._case(trial.case)
+            if key not in worker.sent:
+                new[key] = (case, persona)
+            packed.append(pack(trial, key))
+        self.stats.cases_sent += len(new)
+        return packed, new
 
-    def _deliver(self, worker: _Worker, ordinal: int, record: RunRecord) -> None:
-        if record.id in self._done:
+    def _case(self, case: Case) -> tuple[int, Case, Any]:
+        hit = self._cases.get(id(case))
+        if hit is None:
+            persona = None
+            if case.persona:
+                try:
+                    persona = self._plan.persona(case)
+                except Exception:  # noqa: BLE001, S110 - the conversation's error record says why
+                    pass
+            # the case is kept with its key: its id stays unique for the run
+            hit = self._cases[id(case)] = (len(self._cases), case, persona)
+        return hit
+
+    def _deliver(self, worker: _Worker, done: Finished) -> None:
+        if done.record.id in self._done:
             self.stats.duplicates += 1
             return
-        self._done.add(record.id)
+        self._done.add(done.record.id)
         worker.delivered += 1
         self.stats.span_end = time.time()
-        self._out.put_nowait((ordinal, record))
+        self._out.put_nowait(done)
 
     def _lose(self, worker: _Worker, exc: BaseException) -> None:
         """Drop a worker: what it held goes back to the queue; a replacement starts if there is room."""

@@ -6,6 +6,12 @@ on that loop, as in a local run: one run plan (agent, judges, personas), one tur
 pooled HTTP clients of usersim's model client, which live as long as the loop (llm.client). The
 driver decides how many conversations an actor has in flight (ray_dispatch).
 
+The driver sends a case to a worker until the worker holds it (`cases`: key -> the case and the
+persona the driver resolved for it), then trials by the case's key (`pack`); a worker replies with
+each record's JSON and, when the driver's report keeps transcripts (graphs.outputs.HeldRecords),
+its transcript section: the driver, which stores every record of every worker, parses each record
+once and renders nothing.
+
 This module imports neither ray nor langgraph at its top: `ray.remote` wraps `TrialWorker` in
 the driver (ray_dispatch), and the conversation graph is imported while the actor starts (`where`),
 before the driver hands it a conversation.
@@ -14,14 +20,31 @@ before the driver hands it a conversation.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import socket
 import time
 from typing import TYPE_CHECKING, Any
 
+from usersim.graphs.trials import Trial
+
 if TYPE_CHECKING:
+    from usersim.cases.schema import Case
     from usersim.graphs.runner import RunConfig
-    from usersim.graphs.trials import Trial
+
+# a trial as sent: its case's key and its other fields (the worker holds the case by that key)
+Packed = tuple[int, dict[str, Any]]
+_SENT_FIELDS = tuple(f.name for f in dataclasses.fields(Trial) if f.name != "case")
+
+
+def pack(trial: Trial, case_key: int) -> Packed:
+    """`trial` without its case, which the worker holds under `case_key`."""
+    return case_key, {name: getattr(trial, name) for name in _SENT_FIELDS}
+
+
+def unpack(packed: Packed, cases: dict[int, Case]) -> Trial:
+    key, fields = packed
+    return Trial(case=cases[key], **fields)
 
 
 class TrialWorker:
@@ -33,6 +56,7 @@ class TrialWorker:
         self.run_id = run_id
         self._plan: Any = None
         self._turns: Any = None
+        self._cases: dict[int, Case] = {}  # the run's cases this worker was sent, by the driver's key
         self._ran = 0
         self._cpu_first: float | None = None  # process CPU when the first conversation started
         self._cpu_last = 0.0  # ... and when the latest one ended
@@ -56,11 +80,16 @@ class TrialWorker:
         self._heap.enter_context(quiet_heap())
         return {"host": socket.gethostname(), "pid": os.getpid()}
 
-    async def run(self, trials: list[Trial]) -> list[str]:
+    async def run(
+        self, trials: list[Packed], cases: dict[int, tuple[Case, Any]], sections: bool = False
+    ) -> list[tuple[str, str | None]]:
         """The driver's batch of trials, one after another (the driver sends one batch per lane,
         so the actor has as many conversations in flight as the driver has lanes for it), each
         start to finish (graphs.trial_run: harness failures are an `error` record, never an
-        exception); their records as JSON, in the batch's order, in one reply."""
+        exception). `cases`: the cases this worker has not been sent before, each with the persona
+        the driver resolved for it (None: resolved here, or its error recorded here). Returns each
+        record's JSON and, with `sections`, its report transcript section, in the batch's order,
+        in one reply."""
         from usersim.core.turns import Turns
         from usersim.graphs.plan import RunPlan
         from usersim.graphs.trial_run import run_trial
@@ -69,14 +98,18 @@ class TrialWorker:
             self._cpu_first = time.process_time()
         if self._plan is None:  # on the actor's loop: the turn lock belongs to it
             self._plan, self._turns = RunPlan.of(self.cfg), Turns()
-        texts = []
-        for trial in trials:
+        for key, (case, persona) in cases.items():
+            self._cases[key] = case
+            if persona is not None:  # each conversation gets its own copy (RunPlan.persona)
+                self._plan.adopt_persona(case, persona)
+        out: list[tuple[str, str | None]] = []
+        for packed in trials:
             async with self._turns.conversation():
-                record = await run_trial(trial, self.cfg, self.run_id, self._plan)
-            texts.append(record.model_dump_json())
+                record = await run_trial(unpack(packed, self._cases), self.cfg, self.run_id, self._plan)
+            out.append((record.model_dump_json(), _section(record) if sections else None))
             self._ran += 1
             self._cpu_last = time.process_time()
-        return texts
+        return out
 
     def stats(self) -> dict[str, Any]:
         """Conversations this actor ran and the CPU its process spent from the start of the first
@@ -108,3 +141,14 @@ def _prepare(cfg: RunConfig, case: Any) -> None:
         load_simulator(cfg.simulator)
     select_judges(case, plan.judge_config)
     encoding_for()
+
+
+def _section(record: Any) -> str | None:
+    """The record's transcript section for report.html, or None when it does not render (the
+    driver's report renders it at the end and says what broke)."""
+    from usersim.reports.html_transcript import section
+
+    try:
+        return section(record)
+    except Exception:  # noqa: BLE001 - see above
+        return None

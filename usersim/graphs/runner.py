@@ -21,7 +21,7 @@ from usersim.core.record import RunRecord
 from usersim.core.secrets import redact
 from usersim.core.turns import Turns
 from usersim.graphs.heap import quiet_heap
-from usersim.graphs.outputs import HeldRecords, Progress, write_outputs
+from usersim.graphs.outputs import Finished, HeldRecords, Progress, write_outputs
 from usersim.graphs.plan import RunPlan
 from usersim.graphs.records_view import StoredRecords
 from usersim.graphs.store import RunStore, check_resume_meta
@@ -108,13 +108,14 @@ async def _run_trials(
         new_ids: set[str] = set()  # the records this invocation ran (their traces go out after a re-check)
         kept = HeldRecords(len(todo), stored_before=len(done))  # a small run's records stay in hand
 
-        def persist(record: RunRecord, ordinal: int) -> None:
-            text = record.model_dump_json()
-            store.put(record, ordinal, text)
+        def persist(done: Finished) -> None:
+            record = done.record
+            text = done.text if done.text is not None else record.model_dump_json()
+            store.put(record, done.ordinal, text)
             jsonl.write(text + "\n")
             jsonl.flush()
             new_ids.add(record.id)
-            kept.add(record, text)
+            kept.add(record, text, done.section)
             # after the store: a receiver that is down never loses a record. With a judge model the
             # re-check below may still add verdicts: those traces are sent after it
             if traces is not None and not plan.judge_models:
@@ -122,12 +123,12 @@ async def _run_trials(
 
         try:
             loop = asyncio.get_running_loop()
-            async with contextlib.aclosing(_finished(todo, cfg, meta, plan)) as finished:
-                async for ordinal, record in finished:
+            async with contextlib.aclosing(_finished(todo, cfg, meta, plan, kept)) as finished:
+                async for done in finished:
                     # SQLite commit and JSONL append off the event loop, one writer thread in finishing order
-                    await loop.run_in_executor(writer, persist, record, ordinal)
-                    progress.advance(record)
-                    del record  # stored: nothing of it stays in memory but what `kept` holds (bounded)
+                    await loop.run_in_executor(writer, persist, done)
+                    progress.advance(done.record)
+                    del done  # stored: nothing of it stays in memory but what `kept` holds (bounded)
             if cfg.ray:
                 store.set_meta(meta)  # with meta["ray"]: workers, lost, retried
         finally:
@@ -162,14 +163,15 @@ async def _run_trials(
 
 
 def _finished(
-    todo: list[tuple[int, Trial]], cfg: RunConfig, meta: dict[str, Any], plan: RunPlan
-) -> AsyncIterator[tuple[int, RunRecord]]:
-    """The run's finished (ordinal, record) pairs in finishing order, from this process or from
-    Ray workers (graphs.distributed: at the end `meta["ray"]` says what the pool did)."""
+    todo: list[tuple[int, Trial]], cfg: RunConfig, meta: dict[str, Any], plan: RunPlan, kept: HeldRecords
+) -> AsyncIterator[Finished]:
+    """The run's finished conversations in finishing order, from this process or from Ray workers
+    (graphs.distributed: they render a record's transcript section while `kept` holds sections; at
+    the end `meta["ray"]` says what the pool did)."""
     if cfg.ray:
         from usersim.graphs.distributed import remote_records
 
-        return remote_records(todo, cfg, meta)
+        return remote_records(todo, cfg, meta, sections=lambda: kept.on)
     from usersim.graphs.trial_run import run_trial
 
     turns = Turns()  # conversations compute one at a time, wait on models all at once
@@ -178,7 +180,12 @@ def _finished(
         async with turns.conversation():
             return await run_trial(trial, cfg, meta["run_id"], plan)
 
-    return bounded_pool(todo, cfg.concurrency, local)
+    async def finished() -> AsyncIterator[Finished]:
+        async with contextlib.aclosing(bounded_pool(todo, cfg.concurrency, local)) as pool:
+            async for ordinal, record in pool:
+                yield Finished(ordinal, record)
+
+    return finished()
 
 
 GRAPH = "usersim.graphs.trial_run"  # the conversation graph and what plays it (imports langgraph)
