@@ -348,10 +348,11 @@ def bench_ray_cpu() -> dict[str, Any]:
     two then one, ...): `speedup` is the median round's (the lower middle one of an even number),
     each round's beside it. Throughput on the pool's span (first conversation handed out to last
     record received, the driver's clock; the workers' start-up is before it, the wall beside it);
-    each worker's CPU and the driver's beside it (workers_cores near 1.0 on one node says the run is CPU-bound on its worker; driver_share is
-    the driver's part of the CPU: storing records). `two_busy_slowdown`: a conversation's worker CPU
-    on two nodes over one, the cost of both cores being busy at once on this machine (shared caches,
-    the host's scheduling: a run on one node has the other core to itself)."""
+    each worker's CPU and the driver's beside it (workers_cores near 1.0 on one node says the run is
+    CPU-bound on its worker; driver_share is the driver's part of the CPU: storing records).
+    `two_busy_slowdown`: a conversation's worker CPU on two nodes over one, the cost of both cores
+    being busy at once on this machine (shared caches, the host's scheduling: a run on one node has
+    the other core to itself)."""
     # one node: some 20 s of worker CPU at scale 1 (the rule path costs ~90 ms a conversation there);
     # a span of a few seconds is dominated by the second worker starting later and the last records
     count, concurrency = n(240, 120), 8

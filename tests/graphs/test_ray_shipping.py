@@ -18,7 +18,7 @@ from usersim.graphs.runner import RunConfig, run_trials
 from usersim.graphs.trials import plan_trials
 from usersim.reports.html_transcript import section
 
-# static (groups A and B), organic with a persona, and the tool-using telecom one
+# two static cases (each run as skill groups A and B) and an organic telecom one with a persona and tools
 IDS = ["B1-CL-01", "B1-EI-01", "C2-TD-04"]
 CLOCK = {"run_id", "started_at", "duration_s", "timeline"}
 

@@ -86,10 +86,10 @@ class TrialWorker:
         """The driver's batch of trials, one after another (the driver sends one batch per lane,
         so the actor has as many conversations in flight as the driver has lanes for it), each
         start to finish (graphs.trial_run: harness failures are an `error` record, never an
-        exception). `cases`: the cases this worker has not been sent before, each with the persona
-        the driver resolved for it (None: resolved here, or its error recorded here). Returns each
-        record's JSON and, with `sections`, its report transcript section, in the batch's order,
-        in one reply."""
+        exception). `cases`: cases this worker does not hold yet (by the driver's key), each with
+        the persona the driver resolved for it (None: resolved here, or its error recorded here).
+        Returns each record's JSON and, with `sections`, its report transcript section, in the
+        batch's order, in one reply."""
         from usersim.core.turns import Turns
         from usersim.graphs.plan import RunPlan
         from usersim.graphs.trial_run import run_trial
@@ -145,7 +145,7 @@ def _prepare(cfg: RunConfig, case: Any) -> None:
 
 def _section(record: Any) -> str | None:
     """The record's transcript section for report.html, or None when it does not render (the
-    driver's report renders it at the end and says what broke)."""
+    driver then renders it itself, and its report says what broke)."""
     from usersim.reports.html_transcript import section
 
     try:
