@@ -1,5 +1,7 @@
 """write_outputs parses a small run's records once, for the summary, the report and the records
-view the run returns; a run larger than the report's transcript limit is streamed, never held."""
+view the run returns; a run the runner kept in hand as it stored it (outputs.HOLD_RECORDS) hands
+those records to its view past the report's transcript limit too; a run larger than the limit
+that nothing kept is streamed, never held."""
 
 from __future__ import annotations
 
@@ -42,3 +44,18 @@ def test_a_run_larger_than_the_report_limit_is_streamed_not_held(tmp_path, monke
         store.close()
     seen = count_parses(monkeypatch)
     assert len(list(view)) == n and seen[0] == n  # iterating reads results.jsonl: nothing was kept
+
+
+def test_a_run_kept_in_hand_past_the_report_limit_gives_its_records_without_parsing_them(
+    tmp_path, monkeypatch
+):
+    # the report shows 3 transcripts; the run (more than 3, fewer than HOLD_RECORDS) was kept as stored
+    monkeypatch.setattr("usersim.reports.html.TRANSCRIPT_LIMIT", 3)
+    out = tmp_path / "run"
+    result = usersim.run(["B1-EI-01", "B1-EI-04"], agent="reference", repeats=2, out=out)
+    lines = (out / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    assert 3 < len(lines) <= outputs.HOLD_RECORDS
+    seen = count_parses(monkeypatch)
+    records = list(result.records)  # what the CLI reads to print a line per conversation
+    assert seen[0] == 0
+    assert records == [RunRecord.model_validate_json(line) for line in lines]

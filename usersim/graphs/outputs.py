@@ -68,9 +68,10 @@ def write_outputs(
         picked = list(store.iter_records(ids=shown)) if shown is not None else store.records()
     sections = kept.sections(picked) if kept is not None else None
     write_report(out_dir / "report.html", picked, summary, total=len(briefs), sections=sections)
-    # a small run's records, held for the report, go with the view (never more than the limit)
-    small = held is not None and shown is None and len(briefs) <= TRANSCRIPT_LIMIT
-    return StoredRecords(results, briefs, held if small else None)
+    # the records in hand go with the view when they are few: those the runner kept as it stored
+    # them (HOLD_RECORDS, HOLD_CHARS), or a run the report embeds whole; never a long run's
+    few = (kept is not None and kept.on) or (shown is None and len(briefs) <= TRANSCRIPT_LIMIT)
+    return StoredRecords(results, briefs, held if held is not None and few else None)
 
 
 # A run of at most this many conversations keeps its records as they are stored (HeldRecords), and

@@ -4,9 +4,10 @@
 conversation and decide the exit code. `StoredRecords` knows each record's id, case and status (read
 from the store's columns, no record parsed); iterating it parses results.jsonl one line at a time;
 indexing or slicing it reads the whole file once and keeps that list (what a caller asking for
-`records[3]` wants anyway). A run small enough for its report to embed every transcript hands over
-the records it parsed for the report (at most reports.html.TRANSCRIPT_LIMIT): they are not parsed
-a second time.
+`records[3]` wants anyway). A run whose records are in hand when its outputs are written hands
+them over: one the runner kept as it stored them (at most graphs.outputs.HOLD_RECORDS), or one small
+enough for its report to embed every transcript (reports.html.TRANSCRIPT_LIMIT): they are not
+parsed a second time.
 """
 
 from __future__ import annotations
