@@ -34,6 +34,16 @@ def cpu_s(who: int = resource.RUSAGE_SELF) -> float:
     return r.ru_utime + r.ru_stime
 
 
+def stolen_s() -> float | None:
+    """The machine's CPU seconds the hypervisor gave other guests since boot, over all its CPUs
+    (/proc/stat's `steal`, in USER_HZ ticks of 1/100 s); None where there is no such file."""
+    try:
+        with open("/proc/stat") as f:
+            return int(f.readline().split()[8]) / 100
+    except (OSError, IndexError, ValueError):
+        return None
+
+
 def usersim_exe() -> str:
     return str(Path(sys.executable).with_name("usersim"))
 

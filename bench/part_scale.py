@@ -17,8 +17,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bench.common import CASE, REPO, ROUNDS, Stub, cli_run_args, n, usersim_exe
-from bench.metrics import cpu_thirds, ratio, rss_in_run, steady_ends, thirds
+from bench.common import CASE, REPO, ROUNDS, Stub, cli_run_args, n, stolen_s, usersim_exe
+from bench.metrics import cpu_thirds, ratio, rss_in_run, slices, steady_ends, thirds
 
 
 def _rule_run(count: int, concurrency: int, out: Path, ray: str | None = None) -> list[str]:
@@ -53,7 +53,8 @@ def end_times(results: Path) -> list[float]:
 def _watch(cmd: list[str], stub: Stub) -> dict[str, Any]:
     """Run `cmd`, sampling its RSS and its CPU (/proc, every 200 ms once it runs; 20 ms before):
     the base RSS is its RSS when the stub has served the first model call (imports and start-up
-    done), the peak the kernel's high-water mark; `cpu` the (time, CPU s so far) samples."""
+    done), the peak the kernel's high-water mark; `cpu` the (time, CPU s so far) samples, `steal`
+    the machine's (time, stolen s so far)."""
     t0 = time.time()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     stderr: list[str] = []
@@ -62,6 +63,7 @@ def _watch(cmd: list[str], stub: Stub) -> dict[str, Any]:
     base = peak = None
     cpu: list[tuple[float, float]] = []
     rss: list[tuple[float, float]] = []
+    steal: list[tuple[float, float]] = []
     while proc.poll() is None:
         if base is None and stub.calls() > 0:
             base = _status_kb(proc.pid, "VmRSS")
@@ -72,21 +74,45 @@ def _watch(cmd: list[str], stub: Stub) -> dict[str, Any]:
             cpu.append((now, used))
         if (held := _status_kb(proc.pid, "VmRSS")) is not None:
             rss.append((now, held / 1024))
+        if (stolen := stolen_s()) is not None:
+            steal.append((now, stolen))
         time.sleep(0.02 if base is None else 0.2)
     reader.join(10)
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"usersim run exited {proc.returncode}: {''.join(stderr)[-2000:]}")
-    return {"wall_s": time.time() - t0, "base_kb": base, "peak_kb": peak, "cpu": cpu, "rss": rss}
+    return {
+        "wall_s": time.time() - t0,
+        "base_kb": base,
+        "peak_kb": peak,
+        "cpu": cpu,
+        "rss": rss,
+        "steal": steal,
+    }
 
 
 def bench_scale() -> dict[str, Any]:
     """10,000 organic conversations (BENCH_SCALE scales it), rule simulator, the stub agent answering
-    after 1 s, concurrency 512, one `usersim run` process. The thirds of the run's steady part by
-    wall (`slowdown`, the target) and by the process's CPU (`cpu_slowdown`: > 1 means a conversation
-    costs more CPU at the end, something grows; `cores_*_third`: the CPU the machine gave the run
-    in each window: fewer at the end with the same CPU per conversation is the machine's load)."""
+    after 1 s, concurrency 512, one `usersim run` process, in BENCH_ROUNDS runs: the median run's
+    figures (by `slowdown`), every run's slowdown and memory growth beside them. The thirds of a
+    run's steady part by wall (`slowdown`, the target) and by the process's CPU (`cpu_slowdown`:
+    > 1 means a conversation costs more CPU at the end, something grows; `cores_*_third`: the CPU
+    the machine gave the run in each window: fewer at the end with the same CPU per conversation is
+    the machine's load; `stolen_*_third`: the share of the machine's CPU time its hypervisor gave
+    other guests), and the steady part in tenths (`slices`): the run's pace from start to end."""
     # BENCH_SCALE_CONVERSATIONS sets the count alone (10,000 take long on a loaded machine)
     count = int(os.environ.get("BENCH_SCALE_CONVERSATIONS") or n(10_000, 300))
+    runs = sorted((_scale_run(count) for _ in range(max(1, ROUNDS))), key=lambda r: r["slowdown"] or 0)
+    return {
+        **runs[(len(runs) - 1) // 2],  # of an even number of runs, the lower middle one
+        "rounds": len(runs),
+        "slowdown_rounds": [r["slowdown"] for r in runs],
+        "cpu_slowdown_rounds": [r["cpu_slowdown"] for r in runs],
+        "mb_per_1k_rounds": [r["mb_per_1k_conversations"] for r in runs],
+        "mb_per_1k_worst": max(r["mb_per_1k_conversations"] for r in runs),  # the memory target's
+    }
+
+
+def _scale_run(count: int) -> dict[str, Any]:
     load_before = os.getloadavg()[0]
     with Stub(1.0) as stub, tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "scale"
@@ -95,7 +121,8 @@ def bench_scale() -> dict[str, Any]:
     if len(ends) != count:
         raise RuntimeError(f"the scale run stored {len(ends)} of {count} conversations")
     growth = ((seen["peak_kb"] or 0) - (seen["base_kb"] or 0)) / 1024
-    cpu = seen["cpu"]
+    cpu, steal, cpus = seen["cpu"], seen["steal"], os.cpu_count() or 1
+    steady = steady_ends(ends, 512)
     return {
         "conversations": count,
         "concurrency": 512,
@@ -113,12 +140,13 @@ def bench_scale() -> dict[str, Any]:
         # conversation leaves behind. The peak above adds the in-flight conversations, the modules
         # loaded after the first request and writing the outputs at the end: the same for any N
         **rss_in_run(ends, seen["rss"]),
-        # the thirds of the steady part (bench.metrics.steady_ends: without the first wave's burst
-        # and the drain); the same over every end beside them, as earlier benches measured it
-        **thirds(steady_ends(ends, 512)),
-        **cpu_thirds(steady_ends(ends, 512), cpu),
+        # the thirds of the steady part (bench.metrics.steady_ends: without the first wave's burst,
+        # the second wave's backlog filling and the drain); over every end beside them
+        **thirds(steady),
+        **cpu_thirds(steady, cpu, steal, cpus),
         "slowdown_all_ends": thirds(ends)["slowdown"],
         "cpu_slowdown_all_ends": cpu_thirds(ends, cpu)["cpu_slowdown"],
+        "slices": slices(steady, cpu, steal, cpus),
     }
 
 
@@ -353,9 +381,10 @@ def bench_ray_cpu() -> dict[str, Any]:
     `two_busy_slowdown`: a conversation's worker CPU on two nodes over one, the cost of both cores
     being busy at once on this machine (shared caches, the host's scheduling: a run on one node has
     the other core to itself)."""
-    # one node: some 20 s of worker CPU at scale 1 (the rule path costs ~90 ms a conversation there);
-    # a span of a few seconds is dominated by the second worker starting later and the last records
-    count, concurrency = n(240, 120), 8
+    # one node: some 20 s of worker CPU (the rule path costs ~80 ms a conversation there), at any
+    # BENCH_SCALE below 1 too: a span of a few seconds is dominated by the second worker starting
+    # later and the last records
+    count, concurrency = n(240, 240), 8
 
     def run(nodes: int, tmp: Path) -> dict[str, Any]:
         out = tmp / f"offline{nodes}"

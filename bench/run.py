@@ -17,8 +17,10 @@ counts against a harness (bench/harnesses.py says what each harness is). Parts:
 * expand      — 32k long-context expansion, cold (a fresh process per case) beside warm;
 * cli         — `usersim run`'s time to its first model request, `validate` and `cases list` walls
                 (`cases list` warm from its listing cache, cold with the cache off, first filling it);
-* scale       — 10,000 conversations (rule simulator, agent latency 1 s, C=512): peak RSS growth
-                per 1,000 and time per 1,000 in the first vs the last third;
+* scale       — 10,000 conversations (rule simulator, agent latency 1 s, C=512), ROUNDS runs: peak
+                RSS growth per 1,000 (the worst run) and time per 1,000 in the first vs the last
+                third of the steady part (the median run), with the run in tenths and the
+                machine's stolen time;
 * ray         — one vs two worker nodes (CPU-bound, BENCH_ROUNDS paired rounds, the median), `--ray
                 local` vs one process (I/O-bound), the node-kill test.
 

@@ -18,7 +18,9 @@ from bench.metrics import (
     reply_tokens,
     request_tokens,
     rss_in_run,
+    slices,
     steady_ends,
+    stolen_share,
     targets,
     thirds,
 )
@@ -113,13 +115,14 @@ def test_thirds_compare_the_pace_at_the_start_and_the_end():
     assert thirds([1.0, 2.0])["slowdown"] is None
 
 
-def test_the_steady_part_leaves_out_the_first_wave_and_the_drain():
-    # concurrency 3: the first wave ends together at 3.0, the drain spreads the last three out
-    ends = [3.0, 3.0, 3.0] + [4.0 + i for i in range(10)] + [15.0, 18.0, 24.0]
+def test_the_steady_part_leaves_out_the_first_wave_its_backlog_and_the_drain():
+    # concurrency 3: the first wave ends together at 3.0; the second wave's ends come faster than the
+    # run's pace while its backlog fills (0.2 s apart); the drain spreads the last three out
+    ends = [3.0, 3.0, 3.0] + [3.2, 3.4, 3.6] + [4.0 + i for i in range(10)] + [15.0, 18.0, 24.0]
     assert steady_ends(list(reversed(ends)), 3) == [4.0 + i for i in range(10)]
     assert thirds(steady_ends(ends, 3))["slowdown"] == 1.0
     assert thirds(ends)["slowdown"] > 2  # every end: the burst and the drain read as a slowdown
-    assert steady_ends(ends[:8], 3) == sorted(ends[:8])  # too short for a steady part: all of it
+    assert steady_ends(ends[:10], 3) == sorted(ends[:10])  # too short for a steady part: all of it
     assert steady_ends(ends, 0) == sorted(ends)
 
 
@@ -156,6 +159,31 @@ def test_cpu_thirds_tell_a_costlier_conversation_from_a_busier_machine():
     assert growing["cores_last_third"] == 1.0
     assert cpu_thirds(ends[:4], [(0.0, 0.0), (1.0, 1.0)])["cpu_slowdown"] is None
     assert cpu_thirds(ends, [])["cpu_first_third_s_per_1k"] is None
+    # the hypervisor took 0.4 of the machine's two CPUs in the last third only
+    steal = [(float(t), 0.0 if t <= 20 else 0.8 * (t - 20)) for t in range(32)]
+    stolen = cpu_thirds(ends, [(float(t), 0.5 * t) for t in range(32)], steal, cpus=2)
+    assert stolen["stolen_first_third"] == 0.0 and stolen["stolen_last_third"] == 0.4
+    assert stolen["cpu_slowdown"] == 1.0  # the same CPU per conversation: the machine, not usersim
+    assert steady["stolen_first_third"] is None  # no steal samples: not known, not zero
+
+
+def test_slices_show_where_in_the_run_a_conversation_got_costlier():
+    ends = [float(i) for i in range(40)]
+    # 0.5 CPU-s per conversation, 1.0 from second 30 on: only the last tenths cost more
+    cpu = [(float(t), 0.5 * t if t <= 30 else 15 + (t - 30)) for t in range(41)]
+    parts = slices(ends, cpu, parts=4)
+    assert [p["cpu_s_per_1k"] for p in parts] == [500.0, 500.0, 500.0, 1000.0]
+    assert [p["wall_s_per_1k"] for p in parts] == [1000.0] * 4
+    assert parts[3]["cores"] == 1.0 and parts[0]["stolen_share"] is None
+    assert slices(ends[:5], cpu, parts=4) == []  # fewer than 2 ends a part: no shape to show
+
+
+def test_the_stolen_share_is_the_machines_cpu_time_given_to_other_guests():
+    steal = [(0.0, 10.0), (10.0, 12.0)]  # 2 s stolen over 10 s of a 2-CPU machine
+    assert stolen_share(steal, 0.0, 10.0, 2) == 0.1
+    assert stolen_share(steal, 0.0, 5.0, 2) == 0.1  # read between the samples
+    assert stolen_share([], 0.0, 10.0, 2) is None
+    assert stolen_share(steal, 5.0, 5.0, 2) is None
 
 
 def _parts(**over) -> dict:
