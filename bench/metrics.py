@@ -157,8 +157,9 @@ def steady_ends(end_times: Sequence[float], concurrency: int) -> list[float]:
     so their ends come in a burst whose work the thirds' clock never saw. While the second wave ends
     a CPU-bound run is still filling its backlog: the conversations started as the first wave ended
     wait for the CPU behind the ends, their work put off, so those ends come faster than the run's
-    steady pace (at concurrency 512 here: 4.5-4.8 CPU-s per 1,000 against 6.5-8.5 in every later
-    tenth of 6,000- to 10,000-conversation runs, with the garbage collector on or off). The last
+    steady pace (at concurrency 512 here, the tenth right after the first wave took 4.5-5.4 CPU-s
+    per 1,000 in five 6,000- to 10,000-conversation runs, the garbage collector on or off, the
+    lowest tenth of four of them; the later tenths 5.0-9.5, mostly 6.5-8.5). The last
     ones finish while ever fewer run beside them (the drain: waits no other conversation fills).
     All three are the same for any run of the same concurrency, and would make a steady run look
     slower at the end. A run too short for a steady part (fewer than 6 ends left) keeps every end."""
@@ -213,7 +214,7 @@ def cpu_thirds(
     the end: something grows), and the cores the process got in each window (CPU s / wall s: less
     at the end with the same CPU per conversation means the machine gave less, not that usersim
     slowed), and, from (time, stolen s so far) samples of the machine over `cpus` CPUs, the share of
-    its CPU time the hypervisor gave other guests in each (`stolen_share`)."""
+    its CPU time the hypervisor gave other guests in each (`stolen_*_third`)."""
     windows = third_windows(end_times)
     if windows is None or len(samples) < 2:
         first = last = window(0.0, 0.0, 0, (), ())
