@@ -315,6 +315,7 @@ def _pool_span(cmd: list[str], out: Path) -> dict[str, Any]:
         "workers": _workers(ray),
         "workers_cpu_s": round(sum(w["cpu_s"] or 0 for w in ray.get("ran", [])), 2),
         "calls": ray.get("calls"),
+        "reply_kb_per_call": ratio((ray.get("reply_bytes") or 0) / 1024, ray.get("calls") or 0, 1),
         "lost": ray.get("lost", []),
         "conversations_per_s": round(stored / span, 2) if span else None,
     }

@@ -1,7 +1,8 @@
 """What a Ray worker is sent and what it sends back (graphs.ray_worker), played in this process: a
 case goes once and trials follow by its key, the persona resolved where the case file is, and each
 record comes back as its JSON with the report's transcript section already made, the very section
-the driver would render from the stored record."""
+the driver would render from the stored record, in one compressed reply small enough for Ray to
+hand back inline."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import pytest
 from usersim.cases.loader import find_case
 from usersim.core.record import RunRecord
 from usersim.graphs.plan import RunPlan
-from usersim.graphs.ray_worker import TrialWorker, pack
+from usersim.graphs.ray_dispatch import MAX_BATCH
+from usersim.graphs.ray_worker import INLINE_BYTES, TrialWorker, inline_batch, pack, seal, unseal
 from usersim.graphs.runner import RunConfig, run_trials
 from usersim.graphs.trials import plan_trials
 from usersim.reports.html_transcript import section
@@ -26,7 +28,7 @@ CLOCK = {"run_id", "started_at", "duration_s", "timeline"}
 def _play(worker: TrialWorker, trials, cases, sections=False):
     async def go():
         try:
-            return await worker.run(trials, cases, sections)
+            return unseal(await worker.run(trials, cases, sections))
         finally:
             await worker.close()
 
@@ -62,10 +64,13 @@ def test_a_case_goes_once_then_trials_by_its_key_and_the_records_are_a_local_run
     sent_first = {k: v for k, v in cases.items() if k in {keys[id(t.case)] for t in first}}
 
     async def go():
-        a = await worker.run([pack(t, keys[id(t.case)]) for t in first], sent_first)
+        a = unseal(await worker.run([pack(t, keys[id(t.case)]) for t in first], sent_first))
         # the second call carries only the cases the worker was not sent
-        b = await worker.run(
-            [pack(t, keys[id(t.case)]) for t in rest], {k: v for k, v in cases.items() if k not in sent_first}
+        b = unseal(
+            await worker.run(
+                [pack(t, keys[id(t.case)]) for t in rest],
+                {k: v for k, v in cases.items() if k not in sent_first},
+            )
         )
         await worker.close()
         return a + b
@@ -89,7 +94,7 @@ def test_a_worker_held_case_is_not_needed_again_and_an_unknown_key_is_a_harness_
 
     async def go():
         await worker.run([pack(static, 0)], {0: (static.case, None)})
-        again = await worker.run([pack(static, 0)], {})  # held since the first call
+        again = unseal(await worker.run([pack(static, 0)], {}))  # held since the first call
         with pytest.raises(KeyError):
             await worker.run([pack(static, 1)], {})
         await worker.close()
@@ -113,6 +118,35 @@ def test_each_sent_section_is_the_one_the_driver_would_render_from_the_stored_re
         assert made is not None and made == section(stored), stored.id
         assert stored.id in made and stored.status in made
     assert kinds == {"static", "organic"}
+
+
+def test_organic_conversations_with_sections_come_back_whole_in_batches_ray_hands_back_inline():
+    """MAX_BATCH organic conversations (persona, tools, five turns) with their sections weigh most of
+    a megabyte as JSON and HTML, which Ray would put in the object store; sealed, a batch of as
+    many as `inline_batch` allows for what they weighed stays under its inline limit, and they
+    unseal to the texts the worker made."""
+    cfg = RunConfig(seed=3, progress=False)
+    organic = plan_trials([find_case("C2-TD-04")], repeats=MAX_BATCH, seed=3)
+    keys, cases = _shipment(organic, cfg)
+    replies = _play(TrialWorker(cfg, "run-4"), [pack(t, keys[id(t.case)]) for t in organic], cases, True)
+    assert [json.loads(text)["id"] for text, _ in replies] == [t.id for t in organic]
+    assert all(made == section(RunRecord.model_validate_json(text)) for text, made in replies)
+    plain = sum(len(text.encode()) + len((made or "").encode()) for text, made in replies)
+    assert plain > 3 * INLINE_BYTES, plain
+
+    fits = inline_batch(len(seal(replies)) / len(replies), MAX_BATCH)
+    assert 2 <= fits < MAX_BATCH, fits  # several a call, not all eight of these
+    for start in range(0, len(replies), fits):
+        part = replies[start : start + fits]
+        assert len(seal(part)) < INLINE_BYTES, (fits, len(seal(part)))
+        assert unseal(seal(part)) == part
+
+
+def test_a_batch_is_one_trial_when_one_record_alone_is_past_the_inline_limit_and_never_more_than_asked():
+    assert inline_batch(INLINE_BYTES * 2, MAX_BATCH) == 1
+    assert inline_batch(0, MAX_BATCH) == MAX_BATCH
+    assert inline_batch(INLINE_BYTES / 10, 3) == 3
+    assert inline_batch(INLINE_BYTES / 10, MAX_BATCH) == 8  # 0.8 x 10 of them, a fifth spare
 
 
 def test_the_drivers_persona_is_used_where_the_persona_file_is_missing_and_each_conversation_copies_it(

@@ -4,12 +4,14 @@
 (`TrialWorker` actors, ray_worker): a worker with `lanes` lanes in the driver has that many
 conversations in flight, and a lane takes the next trials from the run's queue when its previous
 call has returned. While the queue is long a lane takes a small batch (`_batch_size`), which the
-worker runs one after another and answers in one reply: one call for several conversations. Near
-the end of the run a batch is one trial. A case and the persona the driver resolved for it go to a
+worker runs one after another and answers in one reply: one call for several conversations, as
+many as keep the reply small enough for Ray to hand back inline. Near the end of the run a batch
+is one trial. A case and the persona the driver resolved for it go to a
 worker until it holds them, then trials go by the case's key (ray_worker.pack). A worker replies
 with each record's JSON, stored as it came, and, while the report keeps transcripts, the record's
-transcript section: the driver, which stores every record of every worker, parses each record once
-and renders none, so it stays cheap next to the workers. When a worker is lost (its node removed or
+transcript section, compressed (ray_worker.seal: small enough for Ray to hand it back inline): the
+driver, which stores every record of every worker, parses each record once and renders none, so it
+stays cheap next to the workers. When a worker is lost (its node removed or
 dead, its process killed: Ray raises RayActorError for its calls), every trial it held goes back
 to the queue and runs on the workers left; the pool starts a replacement with the lost worker's
 lanes on a node with room, if any. A record whose trial id has already arrived is dropped, so the
@@ -33,7 +35,7 @@ from usersim.core.record import RunRecord
 from usersim.graphs.outputs import Finished
 from usersim.graphs.plan import RunPlan
 from usersim.graphs.ray_placement import RayRunStats, WorkerRun, node_cpus, place, room
-from usersim.graphs.ray_worker import pack
+from usersim.graphs.ray_worker import inline_batch, pack, unseal
 
 if TYPE_CHECKING:
     from usersim.cases.schema import Case
@@ -93,6 +95,7 @@ class RayPool:
         self._tasks: set[asyncio.Task[Any]] = set()
         self._lost_nodes: set[str] = set()
         self._replacements = 0
+        self._sealed_per_record: float | None = None  # what a record weighed in a reply, lately
         # id(case) -> (its key, the case, its persona resolved here or None): what workers are sent
         self._cases: dict[int, tuple[int, Case, Any]] = {}
 
@@ -180,7 +183,7 @@ class RayPool:
             if self.stats.span_start is None:
                 self.stats.span_start = time.time()
             try:
-                replies = await _result(worker.handle.run.remote(packed, cases, self.sections()))
+                sealed = await _result(worker.handle.run.remote(packed, cases, self.sections()))
             except ray.exceptions.RayActorError as exc:
                 self._lose(worker, exc)  # re-queues what it held, this batch with it
                 return
@@ -188,19 +191,31 @@ class RayPool:
                 self._out.put_nowait(exc)
                 return
             self.stats.calls += 1
+            self.stats.reply_bytes += len(sealed)
+            self._weigh(len(sealed) / len(batch))
             # the worker holds these cases now; until a call that carried one has returned, the
             # other lanes send it too (an async actor may start its calls in any order)
             worker.sent.update(cases)
-            for (ordinal, trial), (text, section) in zip(batch, replies, strict=True):
+            for (ordinal, trial), (text, section) in zip(batch, unseal(sealed), strict=True):
                 worker.held.pop(trial.id, None)
                 self._deliver(worker, Finished(ordinal, RunRecord.model_validate_json(text), text, section))
 
     def _batch_size(self) -> int:
         """Trials per call: several while the queue is long (one call and one reply for all of
-        them: less driver CPU per conversation), one as the run nears its end
-        (no lane holds a queue of trials while another has nothing left to do)."""
+        them: less driver CPU per conversation), one as the run nears its end (no lane holds a
+        queue of trials while another has nothing left to do), and no more than keep the reply
+        inline by what records weighed in the replies so far (ray_worker.inline_batch)."""
         lanes = max(1, sum(w.lanes for w in self._workers if not w.dead))
-        return max(1, min(MAX_BATCH, self._queue.qsize() // (BATCH_SLACK * lanes)))
+        most = (
+            MAX_BATCH if self._sealed_per_record is None else inline_batch(self._sealed_per_record, MAX_BATCH)
+        )
+        return max(1, min(most, self._queue.qsize() // (BATCH_SLACK * lanes)))
+
+    def _weigh(self, per_record: float) -> None:
+        """Follow what a record weighs sealed (a moving average: sections stop being sent when
+        the report stops keeping transcripts, records grow with a case's turns)."""
+        last = self._sealed_per_record
+        self._sealed_per_record = per_record if last is None else 0.7 * last + 0.3 * per_record
 
     def _pack(self, worker: _Worker, trials: list[Trial]) -> tuple[list[Packed], dict[int, tuple[Case, Any]]]:
         """The trials as sent to `worker`, and the cases among them it does not hold yet, each

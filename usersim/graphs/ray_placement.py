@@ -95,6 +95,7 @@ class RayRunStats(BaseModel):
     duplicates: int = 0  # records that arrived for a trial already stored, dropped
     calls: int = 0  # calls to the workers that returned records (a call carries a batch of trials)
     cases_sent: int = 0  # cases sent to workers: a case goes to a worker until it holds it
+    reply_bytes: int = 0  # what the workers' replies weighed, sealed (ray_worker.seal)
     ran: list[WorkerRun] = []  # per worker that started, in start order: how the run was shared
     # the driver's clock (epoch s): the first conversation handed out, the last record received;
     # workers' start-up is before it, the outputs after it
