@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,17 +21,19 @@ BANK = REPO / "examples" / "bank" / "cases"
 C5 = REPO / "usersim" / "cases" / "c5"
 
 
+def _measured(run: Callable[[], object]) -> tuple[float, float]:
+    """(wall s, CPU s of the child processes) of one call of `run`."""
+    c0, t0 = cpu_s(resource.RUSAGE_CHILDREN), time.perf_counter()
+    run()
+    return time.perf_counter() - t0, cpu_s(resource.RUSAGE_CHILDREN) - c0
+
+
 def _timed(
     args: list[str], times: int, env: dict[str, str] | None = None
 ) -> tuple[float | None, float | None]:
     """(median wall s, median CPU s) of `usersim ARGS` over `times` fresh processes. The CPU (user +
     system of the process) is the steadier figure on a machine other work shares."""
-    walls, cpus = [], []
-    for _ in range(times):
-        c0, t0 = cpu_s(resource.RUSAGE_CHILDREN), time.perf_counter()
-        run_cli(args, ok=(0,), env=env)
-        walls.append(time.perf_counter() - t0)
-        cpus.append(cpu_s(resource.RUSAGE_CHILDREN) - c0)
+    walls, cpus = zip(*(_measured(lambda: run_cli(args, ok=(0,), env=env)) for _ in range(times)))
     return median(walls), median(cpus)
 
 
@@ -44,17 +47,17 @@ _FLOOR = (
 def _validate_beside_floor(times: int) -> dict[str, Any]:
     """`validate` on the bank cases and the dependency floor (_FLOOR in a fresh interpreter of the
     same environment), alternated so that both see the machine in the same state."""
-    walls: dict[str, list[float]] = {"validate": [], "floor": []}
-    cpus: dict[str, list[float]] = {"validate": [], "floor": []}
+    runs: dict[str, Callable[[], object]] = {
+        "validate": lambda: run_cli(["validate", str(BANK)], ok=(0,)),
+        "floor": lambda: subprocess.run([sys.executable, "-c", _FLOOR], check=True),
+    }
+    walls: dict[str, list[float]] = {what: [] for what in runs}
+    cpus: dict[str, list[float]] = {what: [] for what in runs}
     for _ in range(times):
-        for what in ("validate", "floor"):
-            c0, t0 = cpu_s(resource.RUSAGE_CHILDREN), time.perf_counter()
-            if what == "validate":
-                run_cli(["validate", str(BANK)], ok=(0,))
-            else:
-                subprocess.run([sys.executable, "-c", _FLOOR], check=True)
-            walls[what].append(time.perf_counter() - t0)
-            cpus[what].append(cpu_s(resource.RUSAGE_CHILDREN) - c0)
+        for what, run in runs.items():
+            wall, cpu = _measured(run)
+            walls[what].append(wall)
+            cpus[what].append(cpu)
     return {
         "validate_s": median(walls["validate"]),
         "validate_cpu_s": median(cpus["validate"]),
