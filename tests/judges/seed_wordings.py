@@ -27,11 +27,11 @@ from typing import Any
 
 import yaml
 
+from tests.judges.helpers import state as judge_state
 from usersim.cases.loader import load_case
 from usersim.cases.schema import Case
 from usersim.core.messages import Message, ToolCall
 from usersim.judges.checks import CheckContext, evaluate
-from tests.judges.helpers import state as judge_state
 
 CASES = Path(__file__).resolve().parents[2] / "usersim" / "cases"
 SEEDS = Path(__file__).parent / "paraphrase" / "seeds"
