@@ -52,7 +52,7 @@ def organic_case(max_turns: int = 4) -> Case:
     )
 
 
-PERSONA = Persona(id="p", name="P", identity="first trip", goal=Goal(description="plan"))
+PERSONA = Persona(id="p", name="P", identity="first trip", goal=Goal(description="plan", required=["plan"]))
 
 
 async def run(case, agent, sim=None, sandbox=None, judges=None, max_tool_rounds=8):

@@ -19,7 +19,11 @@ PERSONA = {
     "language": "en",
     "identity": "A traveller who wants one thing looked up.",
     "opening_message": "Hi, can you search the web for the museum's opening hours?",
-    "goal": {"description": "Get the museum's opening hours."},
+    "goal": {
+        "description": "Get the museum's opening hours.",
+        "required": ["hours"],
+        "deliverable_keywords": {"hours": ["open", "hours"]},
+    },
 }
 ORGANIC = {
     "id": "FIN-01",

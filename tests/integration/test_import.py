@@ -242,3 +242,41 @@ def test_a_usersim_transcript_as_chat_jsonl_imports_back_to_the_same_conversatio
     recorded = [tc["name"] for m in rec["transcript"][-4:] for tc in m.get("tool_calls") or []]
     replayed = [tc["name"] for m in back["transcript"] for tc in m.get("tool_calls") or []][-len(recorded) :]
     assert replayed == recorded
+
+
+NO_VALUE_OUTCOMES = [
+    {
+        "id": "conv_lock-card",
+        "messages": [
+            {"role": "user", "content": "Please lock my debit card, I think I lost it."},
+            {"role": "assistant", "content": "I can help with that. What is your customer ID?"},
+            {"role": "user", "content": "It's C-1002."},
+            {"role": "assistant", "content": "All set: your card is locked now. Anything else?"},
+        ],
+    },
+    {
+        "id": "conv_cancel-hotel-zh",
+        "messages": [
+            {"role": "user", "content": "帮我把京都塔酒店的预订取消掉，订单号 BK-5003"},
+            {"role": "assistant", "content": "好的，已经为您取消了，退款会原路返回。"},
+        ],
+    },
+]
+
+
+def test_a_drafted_persona_whose_outcome_shows_nothing_is_refused_not_met_on_the_first_reply(tmp_path):
+    """The last reply shows the user no value (a code, an amount, a date) to recognise the outcome
+    by: the draft has nothing required, and the import refuses it, naming the file and the field,
+    rather than writing a persona whose goal is 'met' by any first reply."""
+    src = tmp_path / "chats.jsonl"
+    src.write_text("\n".join(json.dumps(c, ensure_ascii=False) for c in NO_VALUE_OUTCOMES), encoding="utf-8")
+    out = tmp_path / "imported"
+    res = usersim("import", str(src), "--to", str(out), "--persona", check=False)
+    assert res.returncode == 2, res.stdout + res.stderr
+    for persona in ("conv_lock-card-user", "conv_cancel-hotel-zh-user"):
+        line = next(x for x in res.stderr.splitlines() if f"personas/{persona}.yaml" in x)
+        assert ": goal.required: empty, so nothing tells the simulated user its goal is met" in line
+        assert "stop_when_goal_met: false" in line
+    assert res.stdout.strip().splitlines()[-1].endswith("problem(s)")
+    refused = usersim("validate", str(out / "personas"), check=False)
+    assert refused.returncode == 2 and "goal.required: empty" in refused.stdout + refused.stderr

@@ -52,7 +52,9 @@ def test_schema_errors_name_file_line_and_field(tmp_path):
 
 def test_id_must_match_the_file_name(tmp_path):
     path = tmp_path / "other.yaml"
-    path.write_text("id: bad\nname: B\nidentity: x\ngoal: {description: d}\n", encoding="utf-8")
+    path.write_text(
+        "id: bad\nname: B\nidentity: x\ngoal: {description: d, required: [flights]}\n", encoding="utf-8"
+    )
     with pytest.raises(FileProblems, match=r"other.yaml:1: id: id 'bad' must equal the file name 'other'"):
         load_persona(path)
 

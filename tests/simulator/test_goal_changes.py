@@ -78,3 +78,40 @@ async def test_a_dropped_item_is_never_asked_for_again_and_the_new_goal_ends_it(
     assert not any("data pack" in m.replace("forget the data pack", "") for m in after_drop), after_drop
     assert any("roaming" in m for m in after_drop[1:3])  # what is still wanted, in words
     assert said[-1][1] == "goal_met"  # roaming and the SIM delivered: the goal in force is met
+
+
+LATE_GOAL = Persona.model_validate(
+    {
+        "id": "late",
+        "name": "L",
+        "language": "zh",
+        "identity": "先闲聊，第三轮才说要退票的用户",
+        "opening_message": "你好，我想问点事",
+        "goal": {
+            "description": "退掉明天的机票",
+            "deliverable_keywords": {"refund": ["已退票", "退款已提交"]},
+        },
+        "events": [{"at_turn": 3, "kind": "add_required", "slot": "refund", "text": "帮我把明天的机票退了"}],
+    }
+)
+
+
+@pytest.mark.parametrize("seed", range(4))
+async def test_nothing_required_yet_is_never_goal_met(seed):
+    """A goal with nothing required (yet) is not met by the agent's first reply: the user goes on
+    until something required was delivered."""
+    t = [U(LATE_GOAL.opening_message)]
+    stops = []
+    for turn, reply in enumerate(
+        ["您好，请问有什么可以帮您？", "好的，您说。", "已退票，退款已提交。"], start=2
+    ):
+        t.append(A(reply))
+        r = await RuleSimulator().next_turn(
+            view(LATE_GOAL, t, turn, seed=seed, opening=LATE_GOAL.opening_message)
+        )
+        stops.append(r.stop)
+        if r.stop:
+            break
+        t.append(U(r.message or ""))
+    assert stops[:2] == [None, None], stops
+    assert stops[-1] == "goal_met"

@@ -96,7 +96,7 @@ def _support_persona():
             "name": "Sam",
             "language": "en",
             "identity": "customer",
-            "goal": {"description": "cancel"},
+            "goal": {"description": "cancel", "required": ["cancellation"]},
             "known_info": [
                 {"key": "user_id", "value": "sam_1"},
                 {"key": "email", "value": "s@x.com"},

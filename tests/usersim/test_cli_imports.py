@@ -182,7 +182,7 @@ def test_the_readings_probe_sees_them_when_a_case_needs_them(tmp_path):
     (tmp_path / "personas").mkdir()
     (tmp_path / "personas" / "budget-buyer.yaml").write_text(
         "id: budget-buyer\nname: Budget buyer\nidentity: a student\nlanguage: en\n"
-        "goal: {description: buy a phone, constraints: {max: {price: $300}}}\n",
+        "goal: {description: buy a phone, required: [phone], constraints: {max: {price: $300}}}\n",
         encoding="utf-8",
     )
     (tmp_path / "c.yaml").write_text(

@@ -553,6 +553,9 @@ def _copy(data: Any) -> Any:
     return copy.deepcopy(data)
 
 
+_NAMED = re.compile(r"Value error, ([A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*): (.+)", re.S)
+
+
 def _loc_str(loc: tuple[Any, ...]) -> str:
     return ".".join(str(p) for p in loc if not (isinstance(p, str) and p.startswith("function-")))
 
@@ -565,6 +568,9 @@ def validation_problems(
     for err in exc.errors():
         loc = tuple(err["loc"])
         msg = err["msg"]
+        named = _NAMED.match(msg) if err["type"] == "value_error" and not loc else None
+        if named:  # a model-level rule about one field says so first: "goal.required: ..."
+            loc, msg = tuple(named[1].split(".")), named[2]
         if err["type"] == "extra_forbidden":
             allowed = _allowed_fields(model, loc[:-1])
             import difflib  # (for a problem to explain only)

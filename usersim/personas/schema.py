@@ -334,6 +334,24 @@ class Persona(Strict):
             )
         return self
 
+    @model_validator(mode="after")
+    def _goal_can_be_met(self) -> Persona:
+        """A goal with nothing required would be "met" before the agent did anything: the rule
+        simulator would stop goal_met after the first reply and a correct agent would fail."""
+        adds = any(e.kind == "add_required" for e in self.events)
+        if (
+            not self.goal.required
+            and not adds
+            and self.adversary is None
+            and self.stop_rules.stop_when_goal_met
+        ):
+            raise ValueError(
+                "goal.required: empty, so nothing tells the simulated user its goal is met; list what the "
+                "agent must deliver (e.g. required: [refund_status] with deliverable_keywords: "
+                "{refund_status: [refunded, 已退款]}), or set stop_rules.stop_when_goal_met: false"
+            )
+        return self
+
     @field_validator("unknown_info", mode="before")
     @classmethod
     def _topic_truth_mappings(cls, v: Any) -> Any:

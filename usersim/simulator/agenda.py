@@ -300,6 +300,7 @@ def decide(agenda: Agenda, obs: Observation, events: list[Event], upcoming: bool
     said = any(a.kind != "silent" for a in acts[: len(events)])  # an event's words are said before stopping
     if (
         not agenda.pending
+        and agenda.delivered  # never goal_met on an empty goal: something was delivered
         and persona.stop_rules.stop_when_goal_met
         and not obs.violations
         and not hesitating
