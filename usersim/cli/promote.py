@@ -75,8 +75,8 @@ def promote(
             cases_paths=list(cases_paths) or None,
         )
         return
-    if against or check:
-        raise click.UsageError("--against and --check go with --shrink")
+    if check:
+        raise click.UsageError("--check goes with --shrink")
     form = form or "prefix"
     try:
         path = do_promote(
@@ -86,6 +86,7 @@ def promote(
             list(cases_paths) or None,
             form=form,  # type: ignore[arg-type]
             at_turn=at_turn,
+            against=against,
         )
     except (ValueError, KeyError) as exc:
         raise click.ClickException(str(exc)) from None

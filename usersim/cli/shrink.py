@@ -11,14 +11,14 @@ from usersim.graphs.shrink import DEFAULT_BUDGET, Shrunk
 
 
 def shrink_options(command):
-    """--against, --budget and --check, shared by `shrink` and `promote --shrink`."""
+    """--against, --budget and --check, shared by `shrink` and `promote` (--budget and --check with --shrink)."""
     for option in reversed(
         [
             click.option(
                 "--against",
                 default=None,
                 metavar="GOOD_AGENT",
-                help="Agent SPEC the shrunk case must still pass with (keeps what a correct agent needs).",
+                help="Agent SPEC the case must pass with (a correct or reference agent): a promoted case that fails it is not written; a shrink keeps what it needs.",
             ),
             click.option(
                 "--budget",

@@ -23,6 +23,7 @@ where the agent now departs from it, as information only.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 import os
@@ -65,6 +66,8 @@ STATE_CHECKS = {"final_state"}
 _MET_ONCE = {"tool_called", "keywords", "skill_triggered"}
 # Checks about how the conversation opens (the first live assistant turn).
 _OPENING_CHECKS = {"asked_clarification"}
+# Turns tried for a case that proves itself, from the failing turn found on (each one or two runs).
+_TURN_TRIES = 6
 # Judges whose evidence_turn points at what was achieved, not at what went wrong.
 _EVIDENCE_OF_PROGRESS = {"task_completion", "milestones"}
 
@@ -380,22 +383,71 @@ def promote(
     *,
     form: Form = "prefix",
     at_turn: int | None = None,
+    against: str | None = None,
 ) -> Path:
-    """Write the promoted case to TO_DIR/<id>.yaml, re-load it to prove it is valid, return its path."""
+    """Write the promoted case to TO_DIR/<id>.yaml and return its path, once it has proved itself:
+    it loads, it fails again with the record's agent, and (with `against`, a correct or reference
+    agent) it passes with that one. Else nothing is written and the ValueError says why."""
     record, meta = find_record(run_dir, record_id)
     if record.error:
         raise ValueError(f"record {record.id} did not run ({record.error}); nothing to promote")
     # the case folders the exploration ran (a domain of one's own) unless others are given
     case = find_case(record.case_id, cases_paths or (meta.get("explore") or {}).get("cases") or None)
-    return write_case(promoted_case(record, case, meta, form=form, at_turn=at_turn), case, to_dir)
+    new = promoted_case(record, case, meta, form=form, at_turn=at_turn)
+    found = new.promoted_from.failing_turn if new.promoted_from else None
+    # the turn found first, then (unless --at-turn) the later ones: a strict case cut where the agent
+    # had not yet gone wrong fails a correct agent too
+    turns = [at_turn] if at_turn or not found else list(range(found, record.turns + 1))[:_TURN_TRIES]
+    tried = []
+    for turn in turns:
+        if turn != found:
+            new = promoted_case(record, case, meta, form=form, at_turn=turn)
+        # written beside its final place (its file references are relative to the folder), under a
+        # hidden name until it has run: a case that proves nothing never replaces or joins a suite
+        pending = write_case(new, case, to_dir, name=f".{new.id}.unchecked.yaml")
+        try:
+            why = asyncio.run(_proves(pending, record, meta, against))
+            if not why:
+                return pending.replace(to_dir / f"{new.id}.yaml")
+        finally:
+            pending.unlink(missing_ok=True)
+        tried.append(f"failing turn {turn}: {why}")
+    hint = "" if form == "prefix" else "; the prefix form (--form prefix) lets the user go on after the cut"
+    raise ValueError(
+        f"not written: no {form} case from record {record.id} stands for it — " + "; ".join(tried) + hint
+    )
 
 
-def write_case(new: Case, case: Case, to_dir: Path, state: dict[str, Any] | None = None) -> Path:
-    """Write a regression case made from `case` to TO_DIR/<id>.yaml with its persona, environment and
-    policy referenced relative to it; re-load it to prove it is valid; return its path. `state`: the
-    environment's records inline instead of the source's state file (a shrunk fixture)."""
+async def _proves(path: Path, record: RunRecord, meta: dict, against: str | None) -> str | None:
+    """Why the case at `path` would not stand for its record (None when it does): with the record's
+    agent it must fail when the record failed (pass when it passed), and with `against` it must pass."""
+    from usersim.graphs.shrink import Runs, _reasons
+
+    case = load_case(path)
+    runs = Runs(record, meta, None, against, budget=2)  # type: ignore[arg-type]  # no target: any failure
+    again = await runs._one(case, None, runs.bad_cfg, runs.bad_plan)
+    if record.status in ("failed", "passed") and again.status != record.status:
+        return (
+            f"does not {'fail' if record.status == 'failed' else 'pass'} with {record.agent}, the agent "
+            f"it came from, as the record did: it {again.status} "
+            f"({_reasons(again) or again.error or 'no failing check'})"
+        )
+    if runs.good_cfg is not None:
+        good = await runs._one(case, None, runs.good_cfg, runs.good_plan)
+        if good.status != "passed":
+            return f"fails the correct agent too: with {against} it {good.status} ({_reasons(good) or good.error or ''})"
+    return None
+
+
+def write_case(
+    new: Case, case: Case, to_dir: Path, state: dict[str, Any] | None = None, *, name: str | None = None
+) -> Path:
+    """Write a regression case made from `case` to TO_DIR/<id>.yaml (or TO_DIR/`name`) with its
+    persona, environment and policy referenced relative to it; re-load it to prove it is valid;
+    return its path. `state`: the environment's records inline instead of the source's state file
+    (a shrunk fixture)."""
     to_dir.mkdir(parents=True, exist_ok=True)
-    path = to_dir / f"{new.id}.yaml"
+    path = to_dir / (name or f"{new.id}.yaml")
     data = new.model_dump(mode="json", exclude_defaults=True)
     if data.get("persona") and Path(data["persona"]).is_absolute():
         # relative to the promoted file, so the regression case and its persona move together
