@@ -103,7 +103,10 @@ def test_plan_repeats_from_the_observed_pass_rates(runs):
     assert plan["current_repeats"] == 12 and plan["repeats"] is not None and plan["repeats"] <= 12
     assert plan["power"] >= 0.8 and plan["power_at_current"] >= plan["power"] - 0.05
     small = usersim("plan-repeats", "--baseline", str(runs["a"]), "--detect", "10")  # points
-    assert "to detect a drop of 10 points on every case with power 80% at alpha 0.05:" in small.stdout
+    assert "to detect it on every case at once (the suite): " in small.stdout
+    assert (
+        "to detect a drop of 10 points with power 80% at alpha 0.05 on any one case alone: " in small.stdout
+    )
 
 
 def test_run_baseline_folds_a_regression_into_the_exit_code(runs, tmp_path):

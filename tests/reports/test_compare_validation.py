@@ -43,14 +43,17 @@ def side(rng: np.random.Generator, rates: dict[str, float], repeats: int, agent:
 
 def regression_rate(p_a: float, p_b: float, repeats: int, comparisons: int, seed: int) -> float:
     rng = np.random.default_rng(seed)
-    flagged = 0
+    flagged = alarms = 0
     for _ in range(comparisons):
         a = side(rng, dict.fromkeys(CASES, p_a), repeats, "python:agents:a")
         b = side(rng, dict.fromkeys(CASES, p_b), repeats, "python:agents:b")
         c = compare_records(a, b, alpha=0.05)
         assert c.suite.pairs == len(CASES) * repeats and not c.unpaired
         flagged += c.verdict.regression
-        assert c.verdict.exit_code == (1 if c.verdict.regression else 0)
+        # 3: a worse-looking change its interval and corrected test disagree on (never green, never 1)
+        assert c.verdict.exit_code == 1 if c.verdict.regression else c.verdict.exit_code in (0, 3)
+        alarms += c.verdict.exit_code != 0
+    assert p_a != p_b or alarms / comparisons <= 0.06, f"equal agents: not green {alarms} of {comparisons}"
     return flagged / comparisons
 
 

@@ -91,13 +91,17 @@ def _rate(v: float | None) -> str:
     return "—" if v is None else f"{v:.1%}"
 
 
-def run_compare(run_a: Path, run_b: Path, out: Path, alpha: float, same_seed_only: bool = False) -> int:
+def run_compare(
+    run_a: Path, run_b: Path, out: Path, alpha: float, same_seed_only: bool = False, min_paired: float = 0.5
+) -> int:
     """Compare, write OUT/compare.json and compare.html, print; returns compare's exit code."""
     from usersim.reports.compare import CompareError, compare_runs, write_comparison
 
     _check_stats()
     try:
-        comparison, a, b = compare_runs(run_a, run_b, out, alpha=alpha, same_seed_only=same_seed_only)
+        comparison, a, b = compare_runs(
+            run_a, run_b, out, alpha=alpha, same_seed_only=same_seed_only, min_paired=min_paired
+        )
     except CompareError as exc:
         _usage(str(exc))
     except click.ClickException as exc:  # a results.jsonl line that does not parse: file:line
@@ -129,7 +133,16 @@ def run_compare(run_a: Path, run_b: Path, out: Path, alpha: float, same_seed_onl
     is_flag=True,
     help="Pair only conversations with the same seed (the same simulated user); others are unpaired.",
 )
-def compare(run_a: Path, run_b: Path, out: Path | None, alpha: float, same_seed_only: bool) -> None:
+@click.option(
+    "--min-paired",
+    default=0.5,
+    show_default=True,
+    type=click.FloatRange(0, 1),
+    help="Share of the larger run's conversations that must be paired; fewer is inconclusive (exit 3).",
+)
+def compare(
+    run_a: Path, run_b: Path, out: Path | None, alpha: float, same_seed_only: bool, min_paired: float
+) -> None:
     """Pair RUN_A (the baseline) and RUN_B conversation by conversation and test the differences.
 
     \b
@@ -137,13 +150,15 @@ def compare(run_a: Path, run_b: Path, out: Path | None, alpha: float, same_seed_
       0  no significant regression (unchanged, within noise, or significantly better)
       1  significant regression: the suite or some case is significantly worse
       2  usage error, or nothing could be paired (different suites, no decided pair)
+      3  inconclusive: too little pairing (--min-paired), or a change looks worse but its
+         interval and the Holm-corrected test disagree (run more repeats: plan-repeats)
 
     Pairs: same case, variant and repeat, matched by conversation seed (the same simulated
     user), else by repeat index. Test: exact McNemar on the discordant pairs, per case and over
     the suite, decided as one Holm family so equal agents raise a false alarm at most alpha of
     the time. Writes OUT/compare.json (every figure) and OUT/compare.html.
     """
-    raise SystemExit(run_compare(run_a, run_b, out or run_b, alpha, same_seed_only))
+    raise SystemExit(run_compare(run_a, run_b, out or run_b, alpha, same_seed_only, min_paired))
 
 
 def baseline_rates(records) -> tuple[dict[str, tuple[int, int]], int]:
@@ -242,11 +257,16 @@ def plan_repeats(
             f"{c.case_id:<24} pass rate {c.baseline_rate:.0%} of {c.baseline_runs} -> {c.target_rate:.0%} alone: "
             f"{need} (power {c.power:.0%})"
         )
-    need = (
-        f"{result.repeats} repeats per case" if result.repeats else f"more than {result.max_repeats} repeats"
+
+    def per_case(n: int | None) -> str:
+        return f"{n} repeats per case" if n else f"more than {result.max_repeats} repeats per case"
+
+    goal = f"a drop of {detect * 100:.0f} points with power {power_target:.0%} at alpha {alpha:g}"
+    click.echo(
+        f"to detect {goal} on any one case alone: {per_case(result.repeats_one_case)} "
+        f"(the hardest: {result.hardest_case})"
     )
     click.echo(
-        f"to detect a drop of {detect * 100:.0f} points on every case with power {power_target:.0%} at alpha "
-        f"{alpha:g}: {need} (estimated power {result.power:.0%}; with the baseline's {current} repeat(s): "
-        f"{result.power_at_current:.0%})"
+        f"to detect it on every case at once (the suite): {per_case(result.repeats)} (estimated power "
+        f"{result.power:.0%}; with the baseline's {current} repeat(s): {result.power_at_current:.0%})"
     )

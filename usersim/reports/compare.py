@@ -20,6 +20,7 @@ from usersim.reports import compare_stats as st
 from usersim.reports.compare_figures import (
     METHOD_FAMILY,
     METHOD_TEST,
+    MIN_PAIRED,
     criteria,
     noise,
     side_figures,
@@ -28,6 +29,7 @@ from usersim.reports.compare_figures import (
 )
 from usersim.reports.compare_models import (
     CaseResult,
+    CaseVerdict,
     Comparison,
     Delta,
     Interval,
@@ -68,6 +70,29 @@ def _pair(m: Matched, links: tuple[str, str]) -> Pair:
     )
 
 
+def label(n: int, worse: int, better: int, rejected: bool, interval: Interval | None) -> CaseVerdict:
+    """What a difference shows, from the corrected test and the interval together: significant only
+    when both say so (the test rejects, the interval excludes 0 on the side of the change), within
+    noise only when neither does; when they disagree it is inconclusive, never either of those."""
+    if not n:
+        return "undecided"
+    if not worse + better:
+        return "no change"
+    side = -1 if worse > better else 1 if better > worse else 0
+    off_zero = interval is not None and ((side < 0 and interval.high < 0) or (side > 0 and interval.low > 0))
+    if rejected and off_zero:
+        return "significantly worse" if side < 0 else "significantly better"
+    if not rejected and not (interval is not None and (interval.high < 0 or interval.low > 0)):
+        return "within noise"
+    return "inconclusive"
+
+
+def case_confidence(alpha: float, members: int) -> float:
+    """The per-case interval's confidence: simultaneous over the family (Bonferroni at the weight
+    Holm gives a case, alpha / (2m)), so a case interval off 0 means what the corrected test means."""
+    return 1 - alpha * (0.5 / members if members > 1 else 1.0)
+
+
 def _case(
     case_id: str, pairs: list[Pair], p: float, in_family: bool, rejected: bool, conf: float
 ) -> CaseResult:
@@ -82,12 +107,7 @@ def _case(
     if n:
         low, high = st.newcombe_paired(both, worse, better, n - both - worse - better, conf)
         interval = Interval(low=low, high=high, confidence=conf, method="Newcombe paired score (method 10)")
-    if not n:
-        verdict = "undecided"
-    elif rejected:
-        verdict = "significantly worse" if worse > better else "significantly better"
-    else:
-        verdict = "within noise" if worse + better else "no change"
+    verdict = label(n, worse, better, rejected, interval)
     flips = [x for x in decided if x.change in ("worse", "better")]
     turns = [x.divergence_turn for x in flips if x.divergence_turn is not None]
     return CaseResult(
@@ -120,6 +140,7 @@ def compare_records(
     links: tuple[str, str] = ("A/report.html", "B/report.html"),
     same_seed_only: bool = False,
     bootstrap_seed: int = BOOTSTRAP_SEED,
+    min_paired: float = MIN_PAIRED,
 ) -> Comparison:
     """Pair the two record sets and test every difference (side A is the baseline)."""
     st.require()
@@ -135,8 +156,9 @@ def compare_records(
         for c in ids
     ]
     family = st.decide_family(counts, alpha)
+    case_conf = case_confidence(alpha, sum(family.in_family))
     cases = [
-        _case(c, by_case[c], family.case_p[i], family.in_family[i], family.case_rejected[i], conf)
+        _case(c, by_case[c], family.case_p[i], family.in_family[i], family.case_rejected[i], case_conf)
         for i, c in enumerate(ids)
     ]
     decided = sum(c.decided for c in cases)
@@ -166,6 +188,7 @@ def compare_records(
         interval=interval,
         p_value=family.suite_p,
         significant=family.suite_rejected,
+        verdict=label(decided, worse, better, family.suite_rejected, interval),
     )
     side_a = side_figures(names[0], a, [m.a for m in matched], meta[0], conf)
     side_b = side_figures(names[1], b, [m.b for m in matched], meta[1], conf)
@@ -182,7 +205,8 @@ def compare_records(
             alpha=alpha,
             test=METHOD_TEST,
             multiplicity=METHOD_FAMILY,
-            case_interval="Newcombe's paired score interval (method 10, from scipy's Wilson intervals): "
+            case_interval="Newcombe's paired score interval (method 10, from scipy's Wilson intervals) at "
+            f"{case_conf:.2%}, simultaneous over the family's cases (Bonferroni at a case's Holm weight): "
             "sensible at 0 or all discordant pairs, where a bootstrap collapses to a point",
             suite_interval="two-stage paired bootstrap: cases redrawn with replacement, then each drawn "
             "case's pairs (the two sides of a pair kept together); it covers case-to-case spread too, so it "
@@ -200,7 +224,7 @@ def compare_records(
         unpaired=unpaired,
         unpaired_reasons=dict(Counter(u.reason for u in unpaired).most_common()),
         warnings=warnings(side_a, side_b, pairs, unpaired),
-        verdict=verdict(suite, cases, alpha),
+        verdict=verdict(suite, cases, alpha, (len(matched), max(len(a), len(b))), min_paired),
     )
 
 
@@ -224,7 +248,13 @@ def load_run(run_dir: Path) -> tuple[list[RunRecord], dict[str, Any]]:
 
 
 def compare_runs(
-    run_a: Path, run_b: Path, out: Path, *, alpha: float = 0.05, same_seed_only: bool = False
+    run_a: Path,
+    run_b: Path,
+    out: Path,
+    *,
+    alpha: float = 0.05,
+    same_seed_only: bool = False,
+    min_paired: float = MIN_PAIRED,
 ) -> tuple[Comparison, list[RunRecord], list[RunRecord]]:
     """Compare two run folders (and return their records); report links are relative to OUT, where
     compare.json goes."""
@@ -242,6 +272,7 @@ def compare_runs(
         meta=(meta_a, meta_b),
         links=links,
         same_seed_only=same_seed_only,
+        min_paired=min_paired,
     )
     return comparison, a, b
 

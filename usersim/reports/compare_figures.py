@@ -24,7 +24,8 @@ from usersim.reports.compare_pairs import Matched, verdict_moves
 from usersim.reports.summary import rate, repeat_stats, usage_totals
 from usersim.reports.summary_models import UsageTotal
 
-EXIT_NO_REGRESSION, EXIT_REGRESSION, EXIT_UNPAIRABLE = 0, 1, 2
+EXIT_NO_REGRESSION, EXIT_REGRESSION, EXIT_UNPAIRABLE, EXIT_INCONCLUSIVE = 0, 1, 2, 3
+MIN_PAIRED = 0.5  # share of the larger side's conversations that must be paired (compare --min-paired)
 
 METHOD_TEST = (
     "exact McNemar: a two-sided binomial test (scipy.stats.binomtest) of the pass->fail pairs among the "
@@ -175,15 +176,39 @@ def warnings(a: Side, b: Side, pairs: list[Pair], unpaired: list[Unpaired]) -> l
     return out
 
 
-def verdict(suite: SuiteResult, cases: list[CaseResult], alpha: float) -> Verdict:
+def bound(v: float) -> str:
+    """An interval bound in points, never rounded onto 0 or across it: -0.02 points is "-0.02",
+    not "+0.0"; exactly 0 is "0"."""
+    x = v * 100
+    if x == 0:
+        return "0"
+    text = f"{x:+.1f}"
+    return text if float(text) != 0 else f"{x:+.2g}"
+
+
+def span(interval: Interval | None) -> str:
+    return f"[{bound(interval.low)}, {bound(interval.high)}]" if interval else "[—]"
+
+
+def verdict(
+    suite: SuiteResult,
+    cases: list[CaseResult],
+    alpha: float,
+    paired: tuple[int, int] = (0, 0),
+    min_paired: float = 0.0,
+) -> Verdict:
+    """The one line and the exit code. `paired`: (conversations paired, conversations on the larger
+    side); fewer than `min_paired` of them paired is too little to speak for the runs: exit 3."""
     worse = [c.case_id for c in cases if c.verdict == "significantly worse"]
     better = [c.case_id for c in cases if c.verdict == "significantly better"]
     noise = [c.case_id for c in cases if c.verdict == "within noise"]
-    suite_worse = suite.significant and suite.worse > suite.better
-    suite_better = suite.significant and suite.better > suite.worse
+    unclear = [c for c in cases if c.verdict == "inconclusive"]
+    suite_worse, suite_better = (
+        suite.verdict == "significantly worse",
+        suite.verdict == "significantly better",
+    )
     regression, improvement = bool(worse) or suite_worse, bool(better) or suite_better
-    interval = f" {suite.interval.low * 100:+.1f}..{suite.interval.high * 100:+.1f}" if suite.interval else ""
-    tail = f"suite {points(suite.delta)} [{interval.strip()}], McNemar p = {suite.p_value:.3g}"
+    tail = f"suite {points(suite.delta)} {span(suite.interval)} ({suite.verdict}), McNemar p = {suite.p_value:.3g}"
     parts = []
     if worse:
         parts.append(f"{len(worse)} case(s) significantly worse (p < {alpha:g}, Holm): {', '.join(worse)}")
@@ -191,11 +216,37 @@ def verdict(suite: SuiteResult, cases: list[CaseResult], alpha: float) -> Verdic
         parts.append(f"the suite is significantly worse (p < {alpha:g}) though no single case is")
     if better:
         parts.append(f"{len(better)} case(s) significantly better: {', '.join(better)}")
+    if unclear:
+        parts.append(
+            f"{len(unclear)} inconclusive (interval and Holm-corrected test disagree): "
+            + ", ".join(
+                f"{c.case_id} {points(c.delta)} {span(c.interval)} p = {c.p_value:.3g}" for c in unclear
+            )
+        )
     parts.append(f"{len(noise)} change(s) within noise")
+    n_paired, n_side = paired
+    # a worse-looking change the two disagree on: a case's simultaneous interval off 0 or its test
+    # rejecting alone; for the suite only its test rejecting (the bootstrap over a handful of cases
+    # is not a calibrated test, so its interval alone never raises the alarm)
+    worse_unclear = [c.case_id for c in unclear if c.worse > c.better]
+    if suite.verdict == "inconclusive" and suite.significant and suite.worse > suite.better:
+        worse_unclear.append("the suite")
     if not suite.decided:
         head, code = "nothing to compare: no pair with both sides decided", EXIT_UNPAIRABLE
+    elif n_side and n_paired < min_paired * n_side:
+        head, code = (
+            f"inconclusive: too little pairing, {n_paired} of {n_side} conversations paired (at least "
+            f"{min_paired:.0%} needed, --min-paired)",
+            EXIT_INCONCLUSIVE,
+        )
     elif regression:
         head, code = "regression", EXIT_REGRESSION
+    elif worse_unclear:
+        head, code = (
+            f"inconclusive: {', '.join(worse_unclear)} looks worse but the interval and the corrected test "
+            "disagree (more repeats: usersim plan-repeats)",
+            EXIT_INCONCLUSIVE,
+        )
     elif improvement:
         head, code = "improvement", EXIT_NO_REGRESSION
     else:
@@ -207,6 +258,7 @@ def verdict(suite: SuiteResult, cases: list[CaseResult], alpha: float) -> Verdic
         worse_cases=worse,
         better_cases=better,
         within_noise=noise,
+        inconclusive=[c.case_id for c in unclear],
         line=line,
         exit_code=code,  # type: ignore[arg-type]
     )

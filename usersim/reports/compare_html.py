@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 from html import escape
 from pathlib import Path
+from typing import get_args
 
 from usersim.core.record import RunRecord, TranscriptMessage
 from usersim.core.secrets import redact
-from usersim.reports.compare_models import CaseResult, Comparison, Interval, Pair
+from usersim.reports.compare_models import CaseResult, CaseVerdict, Comparison, Interval, Pair
 from usersim.reports.html_parts import cell, pct, raw_cell, section, signed_pct, table
 
 _TEMPLATE = Path(__file__).with_name("compare_page.html")
@@ -95,7 +96,7 @@ def forest_plot(comparison: Comparison) -> str:
 
 
 def _cases_table(comparison: Comparison) -> str:
-    verdicts = ["significantly worse", "significantly better", "within noise", "no change", "undecided"]
+    verdicts = list(get_args(CaseVerdict))
     options = "".join(f'<option value="{escape(v)}">{escape(v)}</option>' for v in verdicts)
     bar = (
         f'<p><select id="c-verdict" aria-label="verdict"><option value="">all verdicts</option>{options}</select> '
@@ -115,7 +116,9 @@ def _cases_table(comparison: Comparison) -> str:
     ]
     rows = []
     for c in comparison.cases:
-        cls = {"significantly worse": "fail", "significantly better": "pass"}.get(c.verdict, "muted")
+        cls = {"significantly worse": "fail", "significantly better": "pass", "inconclusive": "warn"}.get(
+            c.verdict, "muted"
+        )
         rows.append(
             f'<tr class="case-row" data-verdict="{escape(c.verdict)}" data-case="{escape(c.case_id)}">'
             + "".join(

@@ -100,6 +100,11 @@ class Pair(Strict):
     )
 
 
+CaseVerdict = Literal[
+    "significantly worse", "significantly better", "within noise", "inconclusive", "no change", "undecided"
+]
+
+
 class CaseResult(Strict):
     """One case: pass counts on each side, flips, test and interval."""
 
@@ -112,13 +117,17 @@ class CaseResult(Strict):
     worse: int = Field(description="Pairs A passed and B did not (pass -> fail).")
     better: int = Field(description="Pairs B passed and A did not (fail -> pass).")
     delta: float | None = Field(description="(b_passed - a_passed) / decided.")
-    interval: Interval | None = Field(description="Newcombe paired interval of delta.")
+    interval: Interval | None = Field(
+        description="Newcombe paired interval of delta, at the family's simultaneous confidence "
+        "(1 - alpha/(2m) with m cases in the family: Bonferroni at the weight Holm gives a case)."
+    )
     p_value: float = Field(description="Exact McNemar p-value (raw, before the family correction).")
     in_family: bool = Field(description="Has discordant pairs, so it is one of the family's tests.")
     significant: bool = Field(description="Rejected by Holm's weighted step-down at alpha.")
-    verdict: Literal[
-        "significantly worse", "significantly better", "within noise", "no change", "undecided"
-    ] = Field(description="What the case shows.")
+    verdict: CaseVerdict = Field(
+        description="What the case shows: significant only when the Holm test rejects AND the interval "
+        "excludes 0; within noise only when neither does; inconclusive when they disagree."
+    )
     first_divergence: int | None = Field(
         description="Earliest user turn where a flipped pair's transcripts diverge."
     )
@@ -139,6 +148,9 @@ class SuiteResult(Strict):
     interval: Interval | None = Field(description="Stratified paired bootstrap interval of delta.")
     p_value: float = Field(description="Exact McNemar p-value over all decided pairs.")
     significant: bool = Field(description="Rejected by the family's step-down at alpha.")
+    verdict: CaseVerdict = Field(
+        default="undecided", description="As a case's: the test and the bootstrap interval together."
+    )
 
 
 class CriterionMove(Strict):
@@ -205,9 +217,13 @@ class Verdict(Strict):
     worse_cases: list[str] = Field(description="Cases significantly worse.")
     better_cases: list[str] = Field(description="Cases significantly better.")
     within_noise: list[str] = Field(description="Cases that changed, but not significantly.")
+    inconclusive: list[str] = Field(
+        default_factory=list, description="Cases whose interval and corrected test disagree."
+    )
     line: str = Field(description="The verdict as printed.")
-    exit_code: Literal[0, 1, 2] = Field(
-        description="0 no significant regression, 1 significant regression, 2 nothing could be paired."
+    exit_code: Literal[0, 1, 2, 3] = Field(
+        description="0 no significant regression, 1 significant regression, 2 nothing could be paired, "
+        "3 inconclusive (a worse-looking change the test and interval disagree on, or too few pairs)."
     )
 
 

@@ -53,6 +53,11 @@ class Plan(Strict):
         "reached within max_repeats."
     )
     power: float | None = Field(description="Estimated power at `repeats`.")
+    repeats_one_case: int | None = Field(
+        description="Repeats per case for a drop of `detect` on any ONE case alone (the others unchanged) "
+        "to be flagged: the most any case needs; null when some case is not reached within max_repeats."
+    )
+    hardest_case: str | None = Field(description="The case needing the most repeats alone.")
     current_repeats: int = Field(description="Repeats the baseline ran per case variant (most common).")
     power_at_current: float = Field(description="Estimated power with the baseline's own repeats.")
     max_repeats: int = Field(description="Largest repeat count tried.")
@@ -169,7 +174,11 @@ def plan(
                 power=round(cpw, 4),
             )
         )
+    unreached = [c for c in cases if c.repeats is None]
+    hardest = unreached[0] if unreached else max(cases, key=lambda c: c.repeats or 0, default=None)
     return Plan(
+        repeats_one_case=None if unreached or not cases else hardest.repeats if hardest else None,
+        hardest_case=hardest.case_id if hardest else None,
         baseline=baseline,
         detect=detect,
         power_target=target,
