@@ -8,6 +8,9 @@ place data knows (杭州 = Hangzhou, 清水寺 = Kiyomizu-dera), and a three-way
 - doubtful: the mentions there are read only unsurely (cues conflict, a negation loosely in
   reach, a hypothetical) — the check then says "uncertain" rather than guess.
 
+A mention under a condition in a sentence that offers to do it later ("如果你告诉我天数，我可以再帮你
+排成 Day 1 的行程") is not said now: it reads as negated, the offer its cue.
+
 No language knowledge lives here: every cue comes from lang's resource files.
 """
 
@@ -19,7 +22,7 @@ from array import array
 from dataclasses import dataclass
 from typing import Literal
 
-from usersim.lang import Cue, detect
+from usersim.lang import Cue, detect, phrases
 from usersim.lang.lexicon import synonyms as lexicon_synonyms
 from usersim.lang.polarity import NEUTRAL, Reader, Reading
 
@@ -182,8 +185,28 @@ class Texts:
                     continue
                 for at in find_all(spelling, text):
                     end = match_end(text, at, spelling)
-                    out.append(Mention(word, spelling, turn, at, end, self.reader(k).at(at, end), via))
+                    reading = offered(text, at, end, self.reader(k).at(at, end))
+                    out.append(Mention(word, spelling, turn, at, end, reading, via))
         return out
+
+
+_SENTENCE_END = re.compile(r"[。！？!?\n]|\.(?=\s|$)")
+
+
+def offered(text: str, start: int, end: int, reading: Reading) -> Reading:
+    """A mention under a condition in a sentence that offers to do it later ("如果你告诉我天数，我可以
+    再帮你排成 Day 1 的行程", "if you'd like, I can look at Tokyo too") is not said now: negated,
+    with the offer as its cue (lang `mentions.offers_later`). Any other reading is kept."""
+    if reading.polarity != "hypothetical":
+        return reading
+    ends = [m.end() for m in _SENTENCE_END.finditer(text, 0, start)]
+    head = ends[-1] if ends else 0
+    tail = _SENTENCE_END.search(text, end)
+    sentence = text[head : tail.start() if tail else len(text)]
+    cue = phrases.find(sentence, "mentions", "offers_later")
+    if cue is None:
+        return reading
+    return Reading("negated", "confident", (*reading.cues, phrases.shifted(cue, head)))
 
 
 def presence(found: list[Mention]) -> tuple[Presence, Mention | None]:
