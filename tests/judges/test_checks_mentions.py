@@ -111,3 +111,42 @@ async def test_keywords_ignore_whitespace_and_case():
     assert v.verdict == "pass", v.reason
     # numbers still compare by value, not as loose text
     assert (await run({"keywords": {"any": ["4"]}}, [user("?"), bot("14 件")])).verdict == "fail"
+
+
+def test_a_space_between_latin_letters_is_kept():
+    assert find_all("Tokyo", "switched to Kyoto 京都") == []  # "to Kyoto" squashed is "tokyoto"
+    assert find_all("Tokyo", "The Tokyo search was dropped") == [4]
+    assert find_all("Day1", "Day 1: 清水寺") == [0]  # a letter and a digit may be spaced
+    assert find_all("New York", "NewYork or New  York") == [0, 11]
+    assert find_all("华为 MateBook", "华为MateBook 14") == [0]
+
+
+def test_a_city_or_sight_counts_under_its_other_names():
+    from usersim.judges.checks.mentions import place_names, spellings
+
+    assert "Hangzhou" in place_names("杭州") and "Kiyomizu-dera" in place_names("清水寺")
+    assert place_names("北京故宫") == () and place_names("PVG") == () and place_names("降噪") == ()
+    assert "沪" not in place_names("上海")  # one character: inside too many other words
+    assert ("Tokyo", "places") in spellings("东京", {})
+
+
+def test_a_mention_only_offered_for_later_is_not_said():
+    from usersim.judges.checks.mentions import Texts
+
+    def reading(text: str, word: str) -> str:
+        return Texts([(0, text)]).mentions(word, {})[0].reading.polarity
+
+    assert reading("如果你告诉我天数，我可以再帮你排成 Day 1、Day 2 的行程。", "Day 1") == "negated"
+    assert reading("If you'd like, I can also plan it as Day 1 and Day 2.", "Day 1") == "negated"
+    assert (
+        reading("如果想住东京，推荐东京柏悦。", "东京") == "hypothetical"
+    )  # a conditional recommendation stays unsure
+    assert reading("我可以再帮你查东京的酒店。", "东京") != "negated"  # no condition: an offer naming it
+
+
+def test_lexicon_spellings_ignore_whitespace():
+    from usersim.lang.lexicon import synonyms
+
+    assert ("day_one", "第一日") in synonyms("第 1 天")
+    assert ("day_one", "Day one") in synonyms("DAY 1")
+    assert all(p != "天气" for _, p in synonyms("气温"))  # the temperature is not the weather

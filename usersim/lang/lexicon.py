@@ -5,6 +5,7 @@ folders) is one concept. Keyword checks use them in addition to a case's own `sy
 from __future__ import annotations
 
 import functools
+import re
 
 from usersim.lang.resources import language_codes, resources
 
@@ -24,11 +25,16 @@ def concepts() -> dict[str, tuple[str, ...]]:
     return _sets(tuple(f"{c}:{id(resources(c))}" for c in language_codes()))
 
 
+def _key(phrase: str) -> str:
+    return re.sub(r"\s+", "", phrase).casefold()  # "第 1 天" is "第1天", "Day 1" is "day1"
+
+
 def synonyms(word: str) -> list[tuple[str, str]]:
-    """(concept, phrase) for every other phrase that means `word` ("驾车" -> drive: 开车, 自驾, ...)."""
-    key = word.strip().casefold()
+    """(concept, phrase) for every other phrase that means `word` ("驾车" -> drive: 开车, 自驾, ...),
+    spellings compared ignoring case and whitespace."""
+    key = _key(word)
     out: list[tuple[str, str]] = []
     for name, words in concepts().items():
-        if any(w.casefold() == key for w in words):
-            out.extend((name, w) for w in words if w.casefold() != key and (name, w) not in out)
+        if any(_key(w) == key for w in words):
+            out.extend((name, w) for w in words if _key(w) != key and (name, w) not in out)
     return out

@@ -48,8 +48,9 @@ class KeywordsParams(_Params):
 
 
 def _as(word: str, m: Mention | None) -> str:
-    """A keyword as found: itself, or with the lexicon spelling that matched ("驾车 (as 驱车)")."""
-    return f"{word} (as {m.spelling})" if m is not None and m.via.startswith("lexicon.") else word
+    """A keyword as found: itself, or with the lexicon or place spelling that matched ("驾车 (as
+    驱车)", "杭州 (as Hangzhou)")."""
+    return f"{word} (as {m.spelling})" if m is not None and m.via.startswith(("lexicon.", "places")) else word
 
 
 def _said(m: Mention) -> str:
@@ -100,8 +101,13 @@ def keywords(params: KeywordsParams, ctx: CheckContext) -> Outcome:
     bad = [(w, m) for w, p, m in read_none if p == "present" and m]
     unsure_none = [(w, m) for w, p, m in read_none if p == "doubtful"]
     negated = [w for w, p, m in read_none if p == "absent" and m]
-    if bad:
-        problems.append("forbidden present: " + ", ".join(_said(m) for _, m in bad))
+    if bad:  # several `none` words may find the same span (第1天 and Day 1 both find 第一天): shown once
+        spans: dict[tuple[int, int, int], Mention] = {}
+        for _, m in bad:  # the word that is its own spelling names it best
+            k = (m.reply, m.start, m.end)
+            if k not in spans or (m.spelling == m.word and spans[k].spelling != spans[k].word):
+                spans[k] = m
+        problems.append("forbidden present: " + ", ".join(_said(m) for m in spans.values()))
         cues += [c for _, m in bad for c in cues_of(m)]
     elif params.none and not unsure_none:
         found.append("none of " + ", ".join(params.none) + " present")
