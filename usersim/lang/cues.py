@@ -13,7 +13,9 @@ from usersim.lang.layout import Layout, layout
 from usersim.lang.resources import Cue, language_codes, languages, resources
 from usersim.lang.segment import Clause, Span, clauses, reading
 
-Polarity = Literal["recommended", "excluded", "rejected", "negated", "asked_about", "hypothetical", "neutral"]
+Polarity = Literal[
+    "recommended", "excluded", "rejected", "negated", "compared", "asked_about", "hypothetical", "neutral"
+]
 Confidence = Literal["confident", "conflicting", "none"]
 NEGATIVE = frozenset({"excluded", "rejected", "negated"})
 _GROUP_KEYS = ("kind", "phrases")
@@ -21,11 +23,15 @@ _GROUP_KEYS = ("kind", "phrases")
 
 @dataclass(frozen=True)
 class Reading:
-    """The polarity of one mention, the cues that decided it and the confidence."""
+    """The polarity of one mention, the cues that decided it and the confidence. `aside`: a
+    question or hypothetical that names the mention without putting it forward (a question about
+    what the user meant, "您是想要 OPPO A3 那样的吗？"; a hypothetical the sentence turns away from,
+    "要是没有品牌限制，Redmi 最划算；但您不要小米，所以推荐荣耀X50")."""
 
     polarity: Polarity
     confidence: Confidence
     cues: tuple[Cue, ...] = ()
+    aside: bool = False
 
     @property
     def negative(self) -> bool:
@@ -36,9 +42,21 @@ class Reading:
     def sure(self) -> bool:
         return self.confidence != "conflicting"
 
+    @property
+    def put_forward(self) -> bool:
+        """Surely named as what the reply offers: recommended, or plainly named (a list row)."""
+        return self.sure and self.polarity in ("neutral", "recommended")
+
+    @property
+    def set_aside(self) -> bool:
+        """Surely named NOT as what the reply offers: excluded, rejected or negated, the standard
+        of a comparison ("比 Redmi Note 13 续航更好", "unlike the OPPO A3"), or `aside`."""
+        return self.sure and (self.negative or self.polarity == "compared" or self.aside)
+
     def describe(self) -> str:
         cue = "; ".join(c.describe() for c in self.cues)
-        return f"{self.polarity} ({self.confidence})" + (f": {cue}" if cue else "")
+        what = f"{self.polarity}, set aside" if self.aside else self.polarity
+        return f"{what} ({self.confidence})" + (f": {cue}" if cue else "")
 
 
 NEUTRAL = Reading("neutral", "none")
@@ -143,9 +161,11 @@ class CueReader:
                 taken[m.start() : m.end()] = [True] * (m.end() - m.start())
         return taken
 
-    def hits(self, span: Span, avoid: tuple[int, int] = (0, 0)) -> list[_Hit]:
+    def hits(self, span: Span, avoid: tuple[int, int] = (0, 0), compare: bool = False) -> list[_Hit]:
         """Cue matches inside `span`, longest first without overlaps, none inside an idiom or the
-        mention itself (a keyword that contains a negation, "无法获取", is not negated by it)."""
+        mention itself (a keyword that contains a negation, "无法获取", is not negated by it).
+        Comparison cues ("比", "unlike") only with `compare`: they are about the mention right
+        after them, never a verdict of a clause, cell or lead-in."""
         seg = self.norm[span.start : span.end]
         found = []
         for g in _groups(self._k):
@@ -163,7 +183,8 @@ class CueReader:
                 continue
             for i in rel:
                 taken[i] = True
-            out.append(h)
+            if compare or h.group.kind != "compared":
+                out.append(h)
         return sorted(out, key=lambda h: h.start)
 
     def _clause_hits(self, idx: int) -> list[_Hit]:

@@ -10,7 +10,7 @@ from abc import ABC, abstractmethod
 from usersim.lang.cues import NEUTRAL, CueReader, Reading, _Hit, _list
 from usersim.lang.layout import Item, Section, marks
 from usersim.lang.resources import Cue
-from usersim.lang.segment import Clause
+from usersim.lang.segment import Clause, Span
 
 
 class ItemReader(CueReader, ABC):
@@ -87,7 +87,24 @@ class ItemReader(CueReader, ABC):
             )
             return Reading("excluded" if no else "recommended", "confident", (cue,))
         hits = self.hits(it.verdict)
-        return self._from_hits(hits) if hits and self.marker_only(it.verdict, hits) else None
+        if hits and self.marker_only(it.verdict, hits):
+            return self._from_hits(hits)
+        return self._verdict_words(it.verdict)
+
+    def _verdict_words(self, cell: Span) -> Reading | None:
+        """A verdict cell in words: its leading clause says nothing but a cue ("已排除（小米）",
+        "推荐，性价比高", "Excluded — Xiaomi brand"); the rest of the cell gives the reason."""
+        first = next((c for c in self.clauses if cell.start <= c.start < cell.end), None)
+        if first is None:
+            return None
+        hits = self.hits(first)
+        if not hits or not self.marker_only(first, hits):
+            return None
+        got = self._from_hits(hits)
+        rest = self.hits(Span(first.end, cell.end, self.text[first.end : cell.end]))
+        if got is not None and any((h.group.kind == "recommended") != (got.polarity == "recommended") for h in rest):
+            return Reading(got.polarity, "conflicting", got.cues + tuple(h.cue(self.text) for h in rest))
+        return got
 
     def _cells(self, it: Item) -> Reading | None:
         """A row with a cell that only says it is out ("| OPPO A3 | 1499 | 已剔除 |")."""

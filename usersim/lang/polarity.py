@@ -49,9 +49,9 @@ class Reader(ItemReader):
         subject = self._subject(idx, start)
         joined = None if in_table or not subject else self._joined(idx)
         inner = self._in_clause(idx, start, end, subject) or joined
-        outer = self._question(idx, start) or self._hypothetical(idx, start)
-        if inner and inner.negative and inner.sure:
+        if inner and inner.set_aside:  # excluded, rejected, negated, compared against
             return inner
+        outer = self._question(idx, start) or self._hypothetical(idx, start)
         if outer:
             return outer if not inner else Reading(outer.polarity, "conflicting", outer.cues + inner.cues)
         if inner:
@@ -70,7 +70,7 @@ class Reader(ItemReader):
 
     def _in_clause(self, idx: int, start: int, end: int, subject: bool = True) -> Reading | None:
         c = self.clauses[idx]
-        hits = self.hits(c, avoid=(start, end))
+        hits = self.hits(c, avoid=(start, end), compare=True)
         before = [h for h in hits if h.end <= start]
         after = [h for h in hits if h.start >= end]
         positive_before = [h for h in before if h.group.kind == "recommended"]
@@ -117,9 +117,10 @@ class Reader(ItemReader):
         After a topic marker ("至于 MacBook Air，您说了不要苹果，就不列入了") the whole sentence is
         about the mention, so any subjectless cue clause in it applies."""
         c = self.clauses[idx]
-        if idx > 0 and c.after_colon:
-            prev = self.clauses[idx - 1]
-            hits = self._clause_hits(idx - 1)
+        head = self._colon_head(idx)
+        if head is not None:
+            prev = self.clauses[head - 1]
+            hits = self._clause_hits(head - 1)
             if prev.line == c.line and self.marker_only(prev, hits):
                 got = self._from_hits(hits, "forward")
                 if got is not None:  # "改为：Day 1 札幌" names the new plan, not a dropped one
@@ -142,6 +143,20 @@ class Reader(ItemReader):
                 continue
             break
         return None
+
+    def _colon_head(self, idx: int) -> int | None:
+        """The clause right after a colon that this one is listed with: itself, or the first of a
+        run of short comma-joined names on its line ("Removed: OPPO A3, Redmi Note 13"); None when
+        no colon leads it."""
+        k = idx
+        while k > 0 and not self.clauses[k].after_colon:
+            c, prev = self.clauses[k], self.clauses[k - 1]
+            if not c.joined or prev.line != c.line or c.aside or not 0 < _gap(c.text) <= 6:
+                return None
+            if self._clause_hits(k):
+                return None  # a clause with a cue of its own is not just a listed name
+            k -= 1
+        return k if k > 0 and self.clauses[k].after_colon else None
 
     def subjectless(self, j: int) -> Reading | None:
         """The reading a clause gives the clause before it when it says nothing but a cue, or
@@ -182,34 +197,60 @@ class Reader(ItemReader):
         return Reading(r.polarity, "conflicting", r.cues) if conceded or turned else r
 
     def _question(self, idx: int, start: int) -> Reading | None:
+        """A mention in a question is asked about; set aside when the question asks what the user
+        meant or wants ("您是想要 OPPO A3 那样的吗？", "Did you mean the Redmi Note 13?"), not
+        when it offers the mention ("要不要试试 OPPO A3？": the reading stays open)."""
         s = self._sentence_of(idx)
+        asked = self._asked(s)
+        if asked is None:
+            return None
+        for entry, pat in _list(self._k, "question_clarify"):
+            m = pat.search(self.norm[s.start : s.end])
+            if m:
+                cue = Cue(entry, s.start + m.start(), s.start + m.end(), m.group(0))
+                return Reading("asked_about", "confident", (cue, asked), aside=True)
+        return Reading("asked_about", "confident", (asked,))
+
+    def _asked(self, s: Span) -> Cue | None:
         tail = self.text[s.end : s.end + 1]
         for entry, pat in _list(self._k, "question_marks"):
             if pat.search(tail) or pat.search(s.text[-1:]):
-                return Reading(
-                    "asked_about",
-                    "confident",
-                    (Cue(entry, s.end - 1, s.end + 1, (s.text[-1:] + tail).strip()),),
-                )
+                return Cue(entry, s.end - 1, s.end + 1, (s.text[-1:] + tail).strip())
         for entry, pat in _list(self._k, "question_cues"):
             m = pat.search(self.norm[s.start : s.end + 1])
             if m:
-                return Reading(
-                    "asked_about",
-                    "confident",
-                    (Cue(entry, s.start + m.start(), s.start + m.end(), m.group(0)),),
-                )
+                return Cue(entry, s.start + m.start(), s.start + m.end(), m.group(0))
         return None
 
     def _hypothetical(self, idx: int, start: int) -> Reading | None:
+        """A mention after an if ("如果", "if", "…的话") is hypothetical; set aside when the
+        reply then turns to a recommendation ("…；但您不要小米，所以推荐荣耀X50", "…, but within
+        ¥2000 I'd go with …"), else the reading stays open."""
         s = self._sentence_of(idx)
         for entry, pat in _list(self._k, "hypothetical"):
             for m in pat.finditer(self.norm[s.start : s.end]):
                 a = s.start + m.start()
                 if a < start or m.group(0) == "的话":
-                    return Reading(
-                        "hypothetical", "confident", (Cue(entry, a, s.start + m.end(), m.group(0)),)
-                    )
+                    cue = Cue(entry, a, s.start + m.end(), m.group(0))
+                    turn = self._turn(idx, start)
+                    if turn is not None:
+                        return Reading("hypothetical", "confident", (cue, *turn), aside=True)
+                    return Reading("hypothetical", "confident", (cue,))
+        return None
+
+    def _turn(self, idx: int, start: int) -> tuple[Cue, Cue] | None:
+        """A contrast word after the mention (in its sentence or the next) followed by a
+        recommending cue: the reply turns away from the hypothetical to what it offers."""
+        sentence = self.clauses[idx].sentence
+        nxt = next((k for k in range(idx, len(self.clauses)) if self.clauses[k].sentence > sentence), None)
+        end = self._sentence_of(nxt if nxt is not None else idx).end
+        for entry, pat in _list(self._k, "contrast"):
+            for m in pat.finditer(self.norm[start:end]):
+                a = start + m.end()
+                hits = self.hits(Span(a, end, self.text[a:end]))
+                rec = next((h for h in hits if h.group.kind == "recommended"), None)
+                if rec is not None:
+                    return Cue(entry, start + m.start(), a, m.group(0)), rec.cue(self.text)
         return None
 
 

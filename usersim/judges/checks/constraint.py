@@ -137,8 +137,10 @@ def read_items(
     """(recommended, excluded, doubtful) catalog items of a reply, by how their mentions stand
     (lang.polarity): recommended when some mention surely stands ("推荐华为 MateBook 14", a plain
     list row), excluded when every mention is surely excluded, rejected or negated ("我排除了
-    MacBook Air", "MacBook Pro 14 超出预算", a ❌ row, items under "已排除："), doubtful otherwise
-    (conflicting cues, a hypothetical "如果您能接受苹果…", an offer in a question)."""
+    MacBook Air", "MacBook Pro 14 超出预算", a ❌ row, items under "已排除："), and so when every
+    mention is surely set aside otherwise: the standard of a comparison ("比 Redmi Note 13 续航更好"),
+    a question about what the user meant, a hypothetical the reply turns away from; doubtful
+    otherwise (conflicting cues, an open hypothetical "如果您能接受苹果…", an offer in a question)."""
     reader = Reader(text)
     named: dict[str, dict[str, Any]] = {}
     readings: dict[str, list[Reading]] = {}
@@ -156,12 +158,12 @@ def read_items(
     rec, excluded, doubtful = [], [], []
     for key, item in named.items():
         rs = readings[key]
-        if any(r.polarity in ("neutral", "recommended") and r.sure for r in rs):
+        if any(r.put_forward for r in rs):
             rec.append(item)
-        elif all(r.negative and r.sure for r in rs):
+        elif all(r.set_aside for r in rs):
             excluded.append(item)
         else:
-            doubtful.append((item, next(r for r in rs if not (r.negative and r.sure))))
+            doubtful.append((item, next(r for r in rs if not r.set_aside)))
     return rec, excluded, doubtful
 
 
