@@ -78,7 +78,7 @@ def _watch(cmd: list[str], stub: Stub) -> dict[str, Any]:
             steal.append((now, stolen))
         time.sleep(0.02 if base is None else 0.2)
     reader.join(10)
-    if proc.returncode not in (0, 1):
+    if proc.returncode not in (0, 1, 3):  # 3: nothing judged (no judge model in these runs)
         raise RuntimeError(f"usersim run exited {proc.returncode}: {''.join(stderr)[-2000:]}")
     return {
         "wall_s": time.time() - t0,
@@ -247,7 +247,7 @@ def _sampled(cmd: list[str], other: int | None = None) -> tuple[float, float, Sa
         time.sleep(0.05)
     wall = time.time() - t0
     reader.join(10)
-    if proc.returncode not in (0, 1):
+    if proc.returncode not in (0, 1, 3):  # 3: nothing judged (no judge model in these runs)
         raise RuntimeError(f"usersim run exited {proc.returncode}: {''.join(stderr)[-2000:]}")
     return t0, wall, mine, theirs
 

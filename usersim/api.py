@@ -6,6 +6,7 @@ plugin go through the same entry (graphs.runner.run_suite).
     assert result.passed, result.explain()       # the gate `usersim run` exits 0 on
     assert result.passed(strict=True)            # unjudged fails too, as `usersim run --strict`
     result.gate().exit_code                      # 0, 1 or 3, as `usersim run` would exit
+    result.passed(allow_unjudged=True)           # a run that judged nothing may pass, as --allow-unjudged
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ CaseLike = str | Path | Case
 
 class Passed:
     """`result.passed`: truthy when the gate is green under the result's default rule, and callable
-    for another: `result.passed(strict=True)` (unjudged fails too), `result.passed(fail_under=0.9)`.
+    for another: `result.passed(strict=True)` (unjudged fails too), `result.passed(fail_under=0.9)`,
+    `result.passed(allow_unjudged=True)` (a run whose every conversation is unjudged passes).
 
     The gate is usersim.core.gate.decide, the same one that sets `usersim run`'s exit code.
     """
@@ -42,8 +44,14 @@ class Passed:
     def __init__(self, result: RunResult) -> None:
         self._result = result
 
-    def __call__(self, *, strict: bool | None = None, fail_under: float | None = None) -> bool:
-        return self._result.gate(strict=strict, fail_under=fail_under).passed
+    def __call__(
+        self,
+        *,
+        strict: bool | None = None,
+        fail_under: float | None = None,
+        allow_unjudged: bool | None = None,
+    ) -> bool:
+        return self._result.gate(strict=strict, fail_under=fail_under, allow_unjudged=allow_unjudged).passed
 
     def __bool__(self) -> bool:
         return self()
@@ -69,6 +77,8 @@ class RunResult:
 
     `strict` is the default rule of `passed`, `gate()` and `failed` (set by `usersim.run(...,
     strict=True)` or the pytest plugin's `--usersim-strict`): unjudged conversations fail the gate.
+    `allow_unjudged` (`usersim.run(..., allow_unjudged=True)`, as `usersim run --allow-unjudged`): a
+    run that judged nothing (every conversation unjudged) passes instead of exit 3.
     """
 
     records: Sequence[RunRecord]
@@ -76,20 +86,32 @@ class RunResult:
     out_dir: Path
     counts: dict[str, int] = field(default_factory=dict)
     strict: bool = False
+    allow_unjudged: bool = False
 
     @property
     def report_path(self) -> Path:
         return self.out_dir / "report.html"
 
-    def gate(self, *, strict: bool | None = None, fail_under: float | None = None) -> Gate:
+    def gate(
+        self,
+        *,
+        strict: bool | None = None,
+        fail_under: float | None = None,
+        allow_unjudged: bool | None = None,
+    ) -> Gate:
         """The gate's decision (exit code, pass rate with what was left out, why), as `usersim run`
-        with the same `--strict` / `--fail-under` decides it."""
-        return gate_of(self.records, strict=self.strict if strict is None else strict, fail_under=fail_under)
+        with the same `--strict` / `--fail-under` / `--allow-unjudged` decides it. The two contradict:
+        asking one drops the result's default for the other; asking both is a ValueError."""
+        if strict is None:
+            strict = self.strict and not allow_unjudged
+        allow = (self.allow_unjudged and not strict) if allow_unjudged is None else allow_unjudged
+        return gate_of(self.records, strict=strict, fail_under=fail_under, allow_unjudged=allow)
 
     @property
     def passed(self) -> Passed:
-        """Green: at least one conversation ran and none failed, errored or is inconclusive (and,
-        strict, none is unjudged). `bool(result.passed)`, or call it: `result.passed(strict=True)`."""
+        """Green: at least one conversation ran, one was judged (unless allow_unjudged) and none
+        failed, errored or is inconclusive (and, strict, none is unjudged). `bool(result.passed)`,
+        or call it: `result.passed(strict=True)`."""
         return Passed(self)
 
     @property
@@ -138,9 +160,12 @@ async def arun(
     judge_model: str | None = None,
     out: str | Path | None = None,
     strict: bool = False,
+    allow_unjudged: bool = False,
     **options: Any,
 ) -> RunResult:
     """`run` for code that already has an event loop (async tests, notebooks)."""
+    if strict and allow_unjudged:  # before any conversation runs, as the CLI's usage error
+        raise ValueError("strict=True and allow_unjudged=True contradict: choose one")
     if isinstance(agent, str):
         spec, fn = agent, None
     elif callable(agent):  # held by the run plan, not a global table: it may even cross to Ray workers
@@ -159,7 +184,14 @@ async def arun(
     summary_file = out_dir / "summary.json"
     summary = json.loads(summary_file.read_text(encoding="utf-8")) if summary_file.is_file() else {}
     counts = records.tally().counts()
-    return RunResult(records=records, summary=summary, out_dir=out_dir, counts=counts, strict=strict)
+    return RunResult(
+        records=records,
+        summary=summary,
+        out_dir=out_dir,
+        counts=counts,
+        strict=strict,
+        allow_unjudged=allow_unjudged,
+    )
 
 
 def run(
@@ -170,6 +202,7 @@ def run(
     judge_model: str | None = None,
     out: str | Path | None = None,
     strict: bool = False,
+    allow_unjudged: bool = False,
     **options: Any,
 ) -> RunResult:
     """Run cases against an agent and judge them.
@@ -181,6 +214,8 @@ def run(
     out: the run folder (default: a new temporary folder).
     strict: the default rule of `result.passed`: unjudged conversations fail the gate too (as
         `usersim run --strict`); `result.passed(strict=...)` asks the other rule.
+    allow_unjudged: a run whose every conversation is unjudged passes (as `usersim run
+        --allow-unjudged`); by default nothing judged is not a pass (exit 3).
     options: any RunConfig field — repeats, lengths, positions, concurrency, seed, resume,
         extra_judges, max_tool_rounds, ...
     """
@@ -195,6 +230,7 @@ def run(
                 judge_model=judge_model,
                 out=out,
                 strict=strict,
+                allow_unjudged=allow_unjudged,
                 **options,
             )
         )

@@ -116,6 +116,29 @@ def test_one_context_per_conversation_and_the_task_carried_while_input_is_requir
         assert any(t > 1 for t in tasks_per_context)
 
 
+def test_the_bank_cases_as_written_judge_nothing_against_an_agent_running_its_own_tools_exit_3(tmp_path):
+    """The bank cases unchanged: their final_state checks cannot see an A2A agent's own tools, so
+    every conversation is unjudged however well the tool and keyword checks went. CI must not go
+    green on that (exit 3, the reason on the last line) unless the user accepts it."""
+    ids = ["--id", "BANK-08", "--id", "BANK-04"]
+    cases = REPO / "examples" / "bank" / "cases"
+    executor = SandboxAgentExecutor(bank.correct, cases / "bank-01-lost-card.yaml")
+    with A2AServer(executor, streaming=True) as server:
+        res, recs = run(cases, f"a2a:{server.url}", tmp_path / "a", *ids)
+        ok, _ = run(cases, f"a2a:{server.url}", tmp_path / "b", *ids, "--allow-unjudged")
+    assert res.returncode == 3, res.stdout + res.stderr
+    assert {r["status"] for r in recs.values()} == {"unjudged"} and len(recs) == 2
+    for r in recs.values():
+        state = next(v for v in r["verdicts"] if v["judge"] == "final_state")
+        assert state["verdict"] == "unjudged" and "the agent ran its own tools" in state["reason"]
+    assert "unjudged: 2; pass rate 0/0 = — (left out: 2 unjudged)" in res.stdout
+    last = res.stderr.strip().splitlines()[-1]
+    assert "nothing was judged: 2 of 2 conversation(s) unjudged" in last and last.endswith("exit 3")
+    assert "--allow-unjudged" in last
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    assert ok.stderr.strip().splitlines()[-1].endswith("accepted by --allow-unjudged: exit 0")
+
+
 def test_a_failed_task_is_the_agents_error_with_the_tasks_message(cases, tmp_path):
     executor = SandboxAgentExecutor(bank.correct, cases / "bank-01-lost-card.yaml", fail_on="C-1001")
     with A2AServer(executor, streaming=False) as server:

@@ -89,4 +89,6 @@ def test_passed_is_the_cli_gate_with_one_strict_switch(tmp_path):
     assert "pass rate 2/2 = 100.0% (left out: 2 unjudged): exit 0" in r.explain(transcript=False)
     # strict as the run's default rule (what the pytest plugin's --usersim-strict sets)
     s = usersim.run(["B1-EI-04"], out=tmp_path / "strict", strict=True)
-    assert not s.passed and s.passed(strict=False)
+    # B1-EI-04 alone judges nothing: not a pass under either rule, unless that is accepted
+    assert not s.passed and not s.passed(strict=False) and s.passed(allow_unjudged=True)
+    assert s.gate(strict=False).exit_code == 3

@@ -35,11 +35,37 @@ def recs(*statuses: str, suspect: bool = False):
         (("passed", "inconclusive", "unjudged"), True, 1),
         (("inconclusive", "failed"), False, 1),  # a failure outranks inconclusive
         ((), False, 1),  # nothing ran is not green
+        (("unjudged", "unjudged"), False, 3),  # nothing judged is not a pass ...
+        (("unjudged", "unjudged"), True, 1),  # ... and with --strict a failure
+        (("unjudged", "inconclusive"), False, 3),
+        (("unjudged", "failed"), False, 1),
     ],
 )
 def test_gate_exit_code_for_each_mix(statuses, strict, code):
     gate = decide(recs(*statuses), strict=strict)
     assert gate.exit_code == code and gate.passed is (code == 0)
+
+
+def test_nothing_judged_says_so_and_only_an_explicit_allow_makes_it_green():
+    gate = decide(recs("unjudged", "unjudged", "unjudged"))
+    assert gate.nothing_judged and gate.exit_code == 3
+    assert gate.reason == (
+        "pass rate 0/0 = — (left out: 3 unjudged); nothing was judged: 3 of 3 conversation(s) unjudged "
+        "(a criterion no judge could decide), nothing judged is not a pass (give the run the judge its "
+        "criteria need, e.g. --judge-model, or accept it with --allow-unjudged): exit 3"
+    )
+    allowed = decide(recs("unjudged", "unjudged"), allow_unjudged=True)
+    assert allowed.passed and allowed.exit_code == 0
+    assert "nothing was judged (2 unjudged), accepted by --allow-unjudged: exit 0" in allowed.reason
+    # allowing unjudged does not hide anything else: an inconclusive or failed one still counts
+    assert decide(recs("unjudged", "inconclusive"), allow_unjudged=True).exit_code == 3
+    assert decide(recs("unjudged", "failed"), allow_unjudged=True).exit_code == 1
+    # one judged conversation beside the unjudged ones keeps the old rule
+    assert decide(recs("passed", "unjudged")).exit_code == 0
+    with pytest.raises(ValueError, match="contradict"):
+        decide(recs("unjudged"), strict=True, allow_unjudged=True)
+    # --fail-under does not make 0/0 a pass either
+    assert decide(recs("unjudged", "unjudged"), fail_under=0.5).exit_code == 3
 
 
 def test_a_simulator_suspect_failure_is_a_failure(capsys):
@@ -118,6 +144,25 @@ def test_cli_unjudged_exits_0_by_default_and_1_with_strict_and_the_api_agrees(tm
     assert (summary["gate"]["default"]["exit_code"], summary["gate"]["strict"]["exit_code"]) == (0, 1)
 
 
+def test_cli_travel_cases_with_no_judge_for_their_rubric_exit_3_and_the_api_agrees(tmp_path):
+    base = ["run", "--id", "C2-PR-01", "--id", "C2-SC-01", "--no-progress"]  # both need an LLM judge
+    res = cli(*base, "--out", str(tmp_path / "a"), check=False)
+    assert res.returncode == 3, res.stdout + res.stderr
+    assert "unjudged: 2; pass rate 0/0 = — (left out: 2 unjudged)" in res.stdout
+    last = res.stderr.strip().splitlines()[-1]
+    assert "nothing was judged: 2 of 2 conversation(s) unjudged" in last and "--judge-model" in last
+    ok = cli(*base, "--allow-unjudged", "--out", str(tmp_path / "b"), check=False)
+    assert ok.returncode == 0 and "accepted by --allow-unjudged: exit 0" in ok.stderr
+    both = cli(*base, "--allow-unjudged", "--strict", "--out", str(tmp_path / "c"), check=False)
+    assert both.returncode == 2 and "contradict" in both.stderr and not (tmp_path / "c").exists()
+    api = usersim.run(["C2-PR-01", "C2-SC-01"], out=tmp_path / "api")
+    assert not api.passed and api.gate().exit_code == 3
+    assert api.passed(allow_unjudged=True)
+    assert usersim.run(["C2-PR-01"], out=tmp_path / "api2", allow_unjudged=True).passed
+    with pytest.raises(ValueError, match="contradict"):
+        usersim.run(["C2-PR-01"], out=tmp_path / "api3", allow_unjudged=True, strict=True)
+
+
 def test_cli_exit_3_when_only_inconclusive_and_every_one_is_listed(tmp_path, monkeypatch):
     inconclusive = [record(f"C2-PR-{i:02d}", status="inconclusive", blame="simulator") for i in range(7)]
     _fake_suite(monkeypatch, [record("B1-EI-01"), *inconclusive])
@@ -142,6 +187,8 @@ def test_help_documents_the_exit_codes_and_the_rate():
         "0  no conversation failed, errored or is inconclusive",
         "1  some conversation failed or errored (with --strict also: unjudged); with",
         "3  the only non-passes are inconclusive",
+        "or nothing was judged (every",
+        "--allow-unjudged",
         "2  usage error",
         "Pass rate = passed / (passed + failed + error)",
         "--strict",

@@ -3,10 +3,10 @@ for a bad one, with the verdict reasons in the failure report."""
 
 from __future__ import annotations
 
-# pytester's in-process runs forget the modules first imported inside them; PyYAML's C parser
-# (yaml._yaml, an extension module) survives that and keeps building the forgotten run's node
-# classes, which a re-imported yaml no longer recognises. Imported here, yaml stays one generation.
-import yaml  # noqa: F401
+# Each inner run is a subprocess (runpytest_subprocess), as a user's pytest is: an in-process run
+# forgets the modules first imported inside it, and the worker's next tests then meet a second
+# generation of usersim's classes and registries (a check "registered twice", a RunRecord that is
+# not a RunRecord), depending on which test modules share the worker.
 
 pytest_plugins = ["pytester"]
 
@@ -41,7 +41,7 @@ def test_fixture_passes_good_agent_and_explains_bad_one(pytester):
     pytester.makepyfile(agents=AGENTS, test_agents=TESTS)
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
     pytester.syspathinsert()
-    result = pytester.runpytest_inprocess("-q")
+    result = pytester.runpytest_subprocess("-q")
     result.assert_outcomes(passed=1, failed=1)
     out = result.stdout.str()
     assert "usersim run 1: verdicts and transcripts" in out
@@ -59,19 +59,36 @@ def test_plugin_is_registered_by_entry_point():
 
 UNJUDGED = """
 def test_unjudged(usersim):
-    r = usersim.run("B1-EI-04")   # needs an LLM judge: unjudged without one
-    assert r.counts == {"unjudged": 2}
+    r = usersim.run(["B1-EI-04", "B1-EI-01"])   # EI-04 needs an LLM judge: unjudged without one
+    assert r.counts == {"passed": 2, "unjudged": 2}
     assert r.passed
 """
+
+NOTHING_JUDGED = """
+def test_nothing_judged(usersim):
+    r = usersim.run("B1-EI-04")   # every conversation unjudged: nothing was judged
+    assert r.counts == {"unjudged": 2}
+    assert not r.passed and r.passed(allow_unjudged=True)
+    assert r.passed, r.explain(transcript=False)
+"""
+
+
+def test_a_run_that_judged_nothing_fails_the_test_with_the_reason(pytester):
+    pytester.makepyfile(test_nothing_judged=NOTHING_JUDGED)
+    pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
+    res = pytester.runpytest_subprocess("-q")
+    res.assert_outcomes(failed=1)
+    assert "nothing was judged: 2 of 2 conversation(s) unjudged" in res.stdout.str()
+    assert "--allow-unjudged" in res.stdout.str()
 
 
 def test_strict_option_makes_unjudged_fail_as_the_cli_does(pytester):
     pytester.makepyfile(test_unjudged=UNJUDGED)
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\n")
-    pytester.runpytest_inprocess("-q").assert_outcomes(passed=1)
-    strict = pytester.runpytest_inprocess("-q", "--usersim-strict")
+    pytester.runpytest_subprocess("-q").assert_outcomes(passed=1)
+    strict = pytester.runpytest_subprocess("-q", "--usersim-strict")
     strict.assert_outcomes(failed=1)
-    assert "2 of 2 conversation(s) failed, errored or were unjudged (--strict)" in strict.stdout.str()
+    assert "2 of 4 conversation(s) failed, errored or were unjudged (--strict)" in strict.stdout.str()
     # the same switch in the ini file
     pytester.makeini("[pytest]\nasyncio_default_fixture_loop_scope = function\nusersim_strict = true\n")
-    pytester.runpytest_inprocess("-q").assert_outcomes(failed=1)
+    pytester.runpytest_subprocess("-q").assert_outcomes(failed=1)

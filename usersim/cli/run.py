@@ -274,6 +274,12 @@ def _run(cases, cfg: RunConfig, out: Path) -> Sequence[RunRecord]:
     "and they count in the pass rate's denominator.",
 )
 @click.option(
+    "--allow-unjudged",
+    is_flag=True,
+    help="Accept a run that judged nothing (every conversation unjudged: pass rate 0/0) as green, exit 0, "
+    "instead of exit 3. Not with --strict.",
+)
+@click.option(
     "--baseline",
     default=None,
     type=click.Path(exists=True, file_okay=False, path_type=Path),
@@ -304,6 +310,7 @@ def run(
     resimulate,
     fail_under,
     strict,
+    allow_unjudged,
     otel,
     otel_endpoint,
     baseline,
@@ -317,7 +324,8 @@ def run(
       1  some conversation failed or errored (with --strict also: unjudged); with
          --fail-under RATE instead: the pass rate is below RATE
       3  the only non-passes are inconclusive (the simulator could not give a clean
-         conversation even when simulated again)
+         conversation even when simulated again), or nothing was judged (every
+         conversation unjudged: pass rate 0/0; --allow-unjudged makes that 0)
       2  usage error (bad option, spec, case or persona file; nothing was run)
     With --baseline RUN_A, compare's code takes precedence when it is not 0: 1 on a
     significant regression against RUN_A (even when the gate alone is green), 2 when no
@@ -349,6 +357,11 @@ def run(
         bad = [v for v in values or [] if v not in allowed]
         if bad:
             raise click.BadParameter(f"{bad} not in {sorted(allowed)}", param_hint=name)
+    if strict and allow_unjudged:
+        raise click.UsageError(
+            "--strict (unjudged conversations fail) and --allow-unjudged (a run of unjudged ones passes) "
+            "contradict: choose one"
+        )
     check_otel(otel, otel_endpoint)
     if baseline is not None:
         from usersim.cli.compare import check_baseline
@@ -382,19 +395,26 @@ def run(
         from usersim.cli.compare import run_compare
 
         compared = run_compare(baseline, out, out, 0.05)
-    exit_for(records, fail_under, strict, compared)
+    exit_for(records, fail_under, strict, compared, allow_unjudged=allow_unjudged)
 
 
 def exit_for(
-    records: Sequence[RunRecord], fail_under: float | None, strict: bool = False, compared: int = 0
+    records: Sequence[RunRecord],
+    fail_under: float | None,
+    strict: bool = False,
+    compared: int = 0,
+    *,
+    allow_unjudged: bool = False,
 ) -> None:
     """Exit with the gate's code (usersim.core.gate.decide): 0 green, 1 any failed or errored (with
     --strict also unjudged; with --fail-under: the pass rate is below it), 3 the only non-passes are
-    inconclusive. The gate's reason goes to stderr. `compared` (--baseline: compare's exit code, 1
-    significant regression, 2 nothing paired) replaces the gate's code when it is not 0."""
+    inconclusive or nothing was judged (unless --allow-unjudged). The gate's reason goes to stderr,
+    its last line. `compared` (--baseline: compare's exit code, 1 significant regression, 2 nothing
+    paired) replaces the gate's code when it is not 0."""
     from usersim.graphs.records_view import gate_of
 
-    gate = gate_of(records, strict=strict, fail_under=fail_under)  # from the statuses alone
+    # from the statuses alone
+    gate = gate_of(records, strict=strict, fail_under=fail_under, allow_unjudged=allow_unjudged)
     click.echo(gate.reason, err=True)
     if compared:
         click.echo(f"--baseline: compare exits {compared} (the gate alone: exit {gate.exit_code})", err=True)

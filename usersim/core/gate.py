@@ -6,14 +6,17 @@ rate, long-context accuracy) and the report all come from here.
 A record's `status` is the truth; nothing else about a record (e.g. `simulator_suspect`, a display
 field) changes whether it counts.
 
-- Green: at least one conversation ran and none failed, errored or is inconclusive. `unjudged`
-  (some criterion had no judge) keeps the gate green unless `strict`, which makes it red like a
-  failure.
+- Green: at least one conversation ran, at least one was judged, and none failed, errored or is
+  inconclusive. `unjudged` (some criterion had no judge) beside judged conversations keeps the gate
+  green unless `strict`, which makes it red like a failure.
+- Nothing judged is not a pass: when conversations ran but none was judged (every one unjudged or
+  inconclusive: the pass rate is 0/0) the gate is inconclusive, exit 3, unless `allow_unjudged`
+  (`--allow-unjudged`) says a run of unjudged conversations is green.
 - Exit codes: 0 green; 1 any conversation failed or errored (or, strict, unjudged), or no
   conversation ran; 3 the only non-passes are inconclusive (the simulator could not give a clean
-  conversation even when simulated again); 2 usage errors (raised before any conversation).
-  `fail_under` replaces "any failed or errored" by "the pass rate is below RATE"; inconclusive
-  conversations still give exit 3.
+  conversation even when simulated again), or nothing was judged; 2 usage errors (raised before any
+  conversation). `fail_under` replaces "any failed or errored" by "the pass rate is below RATE";
+  inconclusive conversations and a run that judged nothing still give exit 3.
 - Every rate is passed / judged, judged = passed + failed + error (+ unjudged when strict).
   Left out, and always shown beside the rate: unjudged (unless strict) and inconclusive. So
   unjudged is never counted as passed.
@@ -108,8 +111,19 @@ class Gate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     passed: bool = Field(description="Green: exit_code is 0.")
-    exit_code: ExitCode = Field(description="0 green, 1 failed or errored, 3 only inconclusive non-passes.")
+    exit_code: ExitCode = Field(
+        description="0 green, 1 failed or errored, 3 only inconclusive non-passes or nothing judged."
+    )
     strict: bool = Field(description="Unjudged conversations turned the gate red like failures.")
+    allow_unjudged: bool = Field(
+        default=False,
+        description="A run that judged nothing (every conversation unjudged) was accepted as green "
+        "(--allow-unjudged) instead of exit 3.",
+    )
+    nothing_judged: bool = Field(
+        default=False,
+        description="Conversations ran but none was judged (passed + failed + error = 0): the pass rate is 0/0.",
+    )
     fail_under: float | None = Field(
         default=None, description="Pass-rate threshold (0..1) that replaced 'any failed or errored'."
     )
@@ -146,8 +160,25 @@ class IdStatus(NamedTuple):
     status: str
 
 
-def decide(records: Iterable[Gated], *, strict: bool = False, fail_under: float | None = None) -> Gate:
-    """The gate over records; see the module docstring for the rule."""
+NOTHING_JUDGED_HINT = (
+    "nothing judged is not a pass (give the run the judge its criteria need, e.g. --judge-model, "
+    "or accept it with --allow-unjudged)"
+)
+
+
+def decide(
+    records: Iterable[Gated],
+    *,
+    strict: bool = False,
+    fail_under: float | None = None,
+    allow_unjudged: bool = False,
+) -> Gate:
+    """The gate over records; see the module docstring for the rule. `strict` and `allow_unjudged`
+    contradict each other (unjudged red vs a run of unjudged ones green): asking both is a ValueError."""
+    if strict and allow_unjudged:
+        raise ValueError(
+            "strict (unjudged fails the gate) and allow_unjudged (unjudged may pass it) contradict"
+        )
     records = list(records)
     tally = Tally.of(r.status for r in records)
     rate = pass_rate(tally, strict)
@@ -155,6 +186,8 @@ def decide(records: Iterable[Gated], *, strict: bool = False, fail_under: float 
     red = [r.id for r in records if r.status in red_statuses]
     inconclusive = [r.id for r in records if r.status == "inconclusive"]
     what = "failed, errored or were unjudged (--strict)" if strict else "failed or errored"
+    nothing_judged = bool(records) and rate.denominator == 0
+    blocked = nothing_judged and tally.unjudged > 0 and not allow_unjudged  # all-inconclusive: below
     code: ExitCode
     if not records:
         code, reason = EXIT_FAILED, "no conversation ran"
@@ -162,22 +195,32 @@ def decide(records: Iterable[Gated], *, strict: bool = False, fail_under: float 
         need = _threshold(fail_under)
         met = rate.value is None or rate.value >= need
         reason = f"pass rate {rate.text} {'>=' if met else '<'} --fail-under {need:.1%}"
-        code = EXIT_FAILED if not met else (EXIT_INCONCLUSIVE if inconclusive else EXIT_GREEN)
+        code = EXIT_FAILED if not met else (EXIT_INCONCLUSIVE if inconclusive or blocked else EXIT_GREEN)
     elif red:
         code, reason = (
             EXIT_FAILED,
             f"{len(red)} of {len(records)} conversation(s) {what}; pass rate {rate.text}",
         )
     else:
-        code = EXIT_INCONCLUSIVE if inconclusive else EXIT_GREEN
+        code = EXIT_INCONCLUSIVE if inconclusive or blocked else EXIT_GREEN
         reason = f"pass rate {rate.text}"
-    if code == EXIT_INCONCLUSIVE:
+    if code == EXIT_INCONCLUSIVE and inconclusive:
         nothing_else = "" if fail_under is not None else " and nothing failed or errored"
         reason += f"; {len(inconclusive)} inconclusive conversation(s){nothing_else}"
+    if code != EXIT_FAILED and nothing_judged and tally.unjudged:
+        if allow_unjudged:
+            reason += f"; nothing was judged ({tally.unjudged} unjudged), accepted by --allow-unjudged"
+        else:
+            reason += (
+                f"; nothing was judged: {tally.unjudged} of {len(records)} conversation(s) unjudged "
+                f"(a criterion no judge could decide), {NOTHING_JUDGED_HINT}"
+            )
     return Gate(
         passed=code == EXIT_GREEN,
         exit_code=code,
         strict=strict,
+        allow_unjudged=allow_unjudged,
+        nothing_judged=nothing_judged,
         fail_under=None if fail_under is None else _threshold(fail_under),
         counts=tally.counts(),
         pass_rate=rate,

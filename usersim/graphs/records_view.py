@@ -76,14 +76,23 @@ class StoredRecords(Sequence[RunRecord]):
         """Ids of the records with `status`, in plan order."""
         return [rid for rid, _, s in self.briefs if s == status]
 
-    def gate(self, *, strict: bool = False, fail_under: float | None = None) -> Gate:
+    def gate(
+        self, *, strict: bool = False, fail_under: float | None = None, allow_unjudged: bool = False
+    ) -> Gate:
         """`core.gate.decide` over the records, from their ids and statuses alone (the only fields the
         gate reads), so no record is parsed."""
-        return decide((IdStatus(rid, s) for rid, _, s in self.briefs), strict=strict, fail_under=fail_under)
+        briefs = (IdStatus(rid, s) for rid, _, s in self.briefs)
+        return decide(briefs, strict=strict, fail_under=fail_under, allow_unjudged=allow_unjudged)
 
 
-def gate_of(records: Sequence[RunRecord], *, strict: bool = False, fail_under: float | None = None) -> Gate:
+def gate_of(
+    records: Sequence[RunRecord],
+    *,
+    strict: bool = False,
+    fail_under: float | None = None,
+    allow_unjudged: bool = False,
+) -> Gate:
     """The gate over a run's records: from the briefs of a StoredRecords, else over the records."""
     if isinstance(records, StoredRecords):
-        return records.gate(strict=strict, fail_under=fail_under)
-    return decide(records, strict=strict, fail_under=fail_under)
+        return records.gate(strict=strict, fail_under=fail_under, allow_unjudged=allow_unjudged)
+    return decide(records, strict=strict, fail_under=fail_under, allow_unjudged=allow_unjudged)
