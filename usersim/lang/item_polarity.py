@@ -102,7 +102,9 @@ class ItemReader(CueReader, ABC):
             return None
         got = self._from_hits(hits)
         rest = self.hits(Span(first.end, cell.end, self.text[first.end : cell.end]))
-        if got is not None and any((h.group.kind == "recommended") != (got.polarity == "recommended") for h in rest):
+        if got is not None and any(
+            (h.group.kind == "recommended") != (got.polarity == "recommended") for h in rest
+        ):
             return Reading(got.polarity, "conflicting", got.cues + tuple(h.cue(self.text) for h in rest))
         return got
 

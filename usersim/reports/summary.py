@@ -22,6 +22,7 @@ from usersim.reports.grades import complexity_curves, grade_distributions
 from usersim.reports.judging import judge_stats
 from usersim.reports.long_context import long_context_stats, mean
 from usersim.reports.recheck import recheck_stats
+from usersim.reports.rule_readings import is_rule_verdict, rule_readings, slim_rule_verdict
 from usersim.reports.skill_impact import skill_impact
 from usersim.reports.summary_models import (
     C1CaseScore,
@@ -324,6 +325,7 @@ def summarize(records: list[RunRecord], meta: dict[str, Any], *, run_dir: Path |
         unjudged=reason_counts(records, "unjudged"),
         errors=reason_counts(records, "error"),
         judging=judge_stats(records),
+        rule_readings=rule_readings(records),
         recheck=recheck_stats(records, meta),
         grades=grade_distributions(records),
         complexity=complexity_curves(records),
@@ -350,7 +352,8 @@ def build_summary(
 
 
 # The verdicts a summary part reads besides the status: judge_stats, c1_scores (llm_rubric),
-# grade_distributions (graded), persona_traits (fidelity.traits), reason_counts (unjudged, error).
+# grade_distributions (graded), persona_traits (fidelity.traits), reason_counts (unjudged, error);
+# rule_readings reads every rule check's verdict, kept slim (judge, verdict, the uncertain flags).
 _SUMMARY_JUDGES = frozenset({"llm_rubric", "graded", "fidelity.traits"})
 _SUMMARY_VERDICTS = frozenset({"unjudged", "error"})
 # what no summary part reads: the conversation itself and its traces
@@ -377,7 +380,11 @@ def summary_view(record: RunRecord, recheck_ids: frozenset[str] = frozenset()) -
     verdicts = (
         record.verdicts
         if keep_all
-        else [v for v in record.verdicts if v.judge in _SUMMARY_JUDGES or v.verdict in _SUMMARY_VERDICTS]
+        else [
+            v if v.judge in _SUMMARY_JUDGES or v.verdict in _SUMMARY_VERDICTS else slim_rule_verdict(v)
+            for v in record.verdicts
+            if v.judge in _SUMMARY_JUDGES or v.verdict in _SUMMARY_VERDICTS or is_rule_verdict(v)
+        ]
     )
     skills = [e for e in record.skill_events if e.kind == "triggered"][:1]  # skill_impact: any triggered
     return record.model_copy(update={**_DROPPED, "verdicts": verdicts, "skill_events": skills})

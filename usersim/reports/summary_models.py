@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from usersim.core.gate import Gate
 from usersim.reports.judging import JudgeStats
 from usersim.reports.recheck import RecheckStats
+from usersim.reports.rule_readings import CaseRuleReadings
 
 # 2: long-context accuracy = passed / decided, lost in the middle per case, c1_rubric
 # 3: one denominator rule (usersim.core.gate): error counts as judged, inconclusive and unjudged are
@@ -442,6 +443,11 @@ class Summary(Strict):
         default=None,
         description="Seed 003's 20% rule-to-LLM re-check: the sample per dimension and the rule/LLM agreement "
         "(reports.recheck); null without a judge model.",
+    )
+    rule_readings: dict[str, CaseRuleReadings] = Field(
+        default_factory=dict,
+        description="Case id -> how many of its rule-check verdicts were uncertain readings (unjudged "
+        "'uncertain: ...' or escalated to the LLM judge) and their share, per check type (reports.rule_readings).",
     )
     judging: JudgeStats | None = Field(
         default=None,
