@@ -273,7 +273,10 @@ def _matches(reader: Reader, pattern: str) -> list[tuple[str, Reading]]:
 
 @check_registry.register("count", CountParams)
 def count(params: CountParams, ctx: CheckContext) -> Outcome:
-    """Count list items (or distinct regex matches) in the scoped replies against min / max / exactly."""
+    """Count what the scoped replies recommend against min / max / exactly: their listed items
+    (lang.layout), or with `catalog` the distinct catalog items they recommend plus listed items
+    naming none, or distinct `pattern` matches. Items set aside (excluded, rejected, compared
+    against, asked about) are not counted; an unsure role that decides the count is inconclusive."""
     texts = ctx.texts(params.scope)
     if not texts:
         return Outcome(False, f"no assistant reply in scope '{params.scope}'")
