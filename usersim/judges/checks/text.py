@@ -129,7 +129,15 @@ def keywords(params: KeywordsParams, ctx: CheckContext) -> Outcome:
 
 class CountParams(_Params):
     pattern: str | None = Field(
-        default=None, description="Regex whose distinct matches are counted (None = list items)."
+        default=None,
+        description="Regex whose distinct matches are counted, for what is truly a text pattern "
+        "(None = the items the reply recommends, read from its structure).",
+    )
+    catalog: str | None = Field(
+        default=None,
+        description="Sandbox catalog (products | hotels | ...): count the distinct catalog items the "
+        "reply recommends (read as the constraint check reads them), with its listed items that "
+        "name none.",
     )
     min: int | None = Field(default=None, ge=0, description="At least this many.")
     max: int | None = Field(default=None, ge=0, description="At most this many.")
@@ -148,10 +156,29 @@ class CountParams(_Params):
                 raise ValueError(f"pattern is not a valid regex: {exc}") from None
         return v
 
+    @field_validator("catalog")
+    @classmethod
+    def _known_catalog(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        try:
+            from usersim.sandbox.catalog import CATALOGS
+        except ImportError:  # no sandbox in this build: the lookup reports it when the check runs
+            return v
+        if v not in CATALOGS:
+            from usersim.core.registry import did_you_mean
+
+            raise ValueError(
+                f"unknown catalog '{v}'.{did_you_mean(v, set(CATALOGS))} Catalogs: {', '.join(CATALOGS)}"
+            )
+        return v
+
     @model_validator(mode="after")
     def _bound(self) -> CountParams:
         if self.min is None and self.max is None and self.exactly is None:
             raise ValueError("give min, max or exactly")
+        if self.pattern is not None and self.catalog is not None:
+            raise ValueError("give pattern or catalog, not both")
         return self
 
     def ok(self, n: int) -> bool:
@@ -191,6 +218,38 @@ def _items(reader: Reader) -> tuple[str, list[tuple[str, Reading]]]:
     return what, [(_shown(i), reader.item(i)) for i in items]
 
 
+def _catalog_items(reader: Reader, catalog: str) -> tuple[str, list[tuple[str, Reading]]]:
+    """The distinct things the reply recommends: the catalog items it names, read as the
+    constraint check reads them (recommended when some mention surely stands, set aside when every
+    mention is excluded, rejected, compared against or asked about, else doubtful), and its listed
+    items that name no catalog item, read as items. A doubtful catalog item named in a listed item
+    by an open hypothetical or question ("5. 一加Ace 3V（如果预算够的话）") is listed, so counted."""
+    from usersim.judges.checks.constraint import _as_dict, _key, _label, _lookup, read_items
+    from usersim.lang.polarity import Reading
+
+    rec, excluded, doubtful = read_items(catalog, reader.text)
+    listed: list[tuple[str, Reading]] = []
+    in_items: set[str] = set()
+    for it in reader.layout.items:
+        text = it.label.text if it.kind == "column" else it.span.text
+        named = [_key(_as_dict(i)) for i in _lookup(catalog, text)]
+        if named:
+            in_items.update(named)
+        else:
+            listed.append((_shown(it), reader.item(it)))
+    sure = Reading("recommended", "confident")
+    out = [(_label(i), sure) for i in rec]
+    out += [(_label(i), Reading("excluded", "confident")) for i in excluded]
+    for i, r in doubtful:
+        if not (r.negative or r.polarity == "compared") and _key(i) in in_items:
+            out.append((_label(i), Reading(r.polarity, "confident", r.cues)))
+        else:
+            out.append((_label(i), Reading(r.polarity if r.negative else "excluded", "conflicting", r.cues)))
+    seen = {s for s, _ in out}
+    out += [(s, r) for s, r in listed if s not in seen]
+    return f"recommended {catalog} items", out
+
+
 def _matches(reader: Reader, pattern: str) -> list[tuple[str, Reading]]:
     """Distinct matches of the pattern, each read where it starts (its item's reading on a list
     line or table row); a match spanning lines is not read."""
@@ -214,20 +273,31 @@ def _matches(reader: Reader, pattern: str) -> list[tuple[str, Reading]]:
 
 @check_registry.register("count", CountParams)
 def count(params: CountParams, ctx: CheckContext) -> Outcome:
-    """Count list items (or distinct regex matches) in the scoped replies against min / max / exactly."""
+    """Count what the scoped replies recommend against min / max / exactly: their listed items
+    (lang.layout), or with `catalog` the distinct catalog items they recommend plus listed items
+    naming none, or distinct `pattern` matches. Items set aside (excluded, rejected, compared
+    against, asked about) are not counted; an unsure role that decides the count is inconclusive."""
     texts = ctx.texts(params.scope)
     if not texts:
         return Outcome(False, f"no assistant reply in scope '{params.scope}'")
     from usersim.lang.polarity import Reader
 
     reader = Reader("\n".join(t for _, t in texts))
-    if params.pattern is None:
+    if params.catalog is not None:
+        try:
+            what, read = _catalog_items(reader, params.catalog)
+        except ImportError:
+            return Outcome(None, "cannot look up catalog items: sandbox.catalog is not available in this build")
+    elif params.pattern is None:
         what, read = _items(reader)
     else:
         what, read = f"distinct matches of /{params.pattern}/", _matches(reader, params.pattern)
-    counted = [s for s, r in read if not r.negative]
-    skipped = [(s, r) for s, r in read if r.negative and r.sure]
-    unsure = [(s, r) for s, r in read if r.negative and not r.sure]
+    # set aside (excluded, rejected, negated, compared against, a question about what the user
+    # meant): not counted; a negative or comparing reading that is unsure may decide the count
+    aside = [r.negative or r.polarity == "compared" or r.aside for _, r in read]
+    counted = [s for (s, _), a in zip(read, aside) if not a]
+    skipped = [(s, r) for (s, r), a in zip(read, aside) if a and r.set_aside]
+    unsure = [(s, r) for (s, r), a in zip(read, aside) if a and not r.set_aside]
     n = len(counted)
     shown = ", ".join(i for i in counted[:6]) + (" …" if n > 6 else "")
     found = f"{n} {what}" + (f" ({shown})" if n else "")
