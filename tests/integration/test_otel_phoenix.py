@@ -4,14 +4,13 @@ agents' conversations arrive as one trace each, with their tool calls and one ev
 verdict; the flawed agent's wrong dispute arrives as a failing evaluation with its reason.
 
 Phoenix has many dependencies of its own, so it lives in its own virtualenv (a service, not a
-library of ours): `.ci/run` installs it at /opt/usersim-phoenix; USERSIM_PHOENIX names another
-`phoenix` executable."""
+library of ours): `make test` installs it (scripts/test-services.sh) into .cache/phoenix-venv in the
+checkout and points USERSIM_PHOENIX at its `phoenix`; USERSIM_PHOENIX may name another one."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import time
@@ -25,20 +24,22 @@ from tests.support.cli import usersim
 
 BANK = "examples/bank/cases"
 CASES = ("BANK-02", "BANK-06", "BANK-10")
-INSTALL = "python3 -m venv /opt/usersim-phoenix && /opt/usersim-phoenix/bin/pip install arize-phoenix"
+# where `make test-services` puts it when USERSIM_PHOENIX is unset
+DEFAULT = Path(__file__).resolve().parents[2] / ".cache" / "phoenix-venv" / "bin" / "phoenix"
 
 
 def _phoenix_executable() -> str:
-    for candidate in (
-        os.environ.get("USERSIM_PHOENIX"),
-        "/opt/usersim-phoenix/bin/phoenix",
-        shutil.which("phoenix"),
-    ):
-        if candidate and Path(candidate).is_file():
-            return candidate
+    named = os.environ.get("USERSIM_PHOENIX")
+    candidate = Path(named) if named else DEFAULT
+    if candidate.is_file() and os.access(candidate, os.X_OK):
+        return str(candidate)
     if os.environ.get("USERSIM_OPTIONAL_SKIP") == "1":
         pytest.skip("Arize Phoenix is not installed")
-    pytest.fail(f"Arize Phoenix (the OTLP receiver of this test) is not installed: {INSTALL}")
+    origin = f"USERSIM_PHOENIX={named}" if named else f"the default {DEFAULT}"
+    pytest.fail(
+        f"Arize Phoenix (the OTLP receiver of this test) is not installed at {origin}: "
+        "run `make test-services` (what `make test` runs first) or set USERSIM_PHOENIX"
+    )
 
 
 def _free_port() -> int:

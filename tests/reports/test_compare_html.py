@@ -2,7 +2,8 @@
 suite diamond, the side-by-side transcripts at the first divergence, and the parts only the page's
 own JavaScript builds (the changed-cases list, the case count, the verdict filter's state).
 
-Chromium is the Debian package `chromium` (.ci/run installs it). Without it the test fails, unless
+Chromium is the one USERSIM_CHROMIUM names, else `chromium` on PATH (the Debian package, which
+`make test` installs through scripts/test-services.sh). Without it the test fails, unless
 USERSIM_OPTIONAL_SKIP=1.
 """
 
@@ -26,12 +27,20 @@ from usersim.reports.summary import build_summary
 
 
 def chromium() -> str:
-    found = shutil.which("chromium") or ("/usr/bin/chromium" if Path("/usr/bin/chromium").is_file() else None)
+    named = os.environ.get("USERSIM_CHROMIUM")
+    if named:
+        if Path(named).is_file() and os.access(named, os.X_OK):
+            return named
+        pytest.fail(f"USERSIM_CHROMIUM={named} is not an executable file")
+    found = shutil.which("chromium")
     if found:
         return found
     if os.environ.get("USERSIM_OPTIONAL_SKIP") == "1":
         pytest.skip("chromium is not installed (USERSIM_OPTIONAL_SKIP=1)")
-    pytest.fail("headless Chromium is needed: apt-get install -y chromium (or set USERSIM_OPTIONAL_SKIP=1)")
+    pytest.fail(
+        "headless Chromium is needed and none is on PATH: run `make test-services` (what `make test` "
+        "runs first; it installs Debian's chromium), or set USERSIM_CHROMIUM (or USERSIM_OPTIONAL_SKIP=1)"
+    )
 
 
 def dump_dom(page: Path, profile: Path) -> str:
