@@ -4,7 +4,9 @@
 concept has `words` (how a question names it) and `fields` (words in a fact's key, label or
 description that mean it), so a persona fact `employee_id` is grounded to `id` and answers the
 staff-ID question. Where concepts overlap in a question the longest match wins: "从哪里出发" is
-origin, never the exit city that its prefix "从哪里出" would be. Users add concepts or synonyms in
+origin, never the exit city that its prefix "从哪里出" would be. A concept may `implies` broader ones:
+asking the first city one lands in (entry_city: 想先到哪个城市, where do you land first) asks the
+destination too. Users add concepts or synonyms in
 their own resource folder (`<code>/acts.yaml`, key `concepts`).
 """
 
@@ -106,9 +108,22 @@ def concepts_in(text: str, codes: list[str] | None = None) -> list[ConceptHit]:
     return list(seen.values())
 
 
+def implied(concept: str) -> set[str]:
+    """The broader concepts a concept's question also asks (`implies` in acts.yaml): asking the
+    first city one lands in (entry_city) asks where the trip goes (destination)."""
+    out: set[str] = set()
+    for code in language_codes():
+        out |= {str(c) for c in _spec(code, concept).get("implies", ()) or ()}
+    return out
+
+
 def names(text: str, concept: str, codes: list[str] | None = None) -> ConceptHit | None:
-    """Whether `text` names `concept` (after longest-match resolution against every concept)."""
-    return next((h for h in concepts_in(text, codes) if h.concept == concept), None)
+    """Whether `text` names `concept` (after longest-match resolution against every concept), or a
+    narrower concept that implies it."""
+    hits = concepts_in(text, codes)
+    return next((h for h in hits if h.concept == concept), None) or next(
+        (h for h in hits if concept in implied(h.concept)), None
+    )
 
 
 def shadowed(text: str, start: int, end: int, codes: list[str] | None = None) -> ConceptHit | None:
