@@ -100,6 +100,13 @@ def find_number(word: str, text: str) -> str | None:
     for v, a, b in quantity.numerals_in(text):
         if abs(v - want) < 1e-9:
             return text[a:b]
+    # a number with a scale after it (10 万 = 100000, 8-9 万, 1.5k): by its scaled value, a range
+    # by both ends
+    asked = quantity.parse(word)
+    high = asked.high if asked is not None else None
+    for q in quantity.quantities(text):
+        if q.scale != 1 and abs(q.value - want) < 1e-9 and (high is None or q.high == high):
+            return text[q.start : q.end]
     return None
 
 
