@@ -4,7 +4,8 @@ hypothetical or neutral, with the cue that decided it and how sure the reading i
 The cues are resources (`data/<code>/polarity.yaml`): groups of phrases, each with the polarity
 it gives, which way it reaches (forward: the mention follows the cue, "不再去环球影城", "cannot be
 refunded"; backward: it precedes, "MacBook Pro 超出预算", "the XPS exceeds your budget") and how
-far (near: a few words, clause: to the clause end or a scope breaker like 而是 / but). Idioms that
+far (adjacent: the mention right after it; near: a few words; clause: to the clause end or a
+scope breaker like 而是 / but). Idioms that
 contain a negation but recommend ("不要错过", "can't go wrong with") are masked first. Every
 language's cues are read in every text (replies mix scripts: "OPPO A3 ❌ Not recommended").
 
@@ -88,6 +89,11 @@ class Reader(ItemReader):
             # make a sure reading; a few others ("没有直飞航班": the negation may be about 直飞)
             # an unsure one; more, and the cue is about something else
             gap = self._gap(between)
+            if h.group.scope == "adjacent":  # only the mention right after it ("from Tokyo to Kyoto")
+                if gap == 0:
+                    neg_before = (h, h.group.sure)
+                    break
+                continue
             if gap <= _near_gap(h.group.code):
                 neg_before = (h, gap == 0 and h.group.sure)
             break
