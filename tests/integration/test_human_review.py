@@ -11,7 +11,9 @@ from tests.integration.test_cli_run import records, usersim
 def test_review_export_label_import_updates_results_store_and_report(tmp_path):
     out = tmp_path / "run"
     # queued for human review, nothing is judged yet: exit 3 unless accepted
-    queued_run = usersim("run", "--id", "B1-EI-03", "--out", str(tmp_path / "q"), "--no-progress", check=False)
+    queued_run = usersim(
+        "run", "--id", "B1-EI-03", "--out", str(tmp_path / "q"), "--no-progress", check=False
+    )
     assert queued_run.returncode == 3 and "nothing was judged" in queued_run.stderr
     usersim("run", "--id", "B1-EI-03", "--out", str(out), "--no-progress", "--allow-unjudged")
     before = records(out)

@@ -287,7 +287,9 @@ def count(params: CountParams, ctx: CheckContext) -> Outcome:
         try:
             what, read = _catalog_items(reader, params.catalog)
         except ImportError:
-            return Outcome(None, "cannot look up catalog items: sandbox.catalog is not available in this build")
+            return Outcome(
+                None, "cannot look up catalog items: sandbox.catalog is not available in this build"
+            )
     elif params.pattern is None:
         what, read = _items(reader)
     else:
