@@ -22,6 +22,11 @@ def fold(value: Any) -> str:
     return str(value).strip().casefold()
 
 
+def allowed(want: Any) -> set[str]:
+    """The folded values a scope field allows: one value, or a list of them ([] allows no one)."""
+    return {fold(x) for x in (want if isinstance(want, list) else [want])}
+
+
 @dataclass
 class Scope:
     """Records in and out of the authenticated scope, and an index of record keys."""
@@ -35,7 +40,11 @@ class Scope:
 
     @property
     def label(self) -> str:
-        return ", ".join(f"{k}={v}" for k, v in self.wanted.items())
+        if self.wanted and not any(allowed(v) for v in self.wanted.values()):
+            return "nobody verified (" + ", ".join(f"{k} of no one" for k in self.wanted) + ")"
+        return ", ".join(
+            f"{k}={'/'.join(map(str, v)) if isinstance(v, list) else v}" for k, v in self.wanted.items()
+        )
 
     def of(self, value: Any) -> tuple[Row, str] | None:
         """(row, side) of the record whose key is `value`, or None."""
@@ -64,7 +73,7 @@ def build_scope(tables: Tables, keys: dict[str, str], wanted: dict[str, Any]) ->
     for row, rec in rows.items():
         for f, want in wanted.items():
             if f in rec:
-                inside = fold(rec[f]) == fold(want)
+                inside = fold(rec[f]) in allowed(want)
                 sc.side[row] = "in" if inside and sc.side.get(row) != "out" else "out"
                 sc.why[row] = f"{f}={rec[f]}"
     key_tables = {k: t for t, k in sc.keys.items()}
