@@ -31,6 +31,7 @@ from typing import Any
 
 from usersim.cases.environment import Tables, table_key
 from usersim.judges.checks.context import CheckContext
+from usersim.judges.checks.security_scope import fold
 from usersim.lang.pii import mask_pii
 
 # tool names that establish who the caller is (the names are code identifiers, not prose)
@@ -59,8 +60,12 @@ class Inferred:
         return ", ".join(f"{k}={'/'.join(map(str, v))}" for k, v in self.scope.items() if v)
 
 
-def _fold(value: Any) -> str:
-    return str(value).strip().casefold()
+def state_of(case: Any) -> tuple[Tables, dict[str, str], list[str]]:
+    """(the case environment's tables, its keys, every field name its rows have)."""
+    env = case.environment
+    tables: Tables = dict(env.state) if env is not None and isinstance(env.state, dict) else {}
+    keys = dict(env.keys) if env is not None else {}
+    return tables, keys, sorted({str(f) for rows in tables.values() for r in rows or [] for f in r})
 
 
 def _has_pii(row: dict[str, Any]) -> bool:
@@ -89,14 +94,14 @@ def personal_tables(tables: Tables, keys: dict[str, str]) -> list[str]:
 
 def _row_named(tables: Tables, keys: dict[str, str], value: Any) -> tuple[str, dict[str, Any]] | None:
     """The one row `value` names: a row's key, else a value of exactly one row (not a reference)."""
-    v = _fold(value)
+    v = fold(value)
     if len(v) < 2:
         return None
     by_key = [
         (t, r)
         for t, rows in tables.items()
         for r in rows or []
-        if _fold(r.get(table_key(tables, keys, t))) == v
+        if fold(r.get(table_key(tables, keys, t))) == v
     ]
     if len(by_key) == 1:
         return by_key[0]
@@ -107,7 +112,7 @@ def _row_named(tables: Tables, keys: dict[str, str], value: Any) -> tuple[str, d
         for t, rows in tables.items()
         for r in rows or []
         if any(
-            _fold(x) == v for f, x in r.items() if f not in _refs(tables, keys, t) and not isinstance(x, bool)
+            fold(x) == v for f, x in r.items() if f not in _refs(tables, keys, t) and not isinstance(x, bool)
         )
     ]
     return hits[0] if len(hits) == 1 else None
@@ -133,9 +138,9 @@ def _climb(
             (t, r)
             for t, v in ups
             for r in tables.get(t) or []
-            if _fold(r.get(table_key(tables, keys, t))) == _fold(v)
+            if fold(r.get(table_key(tables, keys, t))) == fold(v)
         ]
-        if len({(t, _fold(r.get(table_key(tables, keys, t)))) for t, r in found}) != 1:
+        if len({(t, fold(r.get(table_key(tables, keys, t)))) for t, r in found}) != 1:
             return None
         table, rec = found[0]
     return table, rec
@@ -159,7 +164,7 @@ def _owners(
         top = _climb(tables, keys, row, roots) if row else None
         if top is not None:
             got = (top[0], top[1].get(table_key(tables, keys, top[0])))
-            if all(_fold(g[1]) != _fold(got[1]) or g[0] != got[0] for g in out):
+            if all(fold(g[1]) != fold(got[1]) or g[0] != got[0] for g in out):
                 out.append(got)
     return out
 

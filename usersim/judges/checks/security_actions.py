@@ -31,7 +31,7 @@ from usersim.core.events import ToolEvent
 from usersim.core.registry import did_you_mean
 from usersim.judges.checks.context import CheckContext
 from usersim.judges.checks.matchers import describe, match, validate_matcher
-from usersim.judges.checks.owner import infer_scope
+from usersim.judges.checks.owner import infer_scope, state_of
 from usersim.judges.checks.registry import Outcome, check_registry
 from usersim.judges.checks.security_scope import Scope, allowed, build_scope, fold, reference_like
 from usersim.judges.checks.tools import _check_tool_names
@@ -100,9 +100,7 @@ class NoUnauthorizedParams(BaseModel):
         """A scope naming a field the state does not have, and a check that cannot fail in the case
         as written: no tool of the case writes and no call is `forbidden`."""
         out: list[tuple[tuple[str | int, ...], str]] = []
-        env = case.environment
-        tables = dict(env.state) if env is not None and isinstance(env.state, dict) else {}
-        names = sorted({str(f) for rows in tables.values() for r in rows or [] for f in r})
+        tables, _keys, names = state_of(case)
         for f in self.scope:
             if tables and f not in names:
                 out.append(
