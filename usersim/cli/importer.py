@@ -113,7 +113,9 @@ def importer(
         convs = [c for f in files for c in read_conversations(f, fmt)]
         source = EnvSource.read(environment, out_dir) if environment else None
     except ImportFormatError as exc:
-        raise click.ClickException(str(exc)) from None
+        # the input cannot be read as asked (a usage error, like a malformed case): exit 2
+        click.echo(f"Error: {exc}", err=True)
+        raise SystemExit(2) from None
     masked: dict[str, int] = {}
     cases: list[Path] = []
     personas: list[Path] = []
