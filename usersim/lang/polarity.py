@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from usersim.lang.cues import NEGATIVE, NEUTRAL, Confidence, Polarity, Reading, _conf, _gap, _list, _near_gap
+from usersim.lang.inline_marks import governing_mark
 from usersim.lang.item_polarity import ItemReader
 from usersim.lang.resources import Cue, detect, resources
 from usersim.lang.segment import Span
@@ -49,7 +50,11 @@ class Reader(ItemReader):
         # in a table the cells beside a mention are read as the row's verdict or cells, not as clauses
         subject = self._subject(idx, start)
         joined = None if in_table or not subject else self._joined(idx)
-        inner = self._in_clause(idx, start, end, subject) or joined
+        marked = None if in_table else self._inline_mark(idx, start, end)
+        if marked is not None and marked[1] > 1:  # several marks: each judges its own part
+            inner: Reading | None = marked[0]
+        else:
+            inner = self._in_clause(idx, start, end, subject) or (marked and marked[0]) or joined
         if inner and inner.set_aside:  # excluded, rejected, negated, compared against
             return inner
         outer = self._question(idx, start) or self._hypothetical(idx, start)
@@ -59,6 +64,17 @@ class Reader(ItemReader):
             return inner
         item = self._item_of(start)
         return (item and self._item_reading(item)) or NEUTRAL
+
+    def _inline_mark(self, idx: int, start: int, end: int) -> tuple[Reading, int] | None:
+        """(the reading the ✅/❌ mark judging this part of the clause gives, how many marks the
+        clause has): lang.inline_marks."""
+        c = self.clauses[idx]
+        got = governing_mark(self.text, c.start, c.end, start, end)
+        if got is None:
+            return None
+        mark, count = got
+        cue = Cue(f"segment.marks.{mark.kind}", mark.start, mark.end, mark.text)
+        return Reading(mark.kind, "confident", (cue,)), count  # type: ignore[arg-type]
 
     def _subject(self, idx: int, start: int) -> bool:
         """Whether the mention opens its clause (after scope-keeping words and earlier conjuncts):
