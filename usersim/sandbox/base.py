@@ -20,8 +20,9 @@ from usersim.sandbox.clock import today_of
 from usersim.sandbox.injection import inject
 from usersim.sandbox.intercepts import apply_intercept, find_intercept, intercept_hit
 from usersim.sandbox.mock import answer_mock, mock_schema
+from usersim.sandbox.offer import offered_tool_names
 from usersim.sandbox.skills.loader import Skill, load_skills
-from usersim.sandbox.tools import DEFAULT_TOOLS, ToolContext, ToolError, tool_registry
+from usersim.sandbox.tools import ToolContext, ToolError, tool_registry
 
 PROMPT_FILE = Path(__file__).parent / "system_prompt.md"
 PROMPT_FILES = {"zh": PROMPT_FILE, "en": Path(__file__).parent / "system_prompt.en.md"}
@@ -74,20 +75,14 @@ class Sandbox:
         # The domain state of this conversation: a fresh copy of the case's environment.
         self.env: EnvState | None = EnvState(case.environment) if case.environment else None
         env_tools = list(self.env.tools) if self.env else []
-        if case.tools is not None:
-            base = case.tools
-        else:  # a domain case (its own tools) does not get the travel/shopping tools unless it lists them
-            base = [] if case.environment else DEFAULT_TOOLS
-        names = [n for n in base if n != "load_skill"]
-        # the case's own tools are always available
-        names += [n for n in [*self.mocks, *env_tools] if n not in names]
+        names = offered_tool_names(case, skills_on=bool(self.skills))
         for n in names:
-            if n not in tool_registry and n not in self.mocks and n not in env_tools:
+            if n not in tool_registry and n not in self.mocks and n not in env_tools and n != "load_skill":
                 raise UnknownNameError(
                     f"Unknown tool '{n}' in case {case.id} field 'tools'.{did_you_mean(n, tool_registry.names())} "
                     f"Available: {', '.join(tool_registry.names())}"
                 )
-        self.tool_names: list[str] = names + (["load_skill"] if self.skills else [])
+        self.tool_names: list[str] = names
         self._schemas: list[dict[str, Any]] | None = None  # tool_schemas(), built on first use
         self._prompt: str | None = None  # system_prompt(), the same every agent turn
         self.calls: Counter[str] = Counter()

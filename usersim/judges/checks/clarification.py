@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -19,9 +20,13 @@ from usersim.core.registry import did_you_mean
 from usersim.core.saferegex import case_regex
 from usersim.judges.checks.context import CheckContext
 from usersim.judges.checks.registry import Outcome, check_registry
+from usersim.judges.checks.vacuity import Problems, matches_empty, never_fails, never_passes
 from usersim.lang import concepts
 from usersim.lang.acts import Act, questions
 from usersim.lang.phrases import find
+
+if TYPE_CHECKING:
+    from usersim.cases.schema import Case
 
 CONCEPT = "concept:"
 
@@ -88,6 +93,36 @@ class AskedClarificationParams(BaseModel):
     @classmethod
     def _valid(cls, v: list[list[str] | str]) -> Groups:
         return _groups(v)
+
+    def case_problems(self, case: Case) -> Problems:
+        """No question needed and none forbidden (min 0 alone), bounds no count meets, and a topic
+        word found in every question (blank, or a regex matching the empty string)."""
+        out: Problems = []
+        if self.min_questions == 0 and self.max_questions is None and not self.about and not self.not_about:
+            why = "min_questions 0 with no max_questions, about or not_about holds for any reply"
+            fix = "Give min_questions >= 1, a max_questions (0 = no question allowed) or topics"
+            out.append((("min_questions",), never_fails("asked_clarification", why, fix)))
+        if self.max_questions is not None and self.min_questions > self.max_questions:
+            why = f"min_questions {self.min_questions} is above max_questions {self.max_questions}"
+            out.append((("min_questions",), never_passes("asked_clarification", why, "Fix the bounds")))
+        for name in ("about", "not_about"):
+            for i, group in enumerate(getattr(self, name)):
+                for j, w in enumerate(group):
+                    if not w.strip():
+                        out.append(
+                            ((name, i, j), "a blank topic word matches nothing; write the word or remove it")
+                        )
+                    elif w.startswith("re:") and matches_empty(w[3:]):
+                        effect = (
+                            "forbids every question" if name == "not_about" else "is found in every question"
+                        )
+                        out.append(
+                            (
+                                (name, i, j),
+                                f"/{w[3:]}/ matches the empty string, so it {effect}; write what it must contain",
+                            )
+                        )
+        return out
 
 
 @dataclass

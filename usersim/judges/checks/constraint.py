@@ -3,7 +3,7 @@ sandbox catalog, e.g. every recommended laptop weighs <= 1.5 kg."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -12,7 +12,11 @@ from usersim.judges.checks.context import CheckContext
 from usersim.judges.checks.mentions import find_all, match_end
 from usersim.judges.checks.normalize import is_quantity, parse_number
 from usersim.judges.checks.registry import Outcome, check_registry
+from usersim.judges.checks.vacuity import Problems, never_fails
 from usersim.lang.polarity import Reader, Reading
+
+if TYPE_CHECKING:
+    from usersim.cases.schema import Case
 
 Op = Literal["<=", ">=", "<", ">", "==", "!=", "in", "not_in"]
 _NAME_KEYS = ("name", "title", "hotel_name", "flight_no", "product_id", "id")
@@ -51,6 +55,34 @@ class ConstraintParams(BaseModel):
         if self.op in ("<=", ">=", "<", ">") and parse_number(self.value) is None:
             raise ValueError(f"op '{self.op}' needs a number, got {self.value!r}")
         return self
+
+    def case_problems(self, case: Case) -> Problems:
+        """A field no catalog item has, and a constraint every item of the catalog satisfies (no
+        recommendation can break it)."""
+        try:
+            from usersim.sandbox.catalog import CATALOGS
+        except ImportError:
+            return []
+        items = [_as_dict(i) for i in CATALOGS[self.catalog]()]
+        values = [v for i in items if (v := field_value(i, self.field)) is not None]
+        if not values:
+            fields = {f for i in items for f in _dotted(i)}
+            why = f"no {self.catalog} item has a field '{self.field}'.{did_you_mean(self.field, fields)}"
+            return [(("field",), why + f" Fields: {', '.join(sorted(fields)[:30])}")]
+        if all(satisfies(v, self.op, self.value) for v in values):
+            why = f"every {self.catalog} item has {self.field} {self.op} {self.value}, so no recommendation breaks it"
+            return [(("value",), never_fails("constraint", why, "Give the bound the user asked for"))]
+        return []
+
+
+def _dotted(item: dict[str, Any], prefix: str = "") -> list[str]:
+    """Field names of an item, nested ones dotted (specs.ram)."""
+    out: list[str] = []
+    for k, v in item.items():
+        out.append(prefix + k)
+        if isinstance(v, dict):
+            out += _dotted(v, prefix + k + ".")
+    return out
 
 
 def _as_dict(item: Any) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from usersim.core.errors import CaseError
 from usersim.judges.checks.context import CheckContext
 from usersim.judges.checks.matchers import describe, is_operator, match, validate_matcher, values_equal
 from usersim.judges.checks.registry import Outcome, check_registry
+from usersim.judges.checks.vacuity import never_fails
 
 
 class FinalStateParams(BaseModel):
@@ -67,7 +68,12 @@ class FinalStateParams(BaseModel):
         environment cannot have; `usersim validate` prints them at their file:line."""
         if case.environment is None:
             return [((), "the case declares no `environment`, so there is no state to check")]
-        return shape_problems(self, StateShape.of(case.environment))
+        out = shape_problems(self, StateShape.of(case.environment))
+        if not self.strict and not any(self.expect.values()) and not any(self.absent.values()):
+            why = "strict: false with nothing in expect or absent checks nothing"
+            fix = "Give the records the state must hold, or strict: true (nothing else may change)"
+            out.append((("strict",), never_fails("final_state", why, fix)))
+        return out
 
 
 def shape_problems(

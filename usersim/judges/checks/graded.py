@@ -24,19 +24,23 @@ is configured — never a guessed level.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from usersim.cases.grading import FAILED_LEVEL as FAILED
-from usersim.cases.grading import GradingSpec
+from usersim.cases.grading import GRADING_SCALES, GradingSpec
 from usersim.core.errors import CaseError
 from usersim.core.saferegex import case_regex
 from usersim.judges.checks.context import CheckContext
 from usersim.judges.checks.graded_reading import Marker, ReplyReading, marker_name, questions_in, read_reply
 from usersim.judges.checks.registry import Outcome, check_registry, evaluate
+from usersim.judges.checks.vacuity import Problems, matches_empty, never_fails, never_passes
 from usersim.lang import Cue
 from usersim.lang.phrases import finditer
+
+if TYPE_CHECKING:
+    from usersim.cases.schema import Case
 
 
 class GradedParams(BaseModel):
@@ -83,6 +87,48 @@ class GradedParams(BaseModel):
 
             check_registry.parse(spec, CASE_TOOLS.get())  # the case's own tools stay valid in done checks
         return v
+
+    def case_problems(self, case: Case) -> Problems:
+        """The scale's required part missing, a pass mark every
+        reachable level meets or none does, a marker found in every reply, and the `done` checks'
+        own problems."""
+        grading = case.judging.grading
+        if grading is None:  # the case schema requires judging.grading with a graded check
+            return []
+        out: Problems = []
+        if grading.scale in FAILED and not self.done:
+            out.append(
+                (("done",), f"a {grading.scale} grade needs `done` checks (when the referent was resolved)")
+            )
+        if grading.scale not in FAILED and not self.new:
+            out.append(
+                (("new",), f"a {grading.scale} grade needs `new` markers (what the new instruction shows)")
+            )
+        levels = GRADING_SCALES[grading.scale]
+        if grading.scale in FAILED:
+            levels = [lv for lv in levels if lv.code in (grading.scenario, FAILED[grading.scale])]
+        points = sorted(lv.points for lv in levels)
+        if grading.threshold <= points[0]:
+            why = f"every level of the {grading.scale} scale reaches pass_at {grading.threshold}"
+            out.append(
+                ((), never_fails("graded", why, "Give judging.grading.pass_at above the lowest level"))
+            )
+        elif grading.threshold > points[-1]:
+            why = f"no level this case can reach has {grading.threshold} points (at most {points[-1]})"
+            out.append(((), never_passes("graded", why, "Lower judging.grading.pass_at")))
+        for name in ("new", "old"):
+            for i, m in enumerate(getattr(self, name)):
+                for alt in [m] if isinstance(m, str) else m:
+                    if alt.startswith("re:") and matches_empty(alt[3:]):
+                        out.append(
+                            ((name, i), f"/{alt[3:]}/ matches the empty string, so it is in every reply")
+                        )
+        for i, spec in enumerate(self.done):
+            ctype, params = check_registry.parse(spec, case.own_tool_names)
+            hook = getattr(params, "case_problems", None)
+            if callable(hook):
+                out += [(("done", i, ctype.name, *loc), msg) for loc, msg in hook(case)]
+        return out
 
 
 def _replies(params: GradedParams, ctx: CheckContext) -> list[tuple[int, str]]:

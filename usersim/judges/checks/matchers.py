@@ -76,6 +76,11 @@ def validate_matcher(matcher: Any, where: str) -> None:
             validate_matcher(arg, f"{where}.each")
         if op == "contains" and not isinstance(arg, str):
             raise ValueError(f"{where}: contains needs a string")
+        if op == "contains" and not "".join(arg.split()):
+            raise ValueError(
+                f"{where}: {{contains: {arg!r}}} is in every value, so it accepts anything; write the "
+                "text the value must contain, or {present: true} if any value will do"
+            )
         if op == "place" and not (isinstance(arg, str) and known_place(arg)):
             raise ValueError(
                 f"{where}: place needs a city, airport or sight the place data knows (上海, PVG, 浦东机场, "

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from usersim.judges.checks.context import CheckContext
 from usersim.judges.checks.registry import Outcome, check_registry
+from usersim.judges.checks.vacuity import Problems, never_fails
+
+if TYPE_CHECKING:
+    from usersim.cases.schema import Case
 
 
 def fuzzy_match(expected: str, output: str) -> bool:
@@ -52,6 +56,28 @@ class MemoryRecallParams(BaseModel):
     facts: list[Fact] = Field(min_length=1, description="Key facts to recall.")
     threshold: float = Field(default=0.5, ge=0, le=1, description="Pass when the score reaches this.")
     scope: Literal["final", "assistant", "first"] = Field(default="final", description="Replies to read.")
+
+    def case_problems(self, case: Case) -> Problems:
+        """A threshold of 0 (every score reaches it) and a blank fact or fuzzy wording (found in
+        every reply: credit for nothing)."""
+        out: Problems = []
+        if self.threshold == 0:
+            why = "every recall score reaches a threshold of 0"
+            out.append(
+                (
+                    ("threshold",),
+                    never_fails("memory_recall", why, "Give the share of facts needed, e.g. 0.5"),
+                )
+            )
+        for i, fact in enumerate(self.facts):
+            if not fact.expected.strip():
+                out.append((("facts", i, "expected"), "a blank fact is in every reply; write the fact"))
+            for j, alt in enumerate(fact.fuzzy):
+                if not alt.strip():
+                    out.append(
+                        (("facts", i, "fuzzy", j), "a blank fuzzy wording is in every reply; remove it")
+                    )
+        return out
 
 
 @check_registry.register("memory_recall", MemoryRecallParams)

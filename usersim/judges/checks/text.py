@@ -14,12 +14,15 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from usersim.core.registry import did_you_mean
 from usersim.judges.checks.context import CheckContext
 from usersim.judges.checks.registry import Outcome, check_registry
+from usersim.judges.checks.vacuity import Problems, matches_empty, never_fails, never_passes
 
 # the language layer is imported by the checks when they run: validating a case's params reads no
 # text (mentions, polarity, layout and segment are ~25 ms of imports)
 if TYPE_CHECKING:
+    from usersim.cases.schema import Case
     from usersim.judges.checks.mentions import Mention
     from usersim.lang.layout import Item
     from usersim.lang.polarity import Reader, Reading
@@ -45,6 +48,37 @@ class KeywordsParams(_Params):
         if not (self.any or self.all or self.none):
             raise ValueError("give at least one of any / all / none")
         return self
+
+    def case_problems(self, case: Case) -> Problems:
+        """A blank keyword (found nowhere: it forbids nothing, and cannot be met), synonyms of a
+        word the check never reads, and a word both required and forbidden."""
+        out: Problems = []
+        for name in ("any", "all", "none"):
+            for i, w in enumerate(getattr(self, name)):
+                if not w.strip():
+                    what = "forbids nothing" if name == "none" else "can never be found"
+                    out.append(((name, i), f"a blank keyword {what}; write the word or remove it"))
+        words = {w.strip().casefold(): w for w in [*self.any, *self.all, *self.none] if w.strip()}
+        for key, spellings in self.synonyms.items():
+            if key.strip().casefold() not in words:
+                out.append(
+                    (
+                        ("synonyms", key),
+                        f"synonyms of '{key}' are never used: '{key}' is not in any / all / none."
+                        f"{did_you_mean(key, set(words.values()))}",
+                    )
+                )
+            for j, alt in enumerate(spellings):
+                if not str(alt).strip():
+                    out.append((("synonyms", key, j), "a blank synonym can never be found; remove it"))
+        required = {w.strip().casefold() for w in self.all if w.strip()}
+        if len(self.any) == 1 and self.any[0].strip():
+            required.add(self.any[0].strip().casefold())
+        for i, w in enumerate(self.none):
+            if w.strip().casefold() in required:
+                why = f"'{w}' is both required (any / all) and forbidden (none)"
+                out.append((("none", i), never_passes("keywords", why, "Keep it in one list")))
+        return out
 
 
 def _as(word: str, m: Mention | None) -> str:
@@ -166,8 +200,6 @@ class CountParams(_Params):
         except ImportError:  # no sandbox in this build: the lookup reports it when the check runs
             return v
         if v not in CATALOGS:
-            from usersim.core.registry import did_you_mean
-
             raise ValueError(
                 f"unknown catalog '{v}'.{did_you_mean(v, set(CATALOGS))} Catalogs: {', '.join(CATALOGS)}"
             )
@@ -180,6 +212,33 @@ class CountParams(_Params):
         if self.pattern is not None and self.catalog is not None:
             raise ValueError("give pattern or catalog, not both")
         return self
+
+    def case_problems(self, case: Case) -> Problems:
+        """Bounds every count meets (at least 0 alone) or none can (min above max), and a pattern
+        that matches the empty string (found in every reply)."""
+        out: Problems = []
+        if self.exactly is None and self.max is None and self.min == 0:
+            out.append(
+                (
+                    ("min",),
+                    never_fails(
+                        "count", "every reply has at least 0 items", "Give min >= 1, a max or exactly"
+                    ),
+                )
+            )
+        lo = max(x for x in (self.min, self.exactly, 0) if x is not None)
+        hi = min((x for x in (self.max, self.exactly) if x is not None), default=None)
+        if hi is not None and lo > hi:
+            out.append(((), never_passes("count", f"no count is {self.bounds()}", "Fix the bounds")))
+        if self.pattern is not None and matches_empty(self.pattern):
+            out.append(
+                (
+                    ("pattern",),
+                    f"/{self.pattern}/ matches the empty string, so it is found in every reply; "
+                    "write what the pattern must contain (e.g. + instead of *)",
+                )
+            )
+        return out
 
     def ok(self, n: int) -> bool:
         return (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -13,6 +13,10 @@ from usersim.judges.checks.context import Call, CheckContext
 from usersim.judges.checks.matchers import describe, match, validate_matcher
 from usersim.judges.checks.normalize import resolve_date
 from usersim.judges.checks.registry import Outcome, check_registry
+from usersim.judges.checks.vacuity import Problems, never_fails, never_passes, offered_tools
+
+if TYPE_CHECKING:
+    from usersim.cases.schema import Case
 
 
 class _Params(BaseModel):
@@ -133,6 +137,13 @@ class ToolCalledParams(_Params):
                 validate_matcher(matcher, f"or_each_of.{i}.{param}")
         return v
 
+    def case_problems(self, case: Case) -> Problems:
+        """Acceptable tools none of which the agent is given: no call can match."""
+        missing = _not_offered(_names(self.tool), case)
+        if missing is None or len(missing) < len(_names(self.tool)):
+            return []
+        return [(("tool",), never_passes("tool_called", _offer_text(missing, case), _OFFER_FIX))]
+
 
 def _span_problem(span: Span, call: Call, ctx: CheckContext) -> str | None:
     a, b = call.arguments.get(span.start), call.arguments.get(span.end)
@@ -237,6 +248,16 @@ class ToolNotCalledParams(_Params):
     def _known(cls, v: str | list[str]) -> str | list[str]:
         return _check_tool_names(v)
 
+    def case_problems(self, case: Case) -> Problems:
+        """Forbidden tools the agent is never given: they cannot be called."""
+        missing = _not_offered(_names(self.tool), case)
+        if not missing:
+            return []
+        loc: tuple[str | int, ...] = (
+            ("tool",) if isinstance(self.tool, str) else ("tool", _names(self.tool).index(missing[0]))
+        )
+        return [(loc, never_fails("tool_not_called", _offer_text(missing, case), _OFFER_FIX))]
+
 
 @check_registry.register("tool_not_called", ToolNotCalledParams)
 def tool_not_called(params: ToolNotCalledParams, ctx: CheckContext) -> Outcome:
@@ -261,6 +282,31 @@ class ToolOrderParams(_Params):
     @classmethod
     def _known(cls, v: str | list[str]) -> str | list[str]:
         return _check_tool_names(v)
+
+    def case_problems(self, case: Case) -> Problems:
+        """A tool in the order that the agent is never given: it is never called."""
+        missing = _not_offered(self.tools, case)
+        if not missing:
+            return []
+        loc = ("tools", self.tools.index(missing[0]))
+        return [(loc, never_passes("tool_order", _offer_text(missing, case), _OFFER_FIX))]
+
+
+_OFFER_FIX = "Add it to the case's `tools:` (or mock_tools), or name a tool the agent has"
+
+
+def _not_offered(names: list[str], case: Case) -> list[str] | None:
+    """The names the case never gives its agent (None when that cannot be known in this build)."""
+    offered = offered_tools(case)
+    return None if offered is None else [n for n in names if n not in offered]
+
+
+def _offer_text(missing: list[str], case: Case) -> str:
+    offered = offered_tools(case) or set()
+    shown = ", ".join(sorted(offered)[:12]) + (" …" if len(offered) > 12 else "")
+    domain = case.tools is None and case.environment is not None
+    note = "; a domain case has only its own unless `tools:` adds more" if domain else ""
+    return f"the agent is never given {', '.join(missing)} (its tools here: {shown or 'none'}{note})"
 
 
 @check_registry.register("tool_order", ToolOrderParams)
