@@ -17,7 +17,9 @@ from usersim.cases.loader import deep_merge, load_cases_partial
 
 ROOT = Path(__file__).resolve().parents[2]
 BANK = ROOT / "examples" / "bank"
-ENTRIES: list[dict[str, Any]] = yaml.safe_load((Path(__file__).parent / "data" / "vacuous_checks.yaml").read_text("utf-8"))
+ENTRIES: list[dict[str, Any]] = yaml.safe_load(
+    (Path(__file__).parent / "data" / "vacuous_checks.yaml").read_text("utf-8")
+)
 
 TRAVEL = {
     "id": "VAC-T",

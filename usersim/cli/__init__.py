@@ -38,6 +38,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "otel": ("usersim.cli.otel:otel", "Export stored runs as OpenTelemetry traces (OTLP/HTTP or OTLP/JSON)."),
     "compare": ("usersim.cli.compare:compare", "Pair two runs and test which differences are regressions."),
     "plan-repeats": ("usersim.cli.compare:plan_repeats", "Repeats needed to detect a drop in pass rate."),
+    "realism": ("usersim.cli.realism:realism", "Compare simulated users with human ones, trait by trait."),
 }
 
 
