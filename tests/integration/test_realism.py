@@ -143,3 +143,36 @@ def test_bad_input_names_what_and_exits_2(runs: dict[str, Path], tmp_path: Path)
     (broken / "results.jsonl").write_text('{"id": "x"}\n', "utf-8")
     res = _realism({**runs, "broken": broken}, human="broken", check=False)
     assert res.returncode == 2 and f"{broken / 'results.jsonl'}:1:" in res.stderr
+
+
+def test_calibration_moves_traits_into_range_and_writes_new_personas(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    originals = {p: p.read_bytes() for p in (runs["bank"] / "personas").glob("*.yaml")}
+    res = _realism(runs, "--out", str(tmp_path), "--calibrate", "--agent", AGENT, "--rounds", "2")
+    report = json.loads((tmp_path / "realism.json").read_text("utf-8"))
+    rows = {r["what"]: r for r in report["calibration"]}
+    # the rule simulator waits to be asked; people volunteer: reveal_policy gradually closes the gap
+    facts = rows["facts revealed unasked"]
+    assert facts["before"].startswith("outside") and facts["after"].startswith("within"), facts
+    changed = [r for w, r in rows.items() if w.startswith("persona ") and "→" in r["after"]]
+    assert changed and any("reveal_policy when_asked → gradually" in r["after"] for r in changed)
+    # what no knob moved is said, not hidden
+    assert "still outside" in rows and "polite turns" in rows["still outside"]["before"]
+    line = next(x for x in res.stdout.splitlines() if x.startswith("calibration ("))
+    assert re.search(r"(\d)/8 traits within before, (\d)/8 after", line)
+    before, after = map(int, re.search(r"(\d)/8 traits within before, (\d)/8 after", line).groups())  # type: ignore[union-attr]
+    assert after > before
+    tuned = sorted((tmp_path / "personas").glob("*.yaml"))
+    assert len(tuned) == len(changed)
+    text = tuned[0].read_text("utf-8")
+    assert text.startswith("# ") and "tuned by `usersim realism --calibrate`" in text
+    usersim("validate", str(tmp_path / "personas"))  # the tuned personas are valid persona files
+    assert {p: p.read_bytes() for p in originals} == originals  # the originals are untouched
+    assert "Calibration: before / after" in (tmp_path / "realism.html").read_text("utf-8")
+
+
+def test_calibrate_needs_an_agent_and_the_cases(runs: dict[str, Path]) -> None:
+    res = usersim("realism", str(runs["sim"]), "--human", str(runs["human"]), "--calibrate", check=False)
+    assert res.returncode == 2
+    assert "--calibrate runs conversations: give --agent SPEC" in res.stderr

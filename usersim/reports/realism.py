@@ -77,7 +77,7 @@ class RealismReport(BaseModel):
     calibration: list[dict] = Field(default_factory=list, description="Before/after rows of --calibrate.")
 
 
-def _dist(values: list[float]) -> Distribution:
+def distribution(values: list[float]) -> Distribution:
     if not values:
         return Distribution(n=0)
     return Distribution(n=len(values), mean=fmean(values), sd=pstdev(values), values=values)
@@ -120,8 +120,8 @@ def _pts(v: float, rate: bool) -> str:
 
 
 def compare_trait(trait: Trait, sim: list[Measured], human: list[Measured], seed: int) -> TraitResult:
-    s = _dist([m.values[trait.key] for m in sim if m.values.get(trait.key) is not None])  # type: ignore[misc]
-    h = _dist([m.values[trait.key] for m in human if m.values.get(trait.key) is not None])  # type: ignore[misc]
+    s = distribution([m.values[trait.key] for m in sim if m.values.get(trait.key) is not None])  # type: ignore[misc]
+    h = distribution([m.values[trait.key] for m in human if m.values.get(trait.key) is not None])  # type: ignore[misc]
     base = dict(key=trait.key, label=trait.label, unit=trait.unit, meaning=trait.meaning, rate=trait.rate)
     if s.n < MIN_PER_TRAIT or h.n < MIN_PER_TRAIT:
         why = (
