@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from usersim.core.events import Blame, SimEvent, SkillEvent, Stop, StopReason, ToolEvent, Usage
+from usersim.core.messages import Message, ToolCall
 from usersim.core.timeline import TimelineSpan
 from usersim.core.verdict import Status, Verdict
 
@@ -167,3 +168,23 @@ class RunRecord(Strict):
     error: str | None = Field(default=None, description="Harness error, if the conversation could not run.")
     started_at: str = Field(description="UTC ISO time the conversation started.")
     duration_s: float = Field(description="Wall time in seconds.")
+
+
+def to_message(m: TranscriptMessage) -> Message:
+    """A stored transcript message as the graph's Message."""
+    return Message(
+        role=m.role,
+        content=m.content,
+        tool_calls=[
+            ToolCall(id=c.get("id", ""), name=c["name"], arguments=c.get("arguments") or {})
+            for c in m.tool_calls or []
+        ],
+        tool_call_id=m.tool_call_id,
+        name=m.name,
+        is_error=bool(m.is_error),
+    )
+
+
+def messages_of(record: RunRecord) -> list[Message]:
+    """A record's whole transcript as graph Messages."""
+    return [to_message(m) for m in record.transcript]

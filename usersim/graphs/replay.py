@@ -5,26 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from usersim.core.events import Stop
-from usersim.core.messages import Message, ToolCall
-from usersim.core.record import RunRecord, TranscriptMessage
-
-
-def to_message(m: TranscriptMessage) -> Message:
-    return Message(
-        role=m.role,  # type: ignore[arg-type]
-        content=m.content,
-        tool_calls=[
-            ToolCall(id=c.get("id", ""), name=c["name"], arguments=c.get("arguments") or {})
-            for c in m.tool_calls or []
-        ],
-        tool_call_id=m.tool_call_id,
-        name=m.name,
-        is_error=bool(m.is_error),
-    )
-
-
-def messages_of(record: RunRecord) -> list[Message]:
-    return [to_message(m) for m in record.transcript]
+from usersim.core.record import RunRecord, messages_of, to_message  # noqa: F401  (re-exported)
 
 
 def turn_starts_of(record: RunRecord) -> list[int]:

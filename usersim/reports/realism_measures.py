@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from usersim.cases.schema import Case
 from usersim.core.messages import Message
-from usersim.core.record import RunRecord
+from usersim.core.record import RunRecord, messages_of
 from usersim.judges.base import JudgeState
 from usersim.judges.fidelity_evidence import Conversation, read_conversation
 from usersim.personas.schema import Persona
@@ -141,8 +141,6 @@ def _user_turns(record: RunRecord, conv: Conversation, side: Side) -> list[tuple
 
 def measure(record: RunRecord, case: Case, persona: Persona, side: Side) -> Measured:
     """Every trait of one conversation (None where it does not apply)."""
-    from usersim.graphs.replay import messages_of
-
     messages = messages_of(record)
     state = JudgeState(history_len=record.history_len, turns=record.turns)
     conv = read_conversation(messages, case, state, persona)
