@@ -151,11 +151,31 @@ def _check(case, cfg, out: Path) -> None:
 
     try:
         check_out_dir(out)
+        _check_folder_agent(cfg, out)
         asyncio.run(check_models([case], cfg))
     except (SpecError, LLMCallError) as exc:
         raise click.UsageError(str(exc)) from None
     except ValueError as exc:  # RunFolderError
         raise click.ClickException(str(exc)) from None
+
+
+def _check_folder_agent(cfg, out: Path) -> None:
+    """A folder of play sessions holds one agent's (graphs.play.session_meta says why)."""
+    if not (out / "results.sqlite").is_file():
+        return
+    from usersim.core.secrets import redact
+    from usersim.graphs.store import RunStore
+
+    store = RunStore(out / "results.sqlite")
+    try:
+        agent = store.get_meta().get("agent")
+    finally:
+        store.close()
+    if agent not in (None, redact(cfg.agent)):
+        raise click.UsageError(
+            f"--out {out} holds sessions with the agent {agent}, not {redact(cfg.agent)}: a folder's "
+            "sessions share one agent (their success rate is its); choose another --out"
+        )
 
 
 def _play(case, cfg, out: Path, seat):

@@ -34,7 +34,7 @@ def next_trial(case: Case, done: set[str], seed: int) -> Trial:
     return Trial(id=tid, case=case, variant=variant, seed=derive_seed(seed, tid), skills_on=None)
 
 
-def session_meta(old: dict, cfg: RunConfig, out: Path, case: Case) -> dict:
+def session_meta(old: dict, cfg: RunConfig, out: Path, trial: Trial) -> dict:
     """The folder's run meta with this session's case added (the first session starts it)."""
     from usersim.graphs.runner import run_meta
 
@@ -44,6 +44,8 @@ def session_meta(old: dict, cfg: RunConfig, out: Path, case: Case) -> dict:
             "sessions share one agent (their success rate is its); choose another --out"
         )
     meta = old or run_meta(cfg, out, [])
+    case = trial.case
+    meta["repeats"] = max(int(meta.get("repeats") or 1), trial.variant.repeat + 1)  # sessions of one case
     meta["case_ids"] = list(dict.fromkeys([*meta.get("case_ids", []), case.id]))
     files = dict(meta.get("case_files", {}))
     if case.file:
@@ -62,8 +64,8 @@ async def play_session(case: Case, cfg: RunConfig, out: Path) -> RunRecord:
     store = RunStore(out / "results.sqlite")  # holds the folder's writer lock while it is open
     try:
         done = store.done_ids()
-        meta = session_meta(store.get_meta(), cfg, out, case)
         trial = next_trial(case, done, cfg.seed)
+        meta = session_meta(store.get_meta(), cfg, out, trial)
         record = await run_trial(trial, cfg, meta["run_id"], RunPlan.of(cfg))
         store.put(record, len(done))
         store.set_meta(meta)

@@ -121,6 +121,8 @@ class HumanSimulator:
         while True:
             self._write(screen.prompt(view.turn, view.max_turns))
             line = await self.reader.readline()
+            if line not in (None, INTERRUPTED) and not self.reader.echoes:
+                self._write(f"{line}\n")
             if line is None:
                 self._write("\n")
                 return self._stop(view, "user_stopped", "end of input (treated as /stop)")

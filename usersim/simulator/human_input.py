@@ -24,6 +24,8 @@ class LineReader:
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
+        # a terminal echoes what the person types; lines from a pipe or a file are echoed by the screen
+        self.echoes = os.isatty(fd)
         self._lines: deque[str | None] = deque()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wake: asyncio.Event | None = None

@@ -85,7 +85,8 @@ def card(
         else f"{auto} plays turns 1-{take_over - 1}, you from turn {take_over}"
     )
     lines.append(f"Turns: at most {max_turns}; {seat}.")
-    lines.append("Commands: " + "; ".join(f"{c} {what}" for c, what in COMMANDS.items()))
+    lines.append("Commands:")
+    lines.append(help_text().rstrip("\n"))
     lines.append(RULE)
     return "\n".join(lines) + "\n"
 
