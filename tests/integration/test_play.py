@@ -72,7 +72,7 @@ def test_take_over_2_lets_the_rule_simulator_play_turn_1_then_the_person(tmp_pat
     out = tmp_path / "shared"
     s = play(out, "--take-over", "2")
     before = s.type("C-1001")
-    assert "rule plays turns 1-1, you from turn 2" in before
+    assert "rule plays turn 1, you from turn 2" in before
     assert "[turn 1] rule> Hi, I lost my debit card this morning. Can you block it, please?" in before
     assert "agent> Could you please provide your customer ID?" in before
     assert "--- you take the user's seat at turn 2 ---" in before
@@ -195,3 +195,13 @@ def test_a_folder_of_sessions_holds_one_agent(tmp_path):
     res = usersim("play", "BANK-01", "--cases", CASES, "--agent", "reference", "--out", str(out), check=False)
     assert res.returncode == 2
     assert f"holds sessions with the agent {CORRECT}, not reference" in " ".join(res.stderr.split())
+
+
+def test_a_simulated_run_marks_every_user_turn_by_the_simulator(tmp_path):
+    out = tmp_path / "run"
+    usersim("run", CASES, "--id", "BANK-01", "--agent", CORRECT, "--out", str(out), "--no-progress")
+    (rec,) = records(out)
+    assert rec["simulator"] == "rule" and rec["schema_version"] == 4
+    assert {by for _, by, _ in user_turns(rec)} == {"simulator"}
+    assert all(m["by"] is None for m in rec["transcript"] if m["role"] != "user")
+    assert "played by" not in (out / "report.html").read_text(encoding="utf-8")  # no person took part

@@ -83,7 +83,7 @@ class Observed(BaseModel):
     conversation with tool calls and results, the tool trace, and the domain state as it stands.
     A simulated user never gets it (simulator.human is the only observer)."""
 
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+    model_config = ConfigDict(extra="forbid")
 
     messages: list[Message] = Field(description="Every message so far, tool calls and results included.")
     tool_trace: list[ToolEvent] = Field(description="Every tool call so far, as the sandbox answered it.")

@@ -79,11 +79,11 @@ def card(
         lines += [f"  {_event(e)}" for e in persona.events]
     if persona.opening_message:
         lines.append(f'Opening message: "{persona.opening_message}" (an empty line at turn 1 sends it)')
-    seat = (
-        "you play every user turn"
-        if take_over <= 1
-        else f"{auto} plays turns 1-{take_over - 1}, you from turn {take_over}"
-    )
+    if take_over <= 1:
+        seat = "you play every user turn"
+    else:
+        played = "turn 1" if take_over == 2 else f"turns 1-{take_over - 1}"
+        seat = f"{auto} plays {played}, you from turn {take_over}"
     lines.append(f"Turns: at most {max_turns}; {seat}.")
     lines.append("Commands:")
     lines.append(help_text().rstrip("\n"))
