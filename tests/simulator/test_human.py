@@ -95,11 +95,15 @@ def test_stop_end_of_input_and_the_seat_changes():
 
 
 def test_a_ctrl_c_while_the_agent_answers_stops_at_the_next_turn_and_a_second_aborts():
-    sim, _, _ = seat("hello\n")
+    sim, out, _ = seat("hello\n")
     play(sim, 1)
     sim.interrupt()  # not at the prompt: the turn under way finishes, the next one stops
     (stopped,) = play(sim, 2)
     assert stopped.stop == "user_stopped" and stopped.reason.startswith("interrupted (Ctrl-C)")
+    assert (
+        "--- Ctrl-C: the conversation ends here; the turns before it are judged and kept ---"
+        in out.getvalue()
+    )
     with pytest.raises(KeyboardInterrupt):
         sim.interrupt()
     fresh, _, _ = seat("hello\n")
@@ -171,7 +175,9 @@ def test_observe_shows_calls_results_and_changes_once():
     assert (
         'tool block_card(card_id="K-1")\n    -> {"status": "blocked"}\nagent> Done, it is blocked.' in shown
     )
-    assert "cards K-1: status active -> blocked" in shown and "block it" not in shown
+    assert "cards K-1: status active -> blocked" in shown
+    # a user turn the seat did not play (a promoted case's recorded turn) is shown as the script's
+    assert shown.count("[turn 1] script> block it") == 1
     sim.observe(
         Observed(
             messages=msgs, tool_trace=[event], state={"cards": [{"card_id": "K-1", "status": "blocked"}]}

@@ -23,6 +23,7 @@ from usersim.simulator.base import Observed, SimulatorTurn, SimulatorView, UserS
 from usersim.simulator.human_input import INTERRUPTED, LineReader
 
 Seat = Literal["human", "simulator"]
+INTERRUPT_NOTE = "--- Ctrl-C: the conversation ends here; the turns before it are judged and kept ---\n"
 
 
 class HumanSimulator:
@@ -53,6 +54,7 @@ class HumanSimulator:
         self._shown_events = 0
         self._state: dict[str, list[dict[str, Any]]] | None = None
         self._carded = False
+        self._played: set[int] = set()  # user turns this seat played (the person or its simulator)
 
     # --- the screen --------------------------------------------------------------------------------
     def _write(self, text: str) -> None:
@@ -63,6 +65,11 @@ class HumanSimulator:
         """Show what happened since the last turn: the agent's replies, its tool calls and their
         effects on the state (the graph calls this before each user turn)."""
         new = seen.messages[self._shown :]
+        turn = sum(m.role == "user" for m in seen.messages[: self._shown])
+        for m in new:  # user turns the seat did not play (a promoted case's recorded turns) are shown too
+            turn += m.role == "user"
+            if m.role == "user" and turn not in self._played:
+                self._write(screen.simulator_said(turn, "script", m.content))
         events = {e.message_index: e for e in seen.tool_trace[self._shown_events :]}
         changes = screen.state_changes(self._state, seen.state, self.keys) if self._state is not None else []
         if any(m.role != "user" for m in new):
@@ -92,7 +99,9 @@ class HumanSimulator:
                     auto=self.auto.spec,
                 )
             )
+        self._played.add(view.turn)
         if self.interrupts:
+            self._write(INTERRUPT_NOTE)
             return self._stop(view, "user_stopped", "interrupted (Ctrl-C); the turns before it are kept")
         if self.seat(view.turn) == "simulator":
             return await self._simulated(view, [])
@@ -127,7 +136,7 @@ class HumanSimulator:
                 self._write("\n")
                 return self._stop(view, "user_stopped", "end of input (treated as /stop)")
             if line == INTERRUPTED:
-                self._write("\n")
+                self._write("\n" + INTERRUPT_NOTE)
                 return self._stop(view, "user_stopped", "interrupted (Ctrl-C); the turns before it are kept")
             text = line.strip()
             if not text and view.turn == 1 and opening:
