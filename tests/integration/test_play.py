@@ -205,3 +205,18 @@ def test_a_simulated_run_marks_every_user_turn_by_the_simulator(tmp_path):
     assert {by for _, by, _ in user_turns(rec)} == {"simulator"}
     assert all(m["by"] is None for m in rec["transcript"] if m["role"] != "user")
     assert "played by" not in (out / "report.html").read_text(encoding="utf-8")  # no person took part
+
+
+def test_a_failure_a_person_found_is_promoted_to_a_regression_case_replaying_their_turn(tmp_path):
+    out = tmp_path / "found"
+    s = play(out, "--take-over", "2")
+    s.type("Hi, my card is gone, please block it")  # never gives the customer ID the agent asked for
+    s.type("/hand-back")
+    assert s.wait() == 1, s.screen
+    (rec,) = records(out)
+    assert rec["status"] == "failed" and rec["simulator"] == "human+rule"
+    # the person's seat cannot be played again: the promoted case replays their turn, then the rule user
+    res = usersim("promote", str(out), "BANK-01|r0", "--to", str(tmp_path / "reg"), "--cases", CASES)
+    (written,) = (tmp_path / "reg").glob("*.yaml")
+    assert str(written) in res.stdout and "failing turn 2" in res.stderr
+    assert "  - Hi, my card is gone, please block it\n" in written.read_text(encoding="utf-8")

@@ -238,3 +238,15 @@ def test_a_branch_from_a_checkpoint_keeps_who_played_the_turns_it_starts_with():
     )
     assert state_at_turn(record, 1)["played_by"] == {1: "simulator"}
     assert state_at_turn(record, 2)["played_by"] == {1: "simulator", 2: "human"}
+
+
+def test_a_person_s_seat_plays_on_as_its_co_simulator():
+    from usersim.simulator.base import replay_spec
+
+    assert [replay_spec(s) for s in ("human", "human+rule", "human+openai:sim", "rule", None)] == [
+        "rule",
+        "rule",
+        "openai:sim",
+        "rule",
+        "rule",
+    ]

@@ -102,6 +102,17 @@ class ObservingSimulator(UserSimulator, Protocol):
 simulator_registry: Registry[Callable[[str], UserSimulator]] = registries.simulators
 
 
+def replay_spec(recorded: str | None) -> str:
+    """The SPEC that plays a stored conversation on (promote, shrink re-run its case): the record's
+    simulator, except a person's seat (`usersim play`), which no one can play again: `human` goes on
+    as the rule simulator, `human+SPEC` as SPEC."""
+    if not recorded:
+        return "rule"
+    if recorded == "human" or recorded.startswith("human+"):
+        return recorded.removeprefix("human").removeprefix("+") or "rule"
+    return recorded
+
+
 def load_simulator(spec: str) -> UserSimulator:
     """Resolve a simulator SPEC: `rule`, `rule:SEEDSALT`, `openai:MODEL`."""
     return simulator_registry.get(spec.split(":", 1)[0])(spec)
