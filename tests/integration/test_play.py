@@ -128,6 +128,13 @@ def test_stop_ends_as_user_stopped_and_the_unfinished_goal_fails(tmp_path):
     assert rec["status"] == "failed" and rec["turns"] == 1 and rec["simulator"] == "human"
     assert verdict(rec, "task_completion")["verdict"] == "fail"
     assert "stopped: user_stopped" in verdict(rec, "task_completion")["reason"]
+    # a person's turns cannot be re-played with a pinned seed: shrink says so and what to do instead
+    res = usersim(
+        "shrink", str(out), "BANK-01|r0", "--to", str(tmp_path / "min"), "--cases", CASES, check=False
+    )
+    assert res.returncode == 1 and not (tmp_path / "min").exists()
+    assert "was played by a person (simulator human): their turns cannot be played again" in res.stderr
+    assert "promote it first" in res.stderr
 
 
 def test_end_of_input_is_stop_and_ctrl_c_keeps_the_turns_that_finished(tmp_path):

@@ -171,6 +171,12 @@ async def shrink(
     if not (run_dir / "results.sqlite").is_file():
         raise ValueError(f"{run_dir} is not a run folder (no results.sqlite): point RUN at a --out folder")
     record, meta = find_record(run_dir, record_id)
+    if (record.simulator or "").split("+", 1)[0] == "human":
+        raise ValueError(
+            f"record {record.id} was played by a person (simulator {record.simulator}): their turns cannot be "
+            f"played again with the seed pinned; promote it first (usersim promote {run_dir} '{record.id}' "
+            "--to DIR: the case replays their turns), run that case, and shrink its record"
+        )
     if record.error:
         raise ValueError(f"record {record.id} did not run ({record.error}); nothing to shrink")
     target = target_check(record, check)
