@@ -227,3 +227,12 @@ def test_a_failure_a_person_found_is_promoted_to_a_regression_case_replaying_the
     (written,) = (tmp_path / "reg").glob("*.yaml")
     assert str(written) in res.stdout and "failing turn 2" in res.stderr
     assert "  - Hi, my card is gone, please block it\n" in written.read_text(encoding="utf-8")
+
+
+def test_run_cannot_seat_a_person_and_says_where_to_go(tmp_path):
+    args = ("run", CASES, "--id", "BANK-01", "--simulator", "human", "--out", str(tmp_path / "r"))
+    res = usersim(*args, check=False)
+    assert res.returncode == 2
+    assert (
+        "simulator 'human' is a person in the user's seat: use `usersim play CASE --agent SPEC`" in res.stderr
+    )
