@@ -8,6 +8,7 @@ its turn (`by`), the fields `usersim realism` reads."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ import pytest
 from tests.support.cli import usersim
 from tests.support.openai_stub import openai_stub, text  # noqa: F401  (fixture)
 from tests.support.pty_session import PtySession
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="pseudo-terminals are POSIX")
 
 CASES = "examples/bank/cases"
 CORRECT = "python:examples.bank.agent:correct"
