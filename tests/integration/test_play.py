@@ -93,6 +93,23 @@ def test_take_over_2_lets_the_rule_simulator_play_turn_1_then_the_person(tmp_pat
     ]
     seat = [e for e in rec["sim_events"] if e["kind"] == "seat"]
     assert seat == [{"turn": 2, "kind": "seat", "detail": "the person takes the user's seat at turn 2"}]
+    # the exported trace says who played each turn too
+    usersim("otel", "export", str(out), "--to", str(tmp_path / "trace.jsonl"))
+    (request,) = [json.loads(line) for line in (tmp_path / "trace.jsonl").read_text().splitlines()]
+    spans = [sp for rs in request["resourceSpans"] for ss in rs["scopeSpans"] for sp in ss["spans"]]
+    by_turn = {
+        sp["name"]: {a["key"]: a["value"].get("stringValue") for a in sp["attributes"]}.get(
+            "usersim.played_by"
+        )
+        for sp in spans
+        if sp["name"].startswith("usersim.turn ")
+    }
+    assert {k: v for k, v in by_turn.items() if v} == {
+        "usersim.turn 1": "simulator",
+        "usersim.turn 2": "human",
+        "usersim.turn 3": "human",
+        "usersim.turn 4": "human",
+    }
 
 
 def test_hand_back_gives_the_rest_to_the_rule_simulator(tmp_path):
