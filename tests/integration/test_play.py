@@ -203,6 +203,14 @@ def test_the_llm_simulator_plays_before_take_over(openai_stub, tmp_path):  # noq
     [
         (("BANK-99",), "unknown case 'BANK-99' in examples/bank/cases. Did you mean 'BANK-09'?"),
         (("BANK-01", "--take-over", "13"), "13 is beyond case BANK-01's max_turns 12"),
+        (
+            ("BANK-01", "--simulator-model", "bogus:x"),
+            "Unknown simulator 'bogus'. Available: human, openai, rule",
+        ),
+        (
+            ("B1-EI-01", "--cases", "usersim/cases/b1"),
+            "case 'B1-EI-01' is static (it replays a fixed history)",
+        ),
     ],
 )
 def test_bad_input_is_a_usage_error_with_a_clear_message(tmp_path, args, message):
