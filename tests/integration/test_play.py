@@ -71,6 +71,20 @@ def test_a_person_plays_the_whole_conversation_and_it_is_judged_pass_against_the
     assert "played by the person" in html and "person: turns 1-5" in html
 
 
+def test_the_same_judges_fail_the_flawed_agent_when_a_person_plays(tmp_path):
+    out = tmp_path / "flawed"
+    s = play(out, case="BANK-02", agent="python:examples.bank.agent:flawed")
+    s.type("C-1003, born 1978-07-21")
+    shown = s.type("yes")  # a hurried person accepts the agent's wrong card
+    assert "agent> I will block your card ending in 1111. Shall I go ahead?" in shown
+    shown = s.type("/done")
+    assert "cards K-3002: status active -> blocked" in shown
+    assert s.wait() == 1, s.screen
+    (rec,) = records(out)
+    assert rec["status"] == "failed" and rec["blame"] == "agent" and rec["simulator"] == "human"
+    assert "cards K-3003: status=active (expected blocked)" in verdict(rec, "final_state")["reason"]
+
+
 def test_take_over_2_lets_the_rule_simulator_play_turn_1_then_the_person(tmp_path):
     out = tmp_path / "shared"
     s = play(out, "--take-over", "2")
