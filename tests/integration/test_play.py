@@ -50,7 +50,9 @@ def test_a_person_plays_the_whole_conversation_and_it_is_judged_pass_against_the
     assert "you play every user turn" in card and "/hand-back" in card
     s.type("sure, it's C-1001")
     s.type("1985-03-14")
-    s.type("yes please go ahead")
+    due = s.type("yes please go ahead")
+    # a scripted persona event whose trigger the agent just said is put in front of the person
+    assert '(scripted event due) when the agent says "shall i go ahead": say: "Yes, please block it' in due
     shown = s.type("/done thanks, that's all")
     # after the agent's turn: the tool it called with its arguments and result, and the row it changed
     assert 'tool block_card(card_id="K-3001")' in shown and '"status": "blocked"' in shown

@@ -64,7 +64,7 @@ def play(sim: HumanSimulator, *turns: int) -> list[SimulatorTurn]:
 
 
 def test_commands_messages_and_help():
-    sim, out, _ = seat("\n/hepl\n/help\nmy id is C-1001\n/done bye\n")
+    sim, out, _ = seat("\n/hepl\n/help\n/card\nmy id is C-1001\n/done bye\n")
     first, second, third = play(sim, 1, 2, 3)
     # an empty first line sends the opening message; an unknown command is named with a suggestion
     assert first.message == "Hi, I lost my card." and first.by == "human" and first.stop is None
@@ -72,6 +72,7 @@ def test_commands_messages_and_help():
     assert "unknown command /hepl. Did you mean '/help'?" in out.getvalue()
     assert "/hand-back  the simulator plays this turn and the rest" in out.getvalue()
     assert (third.stop, third.message, third.closing) == ("goal_met", "bye", True)
+    assert out.getvalue().count("You are Dana (en): a teacher") == 2  # the card, and again on /card
     assert sim.spec == "human"
 
 

@@ -96,6 +96,7 @@ def play(case, case_paths, agent, take_over, simulator_model, judge_models, judg
       /done [last words]  the goal is reached: end (goal_met)
       /stop [why]         end without the goal (user_stopped); end of input does the same
       /hand-back          the simulator plays this turn and the rest
+      /card               the persona card and the goal again
       /help               the commands
     Ctrl-C ends the conversation after the turn under way and keeps it; a second one aborts.
     Exit code as `usersim run`: 0 passed, 1 failed or errored, 3 inconclusive or unjudged, 2 usage.

@@ -8,8 +8,9 @@ says who played it (`SimulatorTurn.by`), and `spec` names who sat in the seat (`
 `human+rule` once the simulator played a turn), which the record keeps as its `simulator`.
 
 Commands at the prompt: `/done [last words]` ends with the goal reached (goal_met), `/stop [why]`
-ends without it (user_stopped), `/hand-back`, `/help`. End of input is `/stop`; a Ctrl-C ends the
-conversation after the turn under way (`interrupt`), a second one aborts it.
+ends without it (user_stopped), `/hand-back`, `/card`, `/help`; the persona's scripted events are
+shown when due (simulator/scripted.py reads them as for the LLM user). End of input is `/stop`; a
+Ctrl-C ends the conversation after the turn under way (`interrupt`), a second one aborts it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from usersim.core.registry import did_you_mean
 from usersim.simulator import human_screen as screen
 from usersim.simulator.base import Observed, SimulatorTurn, SimulatorView, UserSimulator
 from usersim.simulator.human_input import INTERRUPTED, LineReader
+from usersim.simulator.scripted import event_progress
 
 Seat = Literal["human", "simulator"]
 INTERRUPT_NOTE = "--- Ctrl-C: the conversation ends here; the turns before it are judged and kept ---\n"
@@ -88,17 +90,7 @@ class HumanSimulator:
     async def next_turn(self, view: SimulatorView) -> SimulatorTurn:
         if not self._carded:
             self._carded = True
-            self._write(
-                screen.card(
-                    case_id=view.case_id,
-                    title=self.title,
-                    persona=view.persona,
-                    goal=view.goal,
-                    max_turns=view.max_turns,
-                    take_over=self.take_over,
-                    auto=self.auto.spec,
-                )
-            )
+            self._write(self._card(view))
         self._played.add(view.turn)
         if self.interrupts:
             self._write(INTERRUPT_NOTE)
@@ -115,6 +107,17 @@ class HumanSimulator:
         turn.events = events + turn.events
         return turn
 
+    def _card(self, view: SimulatorView) -> str:
+        return screen.card(
+            case_id=view.case_id,
+            title=self.title,
+            persona=view.persona,
+            goal=view.goal,
+            max_turns=view.max_turns,
+            take_over=self.take_over,
+            auto=self.auto.spec,
+        )
+
     async def _simulated(self, view: SimulatorView, events: list[SimEvent]) -> SimulatorTurn:
         self.spec = f"human+{self.auto.spec}"
         move = await self.auto.next_turn(view)
@@ -127,6 +130,8 @@ class HumanSimulator:
     async def _typed(self, view: SimulatorView) -> SimulatorTurn:
         """The person's turn: a message, or a command."""
         opening = view.opening_message or view.persona.opening_message
+        progress = event_progress(view.persona, view.transcript, view.turn)
+        self._write(screen.due([s.event for s in progress if s.due is not None and s.said_at is None]))
         while True:
             self._write(screen.prompt(view.turn, view.max_turns))
             line = await self.reader.readline()
@@ -162,6 +167,9 @@ class HumanSimulator:
                     view.turn, f"the person handed the seat back to {self.auto.spec} at turn {view.turn}"
                 )
                 return await self._simulated(view, [event])
+            if command == "/card":
+                self._write(self._card(view))
+                continue
             if command == "/help":
                 self._write(screen.help_text())
                 continue

@@ -17,6 +17,7 @@ COMMANDS = {
     "/done": "the goal is reached: end the conversation (words after it are your last message)",
     "/stop": "end the conversation without the goal (stored as user_stopped)",
     "/hand-back": "the simulator plays this turn and the rest",
+    "/card": "show the persona card and the goal again",
     "/help": "show these commands",
 }
 RESULT_CHARS = 400  # a tool result longer than this is cut on screen (the record keeps it whole)
@@ -165,6 +166,11 @@ def agent_turn(messages: list[Message], events: dict[int, ToolEvent], first: int
     if changes:
         text += "  state changed:\n" + "".join(f"    {c}\n" for c in changes)
     return text
+
+
+def due(events: list[Event]) -> str:
+    """The persona's scripted events due now and not said yet: the person plays them."""
+    return "".join(f"  (scripted event due) {_event(e)}\n" for e in events)
 
 
 def simulator_said(turn: int, spec: str, text: str) -> str:
