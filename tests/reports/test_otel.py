@@ -64,6 +64,12 @@ def test_one_trace_per_conversation_with_turns_tools_and_a_verdict_event_per_ver
         assert root.attributes["gen_ai.conversation.id"] == f"{record.run_id}/{record.id}"
         turns = [s for s in spans if s.name.startswith("usersim.turn ")]
         assert len(turns) >= record.turns and all(t.parent.span_id == root.context.span_id for t in turns)
+        users = {m.turn for m in record.transcript if m.role == "user" and m.turn}
+        simulated = {t.attributes["usersim.turn"] for t in turns if t.attributes.get("usersim.played_by")}
+        assert simulated == users and {t.attributes.get("usersim.played_by") for t in turns} <= {
+            "simulator",
+            None,
+        }
         tools = [s for s in spans if s.attributes.get("gen_ai.operation.name") == "execute_tool"]
         assert [(s.attributes["gen_ai.tool.name"], s.attributes["usersim.turn"]) for s in tools] == [
             (e.name, e.turn) for e in record.tool_trace

@@ -315,7 +315,7 @@ def test_sim_events_are_on_every_organic_record(tmp_path):
     for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         assert record["mode"] == "organic" and record["sim_events"]
-        assert record["schema_version"] == 3 and record["blame"] in (
+        assert record["schema_version"] == 4 and record["blame"] in (
             "agent",
             "simulator",
             "infrastructure",

@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "expand": ("usersim.cli.longctx:expand", "Expand a long-context case's history to 4k/16k/32k tokens."),
     "decay": ("usersim.cli.longctx:decay", "Decay sweep (seed 003) over turn counts."),
     "run": ("usersim.cli.run:run", "Run cases against an agent; writes results, summary and report."),
+    "play": ("usersim.cli.play:play", "A person takes the user's seat in the terminal; judged and stored."),
     "demo": ("usersim.cli.run:demo", "The offline demo: seed cases against the reference agent."),
     "rescore": ("usersim.cli.run:rescore", "Re-judge the stored transcripts of a run without re-running."),
     "explore": (

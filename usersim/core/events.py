@@ -16,6 +16,7 @@ StopReason = Literal[
     "simulator_error",
     "replay_complete",
     "case_error",
+    "user_stopped",  # a person in the user's seat ended it (`usersim play`: /stop, end of input, Ctrl-C)
 ]
 # Who a non-passing conversation is charged to: the agent's behaviour, the simulated user (an
 # invalid or unfaithful user), the infrastructure (endpoint outage, harness or judge error), the
@@ -36,6 +37,7 @@ SimEventKind = Literal[
     "proposal_accepted",
     "proposal_refused",
     "tactic",  # a manipulative user's push (simulator/adversary.py): the tactic and the reply before it
+    "seat",  # `usersim play`: the person took the user's seat, or handed it back to the simulator
 ]
 
 

@@ -13,8 +13,10 @@ from usersim.core.verdict import Status, Verdict
 
 # 2: blame, simulator_suspect, sim_events; 3: stop (with its blame), traceback, suspect_reason, attempts.
 # The timeline (when each step happened) was added in schema 3 with a default.
+# 4: a user message's `by` (human | simulator: who played that turn; `usersim play`), the stop
+# reason `user_stopped` and the sim event kind `seat`.
 # Older records stay readable: every field added since has a default.
-RECORD_SCHEMA_VERSION = 3
+RECORD_SCHEMA_VERSION = 4
 
 
 class Strict(BaseModel):
@@ -49,6 +51,12 @@ class TranscriptMessage(Strict):
     is_error: bool | None = Field(default=None, description="Tool result was an error.")
     turn: int | None = Field(
         default=None, description="User turn this message belongs to (0 = replayed history)."
+    )
+    by: Literal["human", "simulator"] | None = Field(
+        default=None,
+        description="User messages of organic conversations: who played the turn, the person in the user's "
+        "seat (`usersim play`) or the simulator; null for replayed history, scripted turns and other roles "
+        "(and in records before schema 4).",
     )
 
 
@@ -159,7 +167,12 @@ class RunRecord(Strict):
         "seconds from started_at; what `--otel` and `usersim otel export` build traces from.",
     )
     agent: str = Field(description="Agent SPEC.")
-    simulator: str | None = Field(default=None, description="Simulator SPEC (organic).")
+    simulator: str | None = Field(
+        default=None,
+        description="Simulator SPEC (organic). `usersim play`: `human` when the person played every user "
+        "turn, `human+SPEC` (e.g. human+rule) when the seat was shared with that simulator; each user "
+        "message's `by` says who played it.",
+    )
     judge_model: str | None = Field(default=None, description="Judge model SPEC or null.")
     system_config: dict[str, Any] = Field(default_factory=dict, description="Agent configuration under test.")
     branch: dict[str, Any] | None = Field(

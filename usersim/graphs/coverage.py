@@ -162,7 +162,8 @@ def feature_space(case: Case, persona: Persona, steered: set[str]) -> dict[str, 
     dims["turns"] = Dimension(
         "conversation", tuple(turn_bucket(lo) for lo, _ in TURN_BUCKETS if lo <= max_turns)
     )
-    organic_stops = [s for s in get_args(StopReason) if s != "replay_complete"]  # a static case's stop
+    # replay_complete ends a static case; user_stopped only a person in the seat (`usersim play`)
+    organic_stops = [s for s in get_args(StopReason) if s not in ("replay_complete", "user_stopped")]
     dims["stop_reason"] = Dimension("conversation", tuple(organic_stops))
     dims["outcome"] = Dimension("conversation", tuple(get_args(Status)))
     return dims

@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 from usersim.adapters.base import AgentEndpointError, AgentError, AgentInput
 from usersim.core import timeline
 from usersim.core.errors import CaseError
-from usersim.core.events import SimEvent, Stop, Usage
+from usersim.core.events import SimEvent, Stop, ToolEvent, Usage
 from usersim.core.messages import Message, ToolCall
 from usersim.core.turns import away_unless
 from usersim.graphs.agent_tools import own_events, place_events
@@ -20,7 +20,7 @@ from usersim.graphs.finalize import finalize
 from usersim.graphs.judge_step import case_stop, format_traceback, run_judges
 from usersim.graphs.opening import replay_turn as _replay_turn  # known before the graph runs
 from usersim.graphs.state import REDUCERS, ConversationState
-from usersim.simulator.base import SimulatorError, SimulatorView
+from usersim.simulator.base import Observed, SimulatorError, SimulatorView
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ async def user_turn(state: ConversationState, runtime: Runtime[RunContext]) -> d
     messages = state.get("messages", [])
     if case.mode == "static":
         return _replay_turn(case, turn, len(messages))
-    return await _simulated_turn(ctx, turn, messages)
+    return await _simulated_turn(ctx, turn, messages, state.get("tool_trace", []))
 
 
 def _plain(m: Message) -> bool:
@@ -69,9 +69,19 @@ def simulator_transcript(messages: list[Message]) -> list[Message]:
     return out
 
 
-async def _simulated_turn(ctx: RunContext, turn: int, messages: list[Message]) -> dict[str, Any]:
+def _observe(ctx: RunContext, messages: list[Message], trace: list[ToolEvent]) -> None:
+    """Show an observing simulator (a person in the seat, simulator.human) what the tools did."""
+    observe = getattr(ctx.simulator, "observe", None)
+    if observe is not None:
+        observe(Observed(messages=list(messages), tool_trace=list(trace), state=ctx.sandbox.state()))
+
+
+async def _simulated_turn(
+    ctx: RunContext, turn: int, messages: list[Message], trace: list[ToolEvent]
+) -> dict[str, Any]:
     case = ctx.case
     max_turns = case.max_turns or (ctx.persona.max_turns if ctx.persona else None) or 10
+    _observe(ctx, messages, trace)  # also when the budget ends it: the person sees the last reply
     if turn >= max_turns:
         return {"stop": Stop(reason="max_turns", detail=f"reached max_turns={max_turns} without the goal")}
     prefix = [case.input.message, *case.input.script] if case.input.script else []
@@ -130,6 +140,7 @@ async def _simulated_turn(ctx: RunContext, turn: int, messages: list[Message]) -
                 "messages": [_user(move.message or "")],
                 "turn": turn + 1,
                 "turn_starts": [len(messages)],
+                "played_by": {turn + 1: move.by},
             }
         return update
     if not (move.message or "").strip():
@@ -146,6 +157,7 @@ async def _simulated_turn(ctx: RunContext, turn: int, messages: list[Message]) -
         "turn_starts": [len(messages)],
         "usage": usage,
         "sim_events": events,
+        "played_by": {turn + 1: move.by},
     }
 
 

@@ -31,6 +31,7 @@ def state_at_turn(record: RunRecord, k: int) -> dict[str, Any]:
         "turn_starts": starts,
         "tool_trace": [e for e in record.tool_trace if e.turn <= k],
         "skill_events": [e for e in record.skill_events if e.turn <= k],
+        "played_by": {m.turn: m.by for m in record.transcript[:cut] if m.role == "user" and m.turn and m.by},
     }
 
 

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from usersim.cases.schema import Case
 from usersim.core.record import RunRecord
@@ -26,6 +26,9 @@ from usersim.graphs.plan import RunPlan
 from usersim.graphs.records_view import StoredRecords
 from usersim.graphs.store import RunStore, check_resume_meta
 from usersim.graphs.trials import Trial, plan_trials
+
+if TYPE_CHECKING:
+    from usersim.simulator.base import UserSimulator
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +61,9 @@ class RunConfig:
     otel_endpoint: str | None = None
     # the Python API's agent callable (`usersim.run(..., agent=fn)`); `agent` is then its label callable:NAME
     agent_callable: Callable[..., Any] | None = None
+    # a simulator object instead of one loaded from `simulator` (`usersim play`: the person's seat);
+    # the record's `simulator` is then its `spec` after the conversation (human, human+rule)
+    simulator_instance: UserSimulator | None = None
 
 
 def trial_plan(cfg: RunConfig) -> RunPlan:
@@ -337,7 +343,7 @@ def check_specs(cases: list[Case], cfg: RunConfig) -> None:
         check_mode = getattr(agent, "check_mode", None)
         if check_mode is not None and cases:
             check_mode(_tool_schemas(cases[0]))
-        if any(c.mode == "organic" for c in cases):
+        if any(c.mode == "organic" for c in cases) and cfg.simulator_instance is None:
             load_simulator(cfg.simulator)
         if cfg.otel:  # a missing extra or a bad endpoint, before any conversation runs
             from usersim.reports.otel import OtelUnavailable, TraceExport

@@ -31,6 +31,7 @@ from usersim.graphs.shrink_out import entry_of, save_entry, write_shrunk
 from usersim.graphs.shrink_search import BudgetSpent, Search
 from usersim.graphs.shrink_units import NOUNS, Draft
 from usersim.personas.schema import Persona
+from usersim.simulator.base import replay_spec
 
 DEFAULT_BUDGET = 100  # runs; a 9-turn static conversation with a good agent to pass takes ~75
 
@@ -85,7 +86,7 @@ class Runs:
         self.used = 0
         self.why = ""  # why the last candidate did not hold
         opts: dict[str, Any] = dict(
-            simulator=record.simulator or "rule",
+            simulator=replay_spec(record.simulator),  # a person's seat plays on as its co-simulator
             judge_model=meta.get("judge_model"),
             judge_samples=int(meta.get("judge_samples") or 1),
             extra_judges=list(meta.get("extra_judges") or []),
@@ -170,6 +171,12 @@ async def shrink(
     if not (run_dir / "results.sqlite").is_file():
         raise ValueError(f"{run_dir} is not a run folder (no results.sqlite): point RUN at a --out folder")
     record, meta = find_record(run_dir, record_id)
+    if (record.simulator or "").split("+", 1)[0] == "human":
+        raise ValueError(
+            f"record {record.id} was played by a person (simulator {record.simulator}): their turns cannot be "
+            f"played again with the seed pinned; promote it first (usersim promote {run_dir} '{record.id}' "
+            "--to DIR: the case replays their turns), run that case, and shrink its record"
+        )
     if record.error:
         raise ValueError(f"record {record.id} did not run ({record.error}); nothing to shrink")
     target = target_check(record, check)

@@ -18,6 +18,10 @@ def _merge_usage(a: dict[str, Usage], b: dict[str, Usage]) -> dict[str, Usage]:
     return out
 
 
+def _merge_played(a: dict[int, str], b: dict[int, str]) -> dict[int, str]:
+    return {**a, **b}
+
+
 class ConversationState(TypedDict, total=False):
     """The graph state. Nodes return only the keys they change; lists append."""
 
@@ -31,6 +35,9 @@ class ConversationState(TypedDict, total=False):
     usage: Annotated[dict[str, Usage], _merge_usage]
     context_tokens: Annotated[list[int], operator.add]  # prompt tokens the agent saw, per user turn
     sim_events: Annotated[list[SimEvent], operator.add]  # what the simulator framework decided, per turn
+    # user turn -> who played it ("human" | "simulator"; `usersim play` shares the seat); keyed by turn,
+    # so a conversation branched from a checkpoint keeps the marks of the turns it starts with
+    played_by: Annotated[dict[int, str], _merge_played]
     traceback: str | None  # the crash behind an error stop (agent code, or the case's tool/check/judge code)
     final: Finalized | None  # set by the finalize node: status, blame and the record's derived fields
 

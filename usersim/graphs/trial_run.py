@@ -27,9 +27,12 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-def _transcript(messages: list[Any], turn_starts: list[int], history_len: int) -> list[TranscriptMessage]:
+def _transcript(final: dict[str, Any], history_len: int) -> list[TranscriptMessage]:
+    """The end state's messages as stored; a user message carries who played its turn (`by`)."""
+    turn_starts: list[int] = final.get("turn_starts", [])
+    played_by: dict[int, str] = final.get("played_by", {})
     out = []
-    for i, m in enumerate(messages):
+    for i, m in enumerate(final.get("messages", [])):
         turn = 0 if i < history_len else sum(1 for s in turn_starts if s <= i)
         out.append(
             TranscriptMessage(
@@ -41,6 +44,7 @@ def _transcript(messages: list[Any], turn_starts: list[int], history_len: int) -
                 name=m.name,
                 is_error=m.is_error if m.role == "tool" else None,
                 turn=turn,
+                by=played_by.get(turn) if m.role == "user" and turn else None,
             )
         )
     return out
@@ -127,7 +131,7 @@ async def _run_attempts(
         if case.mode == "organic":
             from usersim.simulator.base import load_simulator
 
-            simulator = load_simulator(cfg.simulator)
+            simulator = cfg.simulator_instance or load_simulator(cfg.simulator)
         origin = case.promoted_from
         pinned = origin is not None and origin.seed is not None  # the simulator replays the original seed
         tries = 1 + (max(0, cfg.resimulate) if case.mode == "organic" and not pinned else 0)
@@ -165,6 +169,8 @@ async def _run_attempts(
     except Exception as exc:  # the harness itself failed for this trial: keep going with the others
         return _harness_error(trial, base, agent, exc, t0)
     seed, final, done = attempts[-1]
+    if cfg.simulator_instance is not None and case.mode == "organic":  # who played, once it has played
+        base["simulator"] = redact(cfg.simulator_instance.spec)
     return RunRecord(
         **base,
         status=done.status,
@@ -186,7 +192,7 @@ async def _run_attempts(
         stop=done.stop,
         traceback=done.traceback,
         verdicts=done.verdicts,
-        transcript=_transcript(final.get("messages", []), final.get("turn_starts", []), history_len),
+        transcript=_transcript(final, history_len),
         history_len=history_len,
         tool_trace=final.get("tool_trace", []),
         skill_events=final.get("skill_events", []),
@@ -225,9 +231,7 @@ def _attempt(
         turns=final.get("turn", 0),
         verdicts=done.verdicts,
         sim_events=done.sim_events,
-        transcript=None
-        if last
-        else _transcript(final.get("messages", []), final.get("turn_starts", []), history_len),
+        transcript=None if last else _transcript(final, history_len),
         tool_trace=None if last else final.get("tool_trace", []),
         skill_events=None if last else final.get("skill_events", []),
     )

@@ -56,8 +56,39 @@ def _events_by_message(record: RunRecord) -> dict[int, ToolEvent]:
     return dict(zip(tool_msgs, record.tool_trace))
 
 
-def _message(anchor: str, i: int, m: TranscriptMessage, replayed: bool, event: ToolEvent | None) -> str:
+def _turns_text(turns: list[int]) -> str:
+    """1, 3-5: runs of consecutive turns."""
+    runs: list[list[int]] = []
+    for t in turns:
+        if runs and t == runs[-1][-1] + 1:
+            runs[-1].append(t)
+        else:
+            runs.append([t])
+    return ", ".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
+
+
+def played_by(record: RunRecord) -> str | None:
+    """Who played each user turn of a conversation a person took part in (`usersim play`), e.g.
+    "person: turns 2; rule: turns 1, 3-5"; None when no person played."""
+    marks = [(m.turn, m.by) for m in record.transcript if m.role == "user" and m.turn and m.by]
+    if not any(by == "human" for _, by in marks):
+        return None
+    human = [t for t, by in marks if by == "human"]
+    other = [t for t, by in marks if by == "simulator"]
+    sim = (record.simulator or "").removeprefix("human+") or "simulator"
+    text = f"person: turn{'s' if len(human) > 1 else ''} {_turns_text(human)}"
+    if other:
+        text += f"; {sim}: turn{'s' if len(other) > 1 else ''} {_turns_text(other)}"
+    return text
+
+
+def _message(
+    anchor: str, i: int, m: TranscriptMessage, replayed: bool, event: ToolEvent | None, mark_by: bool = False
+) -> str:
     tags = []
+    if mark_by and m.by:  # a conversation a person took part in: who played this turn
+        who = "played by the person" if m.by == "human" else "played by the simulator"
+        tags.append(f'<span class="tag by-{escape(m.by)}">{who}</span>')
     if replayed:
         tags.append('<span class="tag">replayed history</span>')
     if event is not None and event.intercepted:
@@ -163,6 +194,9 @@ def _render(record: RunRecord, anchor: str) -> str:
         ("seed", r.seed),
         ("duration", f"{r.duration_s:.2f}s"),
     ]
+    seat = played_by(r)
+    if seat:
+        facts.append(("played by", seat))
     if r.branch:
         facts.append(("branch", json.dumps(r.branch, ensure_ascii=False)))
     if r.system_config:
@@ -180,7 +214,9 @@ def _render(record: RunRecord, anchor: str) -> str:
     fact_rows = "".join(f"<tr><td>{escape(k)}</td><td>{escape(str(v))}</td></tr>" for k, v in facts)
     events = _events_by_message(r)
     rendered = [
-        _message(anchor, i, m, i < r.history_len, events.get(i) if m.role == "tool" else None)
+        _message(
+            anchor, i, m, i < r.history_len, events.get(i) if m.role == "tool" else None, seat is not None
+        )
         for i, m in enumerate(r.transcript)
     ]
     history = min(r.history_len, len(rendered))

@@ -233,6 +233,7 @@ def emit_record(
     )
     ids.next_trace_id = 0
     tools = _tool_details(record)
+    played = {m.turn: m.by for m in record.transcript if m.role == "user" and m.turn and m.by}
     for turn, members in _by_turn(spans):
         parent = root
         if turn:  # one span per user turn: the user's move, the agent's steps and their tool calls
@@ -242,7 +243,8 @@ def emit_record(
                 f"usersim.turn {turn}",
                 context=trace.set_span_in_context(root),
                 start_time=t0 + first,
-                attributes={"usersim.turn": turn},
+                # who played the turn: the simulator, or a person in the seat (`usersim play`)
+                attributes=_clean({"usersim.turn": turn, "usersim.played_by": played.get(turn)}),
             )
         _emit_turn(tracer, parent, members, t0, record, tools, content)
         if parent is not root:

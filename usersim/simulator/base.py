@@ -8,7 +8,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from usersim.core import registry as registries
-from usersim.core.events import SimEvent, Usage
+from usersim.core.events import SimEvent, ToolEvent, Usage
 from usersim.core.messages import Message
 from usersim.core.registry import Registry
 from usersim.personas.schema import Persona
@@ -37,8 +37,10 @@ class SimulatorTurn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     message: str | None = Field(default=None, description="What the user says (None when stopping silently).")
-    stop: Literal["goal_met", "gave_up", "transfer", "out_of_scope"] | None = Field(
-        default=None, description="Ends the conversation (the simulated user's decision)."
+    stop: Literal["goal_met", "gave_up", "transfer", "out_of_scope", "user_stopped"] | None = Field(
+        default=None,
+        description="Ends the conversation (the simulated user's decision; user_stopped: a person in the "
+        "seat stopped, `usersim play`).",
     )
     closing: bool = Field(
         default=False,
@@ -50,6 +52,11 @@ class SimulatorTurn(BaseModel):
     meta: dict[str, Any] = Field(default_factory=dict, description="Simulator internals (agenda state ...).")
     events: list[SimEvent] = Field(
         default_factory=list, description="What the framework decided this turn (retries, guards, stops ...)."
+    )
+    by: Literal["human", "simulator"] = Field(
+        default="simulator",
+        description="Who played the turn: a simulator, or a person in the user's seat (`usersim play`); "
+        "the record marks the user message with it.",
     )
 
 
@@ -71,7 +78,39 @@ class UserSimulator(Protocol):
     async def next_turn(self, view: SimulatorView) -> SimulatorTurn: ...
 
 
+class Observed(BaseModel):
+    """What a person in the user's seat is shown beyond the SimulatorView (`usersim play`): the whole
+    conversation with tool calls and results, the tool trace, and the domain state as it stands.
+    A simulated user never gets it (simulator.human is the only observer)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    messages: list[Message] = Field(description="Every message so far, tool calls and results included.")
+    tool_trace: list[ToolEvent] = Field(description="Every tool call so far, as the sandbox answered it.")
+    state: dict[str, list[dict[str, Any]]] | None = Field(
+        description="The case environment's tables now (None: the case has no environment)."
+    )
+
+
+class ObservingSimulator(UserSimulator, Protocol):
+    """A simulator that is shown what the tools did before each turn (the graph calls `observe`
+    right before `next_turn` when the simulator has it)."""
+
+    def observe(self, seen: Observed) -> None: ...
+
+
 simulator_registry: Registry[Callable[[str], UserSimulator]] = registries.simulators
+
+
+def replay_spec(recorded: str | None) -> str:
+    """The SPEC that plays a stored conversation on (promote, shrink re-run its case): the record's
+    simulator, except a person's seat (`usersim play`), which no one can play again: `human` goes on
+    as the rule simulator, `human+SPEC` as SPEC."""
+    if not recorded:
+        return "rule"
+    if recorded == "human" or recorded.startswith("human+"):
+        return recorded.removeprefix("human").removeprefix("+") or "rule"
+    return recorded
 
 
 def load_simulator(spec: str) -> UserSimulator:
