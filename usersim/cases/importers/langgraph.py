@@ -52,7 +52,7 @@ def _conf(cfg: Any) -> dict[str, Any]:
 def _checkpoint(item: Any, n: int, where: str, default_thread: str) -> Checkpoint:
     if not isinstance(item, dict):
         raise ImportFormatError(f"{where}: a checkpoint must be an object, got {type(item).__name__}")
-    meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
+    meta: dict[str, Any] = item["metadata"] if isinstance(item.get("metadata"), dict) else {}
     body = item.get("checkpoint")
     if isinstance(body, dict) and isinstance(body.get("channel_values"), dict):  # a checkpoint tuple
         conf, values = _conf(item.get("config")), body["channel_values"]

@@ -102,9 +102,7 @@ def lc_message(m: Any, where: str) -> LcMessage:
     if role is None:
         raise ValueError(f"{where}: unknown message type {kind!r} (human, ai, tool, system or remove)")
     if body is m and "role" in m:  # already an OpenAI chat dict
-        chat = {k: v for k, v in m.items() if k != "id"}
-        chat["role"] = role
-        return LcMessage(mid, chat)
+        return LcMessage(mid, {**{k: v for k, v in m.items() if k != "id"}, "role": role})
     chat: dict[str, Any] = {"role": role, "content": body.get("content")}
     if calls := _calls(body):
         chat["tool_calls"] = calls
