@@ -227,7 +227,7 @@ class _Thread:
             if place[a] > place[b]:
                 raise ImportFormatError(
                     f"{self.where(cp)}: checkpoints disagree on order: message {a} comes before message {b} "
-                    f"here, after it in checkpoint {seen_in[b].id}"
+                    f"here, after it in checkpoint {seen_in[a].id}"
                 )
 
     def _check_calls(self, state: list[LcMessage], seen_in: dict[str, Checkpoint]) -> None:
