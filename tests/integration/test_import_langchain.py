@@ -330,3 +330,38 @@ def test_an_unreadable_langgraph_file_is_named_with_where_it_went_wrong(tmp_path
     src.write_text(content, encoding="utf-8")
     res = usersim("import", str(src), "--to", str(tmp_path / "o"), "--format", "langgraph", check=False)
     assert res.returncode == 2 and f"{src}" in res.stderr and says in res.stderr, res.stderr
+
+
+def test_a_get_state_history_dump_reads_as_the_server_history(tmp_path):
+    """`[s._asdict() for s in graph.get_state_history(config)]` with the messages dumped by
+    langchain_core.load.dumpd: `config` / `parent_config` instead of `checkpoint` /
+    `parent_checkpoint`, serialized messages."""
+    kinds = {"human": "HumanMessage", "ai": "AIMessage", "tool": "ToolMessage"}
+    snapshots = []
+    for x in history():
+        msgs = [
+            {
+                "lc": 1,
+                "type": "constructor",
+                "id": ["langchain", "schema", "messages", kinds[m["type"]]],
+                "kwargs": m,
+            }
+            for m in x["values"]["messages"]
+        ]
+        parent = x["parent_checkpoint"]
+        snapshots.append(
+            {
+                "values": {"messages": msgs},
+                "next": x["next"],
+                "config": {"configurable": x["checkpoint"]},
+                "metadata": x["metadata"],
+                "created_at": x["created_at"],
+                "parent_config": {"configurable": parent} if parent else None,
+                "tasks": [],
+                "interrupts": [],
+            }
+        )
+    got = imported(write(tmp_path, snapshots, "snapshots.json"), tmp_path / "o")
+    assert conversation(got[f"{THREAD}-t5"]) == conversation(
+        imported(HISTORY, tmp_path / "ref")[f"{THREAD}-t5"]
+    )
