@@ -365,3 +365,42 @@ def test_a_get_state_history_dump_reads_as_the_server_history(tmp_path):
     assert conversation(got[f"{THREAD}-t5"]) == conversation(
         imported(HISTORY, tmp_path / "ref")[f"{THREAD}-t5"]
     )
+
+
+def test_llm_and_tool_runs_whose_parent_was_left_out_attach_to_their_trace_root(tmp_path):
+    """An export filtered to the root, llm and tool runs of the LangGraph thread (its `agent` and
+    `tools` chain runs left out) whose roots keep only text: the model calls are found through
+    `trace_id`, and the thread reads as before."""
+    runs = [json.loads(x) for x in (DATA / "langsmith_runs.jsonl").read_text(encoding="utf-8").splitlines()]
+    roots = {r["id"] for r in runs if r["extra"]["metadata"].get("thread_id") == "thr-2b9d-replacement"}
+    kept = []
+    for r in runs:
+        if r["trace_id"] not in roots or r["name"] in ("agent", "tools"):
+            continue
+        if r["id"] in roots:
+            r = {
+                **r,
+                "inputs": {"input": r["inputs"]["messages"][0]["content"]},
+                "outputs": {"output": "done"},
+            }
+        kept.append(r)
+    assert {r["run_type"] for r in kept} == {"chain", "llm", "tool"}
+    assert all(r["parent_run_id"] not in {k["id"] for k in kept} for r in kept if r["run_type"] == "llm")
+    src = tmp_path / "filtered.jsonl"
+    src.write_text("".join(json.dumps(r) + "\n" for r in kept), encoding="utf-8")
+    got = imported(src, tmp_path / "o")
+    ref = imported(DATA / "langsmith_runs.jsonl", tmp_path / "ref")
+    assert list(got) == ["thr-2b9d-replacement-t5"]
+    assert conversation(got["thr-2b9d-replacement-t5"]) == conversation(ref["thr-2b9d-replacement-t5"])
+
+
+def test_a_subgraphs_checkpoints_are_not_the_threads_history(tmp_path):
+    h = history()
+    sub = json.loads(json.dumps(h[3]))  # a subgraph's checkpoint: its own namespace, its own order
+    sub["checkpoint"]["checkpoint_ns"] = "agent:6f1d2c3b-0e6a-4a55-9d0e-000000000001"
+    sub["checkpoint_id"] = sub["checkpoint"]["checkpoint_id"] = "1f0fffff-0000-6000-8000-00000000000a"
+    sub["values"]["messages"].reverse()
+    got = imported(write(tmp_path, [sub, *h]), tmp_path / "o")
+    assert conversation(got[f"{THREAD}-t5"]) == conversation(
+        imported(HISTORY, tmp_path / "ref")[f"{THREAD}-t5"]
+    )

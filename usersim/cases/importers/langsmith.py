@@ -39,8 +39,12 @@ def _raw_messages(block: Any) -> list[Any] | None:
                 if first.get("message")
                 else {"role": "assistant", "content": first.get("text")}
             ]
-    if raw is None and isinstance(block.get("output"), dict):
-        raw = [block["output"]]
+    if (
+        raw is None
+        and isinstance(block.get("output"), dict)
+        and ({"lc", "role", "type"} & set(block["output"]))
+    ):
+        raw = [block["output"]]  # a chain that returned one message
     if raw is None and isinstance(block.get("choices"), list):  # an OpenAI completion
         raw = [c.get("message") for c in block["choices"][:1] if isinstance(c, dict)]
     if not isinstance(raw, list):
