@@ -1,5 +1,5 @@
 """`usersim import FILE... --to DIR`: production conversations (OpenAI chat JSONL, LangSmith
-exports, OTLP GenAI traces) as static cases, and with --persona a drafted persona and an organic
+exports, LangGraph checkpointer threads, OTLP GenAI traces) as static cases, and with --persona a drafted persona and an organic
 case that runs it. Every written file is validated."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 import click
 import yaml
 
-FORMATS = ["openai-jsonl", "langsmith", "otel"]
+FORMATS = ["openai-jsonl", "langsmith", "langgraph", "otel"]
 
 
 def _write(path: Path, data: dict[str, Any], header: str, force: bool) -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from usersim.cases.importers.conversation import Conversation, ImportFormatError
+from usersim.cases.importers.langgraph import read_langgraph
 from usersim.cases.importers.langsmith import read_langsmith
 from usersim.cases.importers.openai_jsonl import read_openai_jsonl
 from usersim.cases.importers.otlp import read_otlp
@@ -14,26 +16,53 @@ from usersim.cases.importers.otlp import read_otlp
 READERS: dict[str, Callable[[Path], list[Conversation]]] = {
     "openai-jsonl": read_openai_jsonl,
     "langsmith": read_langsmith,
+    "langgraph": read_langgraph,
     "otel": read_otlp,
 }
 
 
+def _first(text: str) -> Any:
+    """The file's first document: the whole file as JSON, else its first line; its first element
+    when it is a list."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError:
+        lines = text.lstrip().splitlines()
+        try:
+            doc = json.loads(lines[0]) if lines else None
+        except json.JSONDecodeError:
+            return None
+    if isinstance(doc, dict):
+        for key in ("runs", "history", "checkpoints", "states"):
+            if isinstance(doc.get(key), list):
+                doc = doc[key]
+                break
+    while isinstance(doc, list) and doc:
+        doc = doc[0]
+    return doc
+
+
 def guess_format(path: Path) -> str:
-    """openai-jsonl / langsmith / otel from the first document of the file."""
+    """openai-jsonl / langsmith / langgraph / otel from the first document of the file."""
     text = path.read_text(encoding="utf-8")
-    head = text.lstrip()[:1]
     if '"resourceSpans"' in text[:4096]:
         return "otel"
-    first = text.lstrip().splitlines()[0] if text.strip() else ""
-    try:
-        row = json.loads(first)
-    except json.JSONDecodeError:
-        row = None
-    if isinstance(row, dict) and "messages" in row and not ("run_type" in row or "inputs" in row):
-        return "openai-jsonl"
-    if head in "[{" and ('"run_type"' in text or '"inputs"' in text):
-        return "langsmith"
-    raise ImportFormatError(f"{path}: cannot tell the format; pass --format openai-jsonl, langsmith or otel")
+    doc = _first(text)
+    if isinstance(doc, dict):
+        checkpoint = doc.get("checkpoint")
+        if isinstance(checkpoint, dict) and "channel_values" in checkpoint:
+            return "langgraph"  # a checkpoint tuple
+        if isinstance(doc.get("values"), dict) and (
+            {"next", "checkpoint", "config", "parent_config"} & set(doc)
+        ):
+            return "langgraph"  # a StateSnapshot / the server's thread state
+        if "run_type" in doc or "inputs" in doc:
+            return "langsmith"
+        if "messages" in doc:
+            return "openai-jsonl"
+    raise ImportFormatError(
+        f"{path}: cannot tell the format; pass --format openai-jsonl, langsmith, langgraph or otel"
+    )
 
 
 def read_conversations(path: Path, fmt: str | None = None) -> list[Conversation]:
