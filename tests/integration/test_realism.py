@@ -176,3 +176,59 @@ def test_calibrate_needs_an_agent_and_the_cases(runs: dict[str, Path]) -> None:
     res = usersim("realism", str(runs["sim"]), "--human", str(runs["human"]), "--calibrate", check=False)
     assert res.returncode == 2
     assert "--calibrate runs conversations: give --agent SPEC" in res.stderr
+
+
+def test_sessions_recorded_with_play_are_the_human_side_counting_only_the_persons_turns(
+    runs: dict[str, Path], tmp_path: Path
+) -> None:
+    """Five BANK-01 sessions typed in `usersim play` (two with --take-over 2: the rule simulator
+    says the polite opening, the person the rest) against the simulated BANK-01 conversations."""
+    from tests.support.pty_session import PtySession
+
+    out = tmp_path / "played"
+    scripts = [
+        ([], ["lost my card. block it", "C-1001", "1985-03-14", "ok", "/done"]),
+        ([], ["card gone, C-1001 dob 1985-03-14", "yes", "/done"]),
+        ([], ["block my debit card", "C-1001", "1985-03-14", "sure", "/done"]),
+        (["--take-over", "2"], ["C-1001", "1985-03-14", "yep", "/done"]),
+        (["--take-over", "2"], ["C-1001 and dob 1985-03-14", "ok", "/done"]),
+    ]
+    for extra, lines in scripts:
+        s = PtySession(
+            "play",
+            "BANK-01",
+            "--cases",
+            str(runs["bank"] / "cases"),
+            "--agent",
+            AGENT,
+            "--out",
+            str(out),
+            *extra,
+        )
+        for line in lines:
+            s.type(line)
+        assert s.wait() == 0, s.screen
+    res = usersim(
+        "realism",
+        str(runs["sim"]),
+        "--human",
+        str(out),
+        "--cases",
+        str(runs["bank"] / "cases"),
+        "--case-family",
+        "BANK-01",
+        "--out",
+        str(tmp_path / "r2"),
+    )
+    report = json.loads((tmp_path / "r2" / "realism.json").read_text("utf-8"))
+    assert (report["simulated_conversations"], report["human_conversations"]) == (5, 5)
+    traits = {t["key"]: t for t in report["traits"]}
+    # the person typed no "please": the rule simulator's opening in the shared sessions is not theirs
+    assert traits["polite_share"]["human"]["mean"] == 0
+    typed = [[x for x in lines if not x.startswith("/")] for _, lines in scripts]
+    from usersim.reports.realism_measures import words
+
+    expected = sum(sum(words(x) for x in t) / len(t) for t in typed) / len(typed)
+    assert traits["words_per_turn"]["human"]["mean"] == pytest.approx(expected)
+    assert report["success"]["human"]["mean"] == 1.0  # the correct agent passed every session
+    assert res.stdout.strip().splitlines()[-1].startswith("realism: ")
