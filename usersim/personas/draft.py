@@ -28,9 +28,13 @@ from usersim.cases.importers.drafts import language_of, slug, snippet, texts
 from usersim.core.messages import Message
 from usersim.lang.acts import agent_acts, user_acts
 from usersim.lang.dates import find_dates
+from usersim.lang.pii import PLACEHOLDER, find_pii
 from usersim.lang.quantity import quantities
 
 _EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+")
+# a personal value's fact is named after its kind (usersim.lang.pii; a placeholder names its kind)
+_KIND_SLOT = {"email": "email", "phone": "phone", "card": "card_number", "iban": "iban",
+              "address": "address", "name": "name"}  # fmt: skip
 _ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _TODAY = date(2026, 1, 1)  # only the spans of date mentions are used, never the day they resolve to
 
@@ -40,16 +44,36 @@ def _slot_name(text: str) -> str:
 
 
 def _values(text: str, act_values: tuple[str, ...]) -> list[str]:
-    """The values a user sentence gives: emails, dates (lang.dates) and quantities with their unit
-    (lang.quantity: $349.99, 每晚800元) whole, then the codes and numbers the acts reading found
-    that are not part of one of those."""
-    spans = [(m.start(), m.end()) for m in _EMAIL.finditer(text)]
+    """The values a user sentence gives: personal values (lang.pii: a phone, a card number, an
+    IBAN, an address, or the placeholder --redact-pii put for one), emails, dates (lang.dates) and
+    quantities with their unit (lang.quantity: $349.99, 每晚800元) whole, then the codes and
+    numbers the acts reading found that are not part of one of those."""
+    spans = [(m.start(), m.end()) for m in PLACEHOLDER.finditer(text)]
+    spans += [(f.start, f.end) for f in find_pii(text)]
+    spans += [(m.start(), m.end()) for m in _EMAIL.finditer(text)]
     spans += [(d.start, d.end) for d in find_dates(text, _TODAY)]
     spans += [(q.start, q.end) for q in quantities(text) if q.dimension not in (None, "count")]
     spans = sorted({s for s in spans if not any(o != s and o[0] <= s[0] and s[1] <= o[1] for o in spans)})
     found = [text[a:b].strip() for a, b in spans]
     taken = " ".join(found)
-    return found + [v for v in act_values if v not in taken]
+    return found + [v for v in act_values if v not in taken and not _fragment(v, taken)]
+
+
+def _fragment(value: str, taken: str) -> bool:
+    """A bare digit group of a value already taken whole (a card's "1111", a phone's "7946")."""
+    digits = re.sub(r"\D", "", value)
+    return bool(digits) and not re.search(r"[^\d\s\-.()+]", value) and digits in re.sub(r"\D", "", taken)
+
+
+def _pii_slot(value: str) -> str:
+    """The slot a whole personal value is named after: its kind (a placeholder's kind too)."""
+    m = PLACEHOLDER.fullmatch(value)
+    if m:
+        return _KIND_SLOT.get(value.strip("<>").rsplit("_", 1)[0].lower(), "")
+    found = find_pii(value)
+    if len(found) == 1 and found[0].start == 0 and found[0].end == len(value):
+        return _KIND_SLOT.get(found[0].kind, "")
+    return ""
 
 
 def _kind_slot(value: str) -> str:
@@ -97,6 +121,8 @@ def _facts(messages: list[Message]) -> tuple[list[dict[str, Any]], list[str], li
             seen.add(value)
             if n < len(slots):
                 slot = slots[n]
+            elif _pii_slot(value):
+                slot = _pii_slot(value)
             elif act.slots:
                 slot = act.slots[0]
             elif _EMAIL.fullmatch(value):

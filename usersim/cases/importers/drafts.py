@@ -30,7 +30,7 @@ from usersim.cases.loader import _read_with_includes, include_roots
 from usersim.cases.relocate import relocate
 from usersim.core.messages import Message
 from usersim.core.secrets import redact_value
-from usersim.lang.pii import mask_value
+from usersim.lang.pii import Redactor
 
 # Keys of an environment source file (a case or suite) that the drafted cases take over.
 _ENV_KEYS = ("environment", "policy", "context", "language", "system_prompt", "tools")
@@ -47,7 +47,11 @@ class DraftOptions(BaseModel):
     environment: Path | None = Field(
         default=None, description="A case or suite file whose environment, policy and context the cases use."
     )
-    redact_pii: bool = Field(default=False, description="Mask emails, phone and card-like numbers.")
+    redactor: Redactor | None = Field(
+        default=None,
+        description="With --redact-pii: the redactor the conversations went through; drafted data "
+        "from elsewhere (the environment's rows) gets the same placeholders.",
+    )
 
 
 def texts(language: str) -> dict[str, str]:
@@ -204,10 +208,9 @@ def draft_cases(
     conv: Conversation,
     opts: DraftOptions,
     source: EnvSource | None = None,
-    masked: dict[str, int] | None = None,
 ) -> list[dict[str, Any]]:
-    """The case data (one mapping per chosen user turn) drafted from `conv`; `masked` counts the
-    personal data masked."""
+    """The case data (one mapping per chosen user turn) drafted from `conv` (redacted already when
+    personal data is to be left out: usersim.cases.importers.redact)."""
     language = language_of(conv)
     t = texts(language)
     users = conv.user_turns()
@@ -264,7 +267,7 @@ def draft_cases(
         data["notes"] = " ".join(notes)
         # the recorded turn itself: the divergence judge numbers the live turns from the message on
         data["reference_transcript"] = [_message_data(m) for m in conv.messages[start:end]]
-        cases.append(clean(data, opts, masked))
+        cases.append(clean(data, opts))
     return cases
 
 
@@ -273,7 +276,6 @@ def draft_organic(
     opts: DraftOptions,
     persona_ref: str,
     source: EnvSource | None = None,
-    masked: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     """An organic case that lets the drafted persona (`persona_ref`, a path relative to out_dir)
     talk to the agent from the recording's opening, judged by what the whole recording did."""
@@ -310,7 +312,7 @@ def draft_organic(
     data["judging"] = {"scoring": {"methods": ["auto"]}, "checks": checks}
     data["notes"] = t["review"]
     data["reference_transcript"] = [_message_data(m) for m in conv.messages if m.role != "system"]
-    return clean(data, opts, masked)
+    return clean(data, opts)
 
 
 def _message_data(m: Message) -> dict[str, Any]:
@@ -325,11 +327,12 @@ def _message_data(m: Message) -> dict[str, Any]:
     return out
 
 
-def clean(data: dict[str, Any], opts: DraftOptions, masked: dict[str, int] | None = None) -> dict[str, Any]:
-    """Secrets redacted (always), personal data masked (`redact_pii`, counted in `masked`), empty
-    values dropped."""
+def clean(data: dict[str, Any], opts: DraftOptions) -> dict[str, Any]:
+    """Secrets redacted (always), empty values dropped; with a redactor, anything personal the
+    drafting brought in from outside the conversation (the environment's rows) replaced by the
+    same placeholders the conversation got."""
     # `tools: []` stays: it keeps usersim's travel tools away from an agent that had only the recorded ones
     out = redact_value(
         {k: v for k, v in data.items() if v not in (None, [], {}) or (k == "tools" and v == [])}
     )
-    return mask_value(out, masked) if opts.redact_pii else out
+    return opts.redactor.redact_value(out) if opts.redactor is not None else out
