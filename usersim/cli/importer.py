@@ -11,6 +11,7 @@ import click
 import yaml
 
 FORMATS = ["openai-jsonl", "langsmith", "otel"]
+ENV_STATE = "_environment_state.yaml"  # a leading _: not a case for `usersim validate DIR`
 
 
 def _write(path: Path, data: dict[str, Any], header: str, force: bool) -> None:
@@ -123,6 +124,15 @@ def importer(
         raise SystemExit(2) from None
     if redactor is not None:  # once, before anything is drafted from the conversations
         convs = redact_conversations(convs, redactor)
+        if source is not None and environment is not None:
+            # the environment's rows get the same placeholders, written beside the cases
+            source, state = source.redacted(redactor, ENV_STATE)
+            if state:
+                note = (
+                    f"The state of {environment.name}'s environment, personal data replaced as in the cases."
+                )
+                _write(out_dir / ENV_STATE, state, f"Drafted by `usersim import`. {note}", force)
+                click.echo(f"{out_dir / ENV_STATE}  environment state, redacted")
     cases: list[Path] = []
     personas: list[Path] = []
     for conv in convs:

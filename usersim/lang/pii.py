@@ -216,7 +216,7 @@ class Redactor:
 
     def _remember(self, kind: str, raw: str, key: str) -> None:
         self._placeholder(kind, key)
-        if kind in ("name", "address") and len(raw) >= 3:  # replaced wherever they appear
+        if kind in ("name", "address") and len(raw) >= (3 if raw.isascii() else 2):  # wherever they appear
             self.literals.setdefault(raw, (kind, key))
         if kind == "name":  # "Marcus" and "Lee" alone are the same person
             for part in raw.split():
@@ -238,7 +238,10 @@ class Redactor:
         text = "".join(out) + text[last:]
         for raw in sorted(self.literals, key=len, reverse=True):
             if raw in text:
-                text = re.sub(rf"(?<!\w){re.escape(raw)}(?!\w)", self.table[self.literals[raw]], text)
+                # whole words in scripts with spaces; anywhere in Chinese (李明 in 已为李明登记)
+                left = r"(?<![A-Za-z0-9])" if raw[:1].isascii() else ""
+                right = r"(?![A-Za-z0-9])" if raw[-1:].isascii() else ""
+                text = re.sub(left + re.escape(raw) + right, self.table[self.literals[raw]], text)
         return text
 
     def redact_value(self, value: Any, fields: bool = False, kind: str | None = None) -> Any:

@@ -94,6 +94,24 @@ class EnvSource(BaseModel):
             env = Environment.model_validate(picked["environment"], context={"case_dir": path.parent})
         return cls(data=relocate(picked, path.parent, out_dir), env=env)
 
+    def redacted(self, redactor: Redactor, state_file: str) -> tuple[EnvSource, dict[str, Any]]:
+        """The source with its environment's rows through `redactor` (a row's `name`, `email`,
+        `address` ... whole by kind, pii.yaml `fields`), so the recorded calls with placeholders
+        run against rows holding the same placeholders; and the rows to write to `state_file`
+        (relative to out_dir), which the drafted cases then reference."""
+        if self.env is None or not isinstance(self.env.state, dict):
+            return self, {}
+        redactor.learn_value(self.env.state, fields=True)
+        redactor.learn_value(self.env.state_updates, fields=True)
+        state = redactor.redact_value(self.env.state, fields=True)
+        updates = redactor.redact_value(self.env.state_updates, fields=True)
+        data = copy.deepcopy(self.data)
+        data["environment"] = {**data["environment"], "state": state_file}
+        if updates:
+            data["environment"]["state_updates"] = updates
+        env = self.env.model_copy(update={"state": state, "state_updates": updates})
+        return EnvSource(data=data, env=env), state
+
     def tool_names(self) -> set[str]:
         from usersim.cases.environment import build_tools
 
