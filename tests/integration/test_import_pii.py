@@ -73,3 +73,41 @@ def test_no_original_value_is_left_in_any_written_file_and_placeholders_agree(tm
     for p in out.glob("conv_*.yaml"):
         data = yaml.safe_load(p.read_text(encoding="utf-8"))
         assert not re.search(r"\d{4}", data["title"].split("—", 1)[-1].replace("2026", "")), data["title"]
+
+
+def test_drafted_personas_ask_what_the_user_asked_and_keep_values_whole_without_redaction(tmp_path):
+    out = tmp_path / "plain"
+    res = usersim(
+        "import", str(DATA / "pii_chats.jsonl"), "--to", str(out), "--persona", "--environment", SUITE
+    )  # fmt: skip
+    assert res.stdout.strip().splitlines()[-1].endswith("all valid"), res.stdout + res.stderr
+    personas = {
+        p.stem: yaml.safe_load(p.read_text(encoding="utf-8")) for p in (out / "personas").glob("*.yaml")
+    }
+    address = personas["conv_pii-address-user"]
+    # opened with "Hi there!": the goal is the ask that came after it, and it can be met
+    assert address["opening_message"] == "Hi there!"
+    assert (
+        address["goal"]["description"]
+        == "My name is Dana Whitfield. I moved house and need to update my address."
+    )
+    assert (
+        address["goal"]["required"] == ["outcome"]
+        and "U-7781" in address["goal"]["deliverable_keywords"]["outcome"]
+    )
+    # the ask spread over two turns is one goal
+    dispute = personas["conv_pii-dispute-user"]
+    assert dispute["goal"]["description"].startswith(
+        "I'm calling about my card 4111 1111 1111 1111. There is"
+    )
+    # whole values named by kind: a phone, a card, an IBAN is one fact, never its digit groups
+    facts = {f["slot"]: f["value"] for f in personas["conv_pii-refund-user"]["known_info"]}
+    assert facts["iban"] == "GB82 WEST 1234 5698 7654 32" and facts["iban_2"] == "DE89370400440532013000"
+    assert facts["phone"] == "030 12345678" and facts["phone_2"] == "06 12 34 56 78"
+    assert facts["card_number"] == "5500000000000004" and facts["email"] == "tom.becker@example.com"
+    assert facts["address"] == "55 Hill Street, Ogdenville"
+    dana = {f["slot"]: f["value"] for f in address["known_info"]}
+    assert dana["phone"] == "07700 900123" and dana["phone_2"] == "+44 20 7946 0958"
+    assert dana["id"] == "C-1001" and dana["date_of_birth"] == "1985-03-14"
+    values = [f["value"] for p in personas.values() for f in p["known_info"]]
+    assert not any(v in ("7946", "0958", "900123", "1234", "12345678") for v in values), values

@@ -57,7 +57,13 @@ class DraftOptions(BaseModel):
 def texts(language: str) -> dict[str, str]:
     """The drafted files' texts in `language` (usersim/lang/data/<code>/drafts.yaml)."""
     res = lang.resources(language if language in lang.language_codes() else "en")
-    return {k: str(v) for k, v in res.topic("drafts").items()}
+    return {k: v for k, v in res.topic("drafts").items() if isinstance(v, str)}
+
+
+def small_talk(language: str) -> list[str]:
+    """The greetings and pleasantries a user opens with in `language` (drafts.yaml `small_talk`)."""
+    res = lang.resources(language if language in lang.language_codes() else "en")
+    return [str(p) for p in res.topic("drafts").get("small_talk") or []]
 
 
 def language_of(conv: Conversation) -> str:
