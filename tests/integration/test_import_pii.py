@@ -85,8 +85,13 @@ def test_drafted_personas_ask_what_the_user_asked_and_keep_values_whole_without_
         p.stem: yaml.safe_load(p.read_text(encoding="utf-8")) for p in (out / "personas").glob("*.yaml")
     }
     address = personas["conv_pii-address-user"]
-    # opened with "Hi there!": the goal is the ask that came after it, and it can be met
-    assert address["opening_message"] == "Hi there!"
+    # opened with "Hi there!": the goal is the ask that came after it, and it can be met; the
+    # simulated user opens with the greeting and the ask (an agent may read the request from the
+    # first message alone), and so does the organic case
+    ask = "My name is Dana Whitfield. I moved house and need to update my address."
+    assert address["opening_message"] == f"Hi there! {ask}"
+    organic = yaml.safe_load((out / "conv_pii-address-sim.yaml").read_text(encoding="utf-8"))
+    assert organic["input"]["message"] == address["opening_message"]
     assert (
         address["goal"]["description"]
         == "My name is Dana Whitfield. I moved house and need to update my address."

@@ -152,7 +152,9 @@ def importer(
             ppath = out_dir / "personas" / f"{pdata['id']}.yaml"
             _write(ppath, pdata, f"{header}\n{draft_note(conv)}", force)
             personas.append(ppath)
-            odata = draft_organic(conv, opts, relative_to(ppath, out_dir), source)
+            odata = draft_organic(
+                conv, opts, relative_to(ppath, out_dir), source, opening=pdata.get("opening_message")
+            )
             opath = out_dir / f"{odata['id']}.yaml"
             _write(opath, odata, header, force)
             cases.append(opath)

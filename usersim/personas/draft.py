@@ -4,7 +4,8 @@ What is read, all through the language layer (usersim.lang.acts):
 - language: `lang.detect` over the user's messages; opening message: the first user message;
 - goal: the user's ask (`ask`): the first user messages' sentences without the greetings they
   open with (drafts.yaml `small_talk`), a greeting-only opening skipped and an ask spread over two
-  turns joined, up to the first question mark;
+  turns joined, up to the first question mark; the opening message is the recorded one with the
+  rest of the ask after it (a greeting-only opening says the ask too);
 - known_info: the values the user gave. A value answering an agent request is named after the slot
   the request asked for ("What is your customer ID?" -> customer_id); a value the user
   volunteered is named after a concept in its sentence, else after its shape (value_1 ...);
@@ -172,6 +173,11 @@ def _without_small_talk(sentence: str, patterns: list[str]) -> str:
 
 
 def ask(messages: list[Message], language: str) -> str:
+    """The user's ask (`ask_sentences`) up to its first question."""
+    return _goal(" ".join(ask_sentences(messages, language)))
+
+
+def ask_sentences(messages: list[Message], language: str) -> list[str]:
     """The user's ask: from the first user message on, the sentences that are not small talk,
     over at most two messages: a greeting first and the ask after it, or an ask spread over two
     turns ("I'm calling about my card." / "There's a charge I never made."). It ends at the
@@ -194,7 +200,7 @@ def ask(messages: list[Message], language: str) -> str:
             messages_used += 1
             if messages_used == 2:
                 break
-    return _goal(" ".join(parts))
+    return parts
 
 
 def persona_id(conv: Conversation) -> str:
@@ -230,6 +236,10 @@ def draft_persona(conv: Conversation) -> dict[str, Any]:
     goal: dict[str, Any] = {
         "description": ask(conv.messages, language) or t["persona_name"].format(source=conv.id)
     }
+    # a greeting-only opening, or an ask spread over two turns: the simulated user opens with the
+    # whole ask (an agent may read the request from the first message alone)
+    later = [p for p in ask_sentences(conv.messages, language) if p not in opening]
+    opening = " ".join([opening.strip(), *later]).strip()
     shown = deliverables(conv.messages)
     if shown:  # the goal is met when a reply shows what the recorded outcome showed
         goal |= {"required": ["outcome"], "deliverable_keywords": {"outcome": shown}}

@@ -300,13 +300,16 @@ def draft_organic(
     opts: DraftOptions,
     persona_ref: str,
     source: EnvSource | None = None,
+    opening: str | None = None,
 ) -> dict[str, Any]:
     """An organic case that lets the drafted persona (`persona_ref`, a path relative to out_dir)
-    talk to the agent from the recording's opening, judged by what the whole recording did."""
+    talk to the agent from `opening` (the persona's; else the recording's first user message),
+    judged by what the whole recording did."""
     language = language_of(conv)
     t = texts(language)
     users = conv.user_turns()
-    opening = conv.messages[users[0]].content if users else ""
+    if opening is None:
+        opening = conv.messages[users[0]].content if users else ""
     checks = tool_checks(conv.messages)
     if source is not None and source.env is not None:
         checks.append(final_state_check(source.env, conv.messages))
