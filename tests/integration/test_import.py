@@ -164,7 +164,7 @@ def test_persona_drafts_validate_and_the_rule_simulator_runs_them(tmp_path):
     assert flawed["conv_a90c33-dispute-sim"]["status"] == "failed"
 
 
-def test_redact_pii_masks_emails_phones_and_cards_and_secrets_are_always_redacted(tmp_path):
+def test_redact_pii_replaces_emails_phones_and_cards_and_secrets_are_always_redacted(tmp_path):
     src = tmp_path / "chats.jsonl"
     rows = [json.loads(x) for x in (DATA / FILES["openai-jsonl"]).read_text().splitlines()]
     rows[0]["messages"][1]["content"] += (
@@ -179,7 +179,7 @@ def test_redact_pii_masks_emails_phones_and_cards_and_secrets_are_always_redacte
     assert "sk-live-abcdef123456" not in text  # secrets: always
     masked = tmp_path / "masked"
     res = usersim("import", str(src), "--to", str(masked), "--persona", "--redact-pii")
-    assert "masked:" in res.stdout and "email" in res.stdout and "all valid" in res.stdout
+    assert "redacted: " in res.stdout and "email value(s)" in res.stdout and "all valid" in res.stdout
     text = "".join(p.read_text() for p in masked.rglob("*.yaml"))
     for raw in (
         "marcus.lee@example.com",
@@ -187,9 +187,10 @@ def test_redact_pii_masks_emails_phones_and_cards_and_secrets_are_always_redacte
         "(555) 201-3344",
         "7946 0958",
         "4111 1111",
+        "4111111111111111",
     ):
         assert raw not in text, raw
-    assert "[email]" in text and "[phone]" in text and "[card]" in text
+    assert "<EMAIL_1>" in text and "<PHONE_1>" in text and "<CARD_1>" in text
     # ids, amounts and dates are not personal data
     assert "C-1002" in text and "$250" in text and "1990-11-02" in text
 

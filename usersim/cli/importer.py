@@ -11,6 +11,7 @@ import click
 import yaml
 
 FORMATS = ["openai-jsonl", "langsmith", "langgraph", "otel"]
+ENV_STATE = "_environment_state.yaml"  # a leading _: not a case for `usersim validate DIR`
 
 
 def _write(path: Path, data: dict[str, Any], header: str, force: bool) -> None:
@@ -76,7 +77,8 @@ def _problems(cases: list[Path], personas: list[Path], root: Path) -> list[str]:
 @click.option(
     "--redact-pii",
     is_flag=True,
-    help="Mask emails, phone numbers and card-like numbers in the written files.",
+    help="Replace names, emails, phone numbers, card numbers, IBANs and street addresses by "
+    "placeholders (<EMAIL_1>, the same value the same placeholder) before anything is drafted.",
 )
 @click.option(
     "--environment",
@@ -103,25 +105,39 @@ def importer(
     from usersim.cases.importers.conversation import ImportFormatError
     from usersim.cases.importers.drafts import DraftOptions, EnvSource, draft_cases, draft_organic
     from usersim.cases.importers.formats import read_conversations
+    from usersim.cases.importers.redact import named_source, redact_conversations
     from usersim.cases.relocate import relative_to
+    from usersim.lang.pii import Redactor
     from usersim.personas.draft import draft_note, draft_persona
 
+    redactor = Redactor() if redact_pii else None
     opts = DraftOptions(
-        out_dir=out_dir, at=at, dimension=dimension, environment=environment, redact_pii=redact_pii
+        out_dir=out_dir, at=at, dimension=dimension, environment=environment, redactor=redactor
     )  # type: ignore[arg-type]
     try:
-        convs = [c for f in files for c in read_conversations(f, fmt)]
+        # a drafted file names its input by the file name only, never the path it was read from
+        convs = [named_source(c, f) for f in files for c in read_conversations(f, fmt)]
         source = EnvSource.read(environment, out_dir) if environment else None
     except ImportFormatError as exc:
         # the input cannot be read as asked (a usage error, like a malformed case): exit 2
         click.echo(f"Error: {exc}", err=True)
         raise SystemExit(2) from None
-    masked: dict[str, int] = {}
+    if redactor is not None:  # once, before anything is drafted from the conversations
+        convs = redact_conversations(convs, redactor)
+        if source is not None and environment is not None:
+            # the environment's rows get the same placeholders, written beside the cases
+            source, state = source.redacted(redactor, ENV_STATE)
+            if state:
+                note = (
+                    f"The state of {environment.name}'s environment, personal data replaced as in the cases."
+                )
+                _write(out_dir / ENV_STATE, state, f"Drafted by `usersim import`. {note}", force)
+                click.echo(f"{out_dir / ENV_STATE}  environment state, redacted")
     cases: list[Path] = []
     personas: list[Path] = []
     for conv in convs:
         header = f"Drafted by `usersim import` from {conv.source}. Review the checks (tag: draft)."
-        for data in draft_cases(conv, opts, source, masked):
+        for data in draft_cases(conv, opts, source):
             path = out_dir / f"{data['id']}.yaml"
             _write(path, data, header, force)
             cases.append(path)
@@ -132,11 +148,13 @@ def importer(
         if with_persona:
             from usersim.cases.importers.drafts import clean
 
-            pdata = clean(draft_persona(conv), opts, masked)
+            pdata = clean(draft_persona(conv), opts)
             ppath = out_dir / "personas" / f"{pdata['id']}.yaml"
             _write(ppath, pdata, f"{header}\n{draft_note(conv)}", force)
             personas.append(ppath)
-            odata = draft_organic(conv, opts, relative_to(ppath, out_dir), source, masked)
+            odata = draft_organic(
+                conv, opts, relative_to(ppath, out_dir), source, opening=pdata.get("opening_message")
+            )
             opath = out_dir / f"{odata['id']}.yaml"
             _write(opath, odata, header, force)
             cases.append(opath)
@@ -147,8 +165,9 @@ def importer(
             click.echo(
                 f"{opath}  organic, persona {pdata['id']}, {len(odata['judging'].get('checks', []))} check(s)"
             )
-    if masked:
-        click.echo("masked: " + ", ".join(f"{n} {kind}" for kind, n in sorted(masked.items())))
+    if redactor is not None and redactor.counts():
+        counts = sorted(redactor.counts().items())
+        click.echo("redacted: " + ", ".join(f"{n} {kind} value(s)" for kind, n in counts))
     problems = _problems(cases, personas, out_dir)
     for p in problems:
         click.echo(p, err=True)

@@ -2,8 +2,10 @@
 
 What is read, all through the language layer (usersim.lang.acts):
 - language: `lang.detect` over the user's messages; opening message: the first user message;
-- goal: the first user message (the first request), its sentences up to the first question mark
-  or the whole message;
+- goal: the user's ask (`ask`): the first user messages' sentences without the greetings they
+  open with (drafts.yaml `small_talk`), a greeting-only opening skipped and an ask spread over two
+  turns joined, up to the first question mark; the opening message is the recorded one with the
+  rest of the ask after it (a greeting-only opening says the ask too);
 - known_info: the values the user gave. A value answering an agent request is named after the slot
   the request asked for ("What is your customer ID?" -> customer_id); a value the user
   volunteered is named after a concept in its sentence, else after its shape (value_1 ...);
@@ -24,13 +26,17 @@ from typing import Any
 
 from usersim import lang
 from usersim.cases.importers.conversation import Conversation
-from usersim.cases.importers.drafts import language_of, slug, snippet, texts
+from usersim.cases.importers.drafts import language_of, slug, small_talk, snippet, texts
 from usersim.core.messages import Message
 from usersim.lang.acts import agent_acts, user_acts
 from usersim.lang.dates import find_dates
+from usersim.lang.pii import PLACEHOLDER, find_pii
 from usersim.lang.quantity import quantities
 
 _EMAIL = re.compile(r"[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+")
+# a personal value's fact is named after its kind (usersim.lang.pii; a placeholder names its kind)
+_KIND_SLOT = {"email": "email", "phone": "phone", "card": "card_number", "iban": "iban",
+              "address": "address", "name": "name"}  # fmt: skip
 _ISO_DATE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _TODAY = date(2026, 1, 1)  # only the spans of date mentions are used, never the day they resolve to
 
@@ -40,16 +46,38 @@ def _slot_name(text: str) -> str:
 
 
 def _values(text: str, act_values: tuple[str, ...]) -> list[str]:
-    """The values a user sentence gives: emails, dates (lang.dates) and quantities with their unit
-    (lang.quantity: $349.99, 每晚800元) whole, then the codes and numbers the acts reading found
-    that are not part of one of those."""
-    spans = [(m.start(), m.end()) for m in _EMAIL.finditer(text)]
+    """The values a user sentence gives: personal values (lang.pii: a phone, a card number, an
+    IBAN, an address, or the placeholder --redact-pii put for one), emails, dates (lang.dates) and
+    quantities with their unit (lang.quantity: $349.99, 每晚800元) whole, then the codes and
+    numbers the acts reading found that are not part of one of those."""
+    spans = [(m.start(), m.end()) for m in PLACEHOLDER.finditer(text)]
+    spans += [(f.start, f.end) for f in find_pii(text)]
+    spans += [(m.start(), m.end()) for m in _EMAIL.finditer(text)]
     spans += [(d.start, d.end) for d in find_dates(text, _TODAY)]
     spans += [(q.start, q.end) for q in quantities(text) if q.dimension not in (None, "count")]
     spans = sorted({s for s in spans if not any(o != s and o[0] <= s[0] and s[1] <= o[1] for o in spans)})
     found = [text[a:b].strip() for a, b in spans]
     taken = " ".join(found)
-    return found + [v for v in act_values if v not in taken]
+    rest = [v for v in act_values if v not in taken and not _fragment(v, taken)]
+    at = {v: text.find(v) for v in found + rest}
+    return sorted(found + rest, key=lambda v: at[v] if at[v] >= 0 else len(text))  # as said
+
+
+def _fragment(value: str, taken: str) -> bool:
+    """A bare digit group of a value already taken whole (a card's "1111", a phone's "7946")."""
+    digits = re.sub(r"\D", "", value)
+    return bool(digits) and not re.search(r"[^\d\s\-.()+]", value) and digits in re.sub(r"\D", "", taken)
+
+
+def _pii_slot(value: str) -> str:
+    """The slot a whole personal value is named after: its kind (a placeholder's kind too)."""
+    m = PLACEHOLDER.fullmatch(value)
+    if m:
+        return _KIND_SLOT.get(value.strip("<>").rsplit("_", 1)[0].lower(), "")
+    found = find_pii(value)
+    if len(found) == 1 and found[0].start == 0 and found[0].end == len(value):
+        return _KIND_SLOT.get(found[0].kind, "")
+    return ""
 
 
 def _kind_slot(value: str) -> str:
@@ -91,12 +119,20 @@ def _facts(messages: list[Message]) -> tuple[list[dict[str, Any]], list[str], li
             if words:
                 trigger = snippet(asked[0].text.strip().rstrip("?？"), 80).rstrip("…")
                 events.append({"when": {"agent_says": [trigger]}, "kind": "say", "text": " ".join(words)})
-        for n, (act, value) in enumerate(given):
+        # a personal value is named after its kind (a phone is `phone` whatever was asked); the
+        # others take the slots asked, in order, that no personal value took
+        kinds = [_pii_slot(v) for _, v in given]
+        open_slots = [x for x in slots if x not in kinds]
+        n = -1
+        for (act, value), kind in zip(given, kinds, strict=True):
             if value in seen:
                 continue
             seen.add(value)
-            if n < len(slots):
-                slot = slots[n]
+            n += 0 if kind else 1
+            if kind:
+                slot = kind
+            elif n < len(open_slots):
+                slot = open_slots[n]
             elif act.slots:
                 slot = act.slots[0]
             elif _EMAIL.fullmatch(value):
@@ -106,9 +142,11 @@ def _facts(messages: list[Message]) -> tuple[list[dict[str, Any]], list[str], li
             else:
                 shapes += 1
                 slot = f"value_{shapes}"
-            name = _slot_name(slot)
+            name = base = _slot_name(slot)
+            k = 1
             while any(f["slot"] == name for f in facts):
-                name += "_2"
+                k += 1
+                name = f"{base}_{k}"
             # described by the question it answered: the simulator recognises the question again by it
             about = asked[min(n, len(asked) - 1)].text if asked else act.text
             facts.append({"slot": name, "value": value, "description": snippet(about, 120)})
@@ -117,10 +155,52 @@ def _facts(messages: list[Message]) -> tuple[list[dict[str, Any]], list[str], li
 
 
 def _goal(opening: str) -> str:
-    """The first request: the opening message up to its first question (or all of it)."""
+    """The first request: the ask up to its first question (or all of it)."""
     flat = " ".join(opening.split())
     cut = re.search(r"[?？]", flat)
     return flat[: cut.end()] if cut else flat
+
+
+def _without_small_talk(sentence: str, patterns: list[str]) -> str:
+    """`sentence` with the greetings it opens with taken off ("Hi there! I need..." -> "I need...")."""
+    rest = sentence.strip()
+    for _ in range(3):
+        for p in patterns:
+            m = re.match(rf"(?i:{p})(?![A-Za-z])[\s,，.。!！?？~～]*", rest)
+            if m and m.end():
+                rest = rest[m.end() :].strip()
+    return rest if re.search(r"[^\W\d_]", rest) else ""  # punctuation alone is nothing left
+
+
+def ask(messages: list[Message], language: str) -> str:
+    """The user's ask (`ask_sentences`) up to its first question."""
+    return _goal(" ".join(ask_sentences(messages, language)))
+
+
+def ask_sentences(messages: list[Message], language: str) -> list[str]:
+    """The user's ask: from the first user message on, the sentences that are not small talk,
+    over at most two messages: a greeting first and the ask after it, or an ask spread over two
+    turns ("I'm calling about my card." / "There's a charge I never made."). It ends at the
+    first message that answers with values, or says "I don't know", "yes" or "no"."""
+    patterns = small_talk(language)
+    parts: list[str] = []
+    messages_used = 0
+    for m in messages:
+        if m.role != "user" or not m.content.strip():
+            continue
+        acts = user_acts(m.content)
+        answers = any(_values(a.text, a.values) for a in acts) or any(
+            a.kind in ("dont_know", "confirm", "refuse") for a in acts
+        )
+        if parts and answers:
+            break
+        said = [r for r in (_without_small_talk(a.text, patterns) for a in acts) if r]
+        if said:
+            parts += said
+            messages_used += 1
+            if messages_used == 2:
+                break
+    return parts
 
 
 def persona_id(conv: Conversation) -> str:
@@ -153,7 +233,13 @@ def draft_persona(conv: Conversation) -> dict[str, Any]:
     users = [m.content for m in conv.messages if m.role == "user" and m.content.strip()]
     opening = users[0] if users else ""
     facts, unknown, events = _facts(conv.messages)
-    goal: dict[str, Any] = {"description": _goal(opening) or t["persona_name"].format(source=conv.id)}
+    goal: dict[str, Any] = {
+        "description": ask(conv.messages, language) or t["persona_name"].format(source=conv.id)
+    }
+    # a greeting-only opening, or an ask spread over two turns: the simulated user opens with the
+    # whole ask (an agent may read the request from the first message alone)
+    later = [p for p in ask_sentences(conv.messages, language) if p not in opening]
+    opening = " ".join([opening.strip(), *later]).strip()
     shown = deliverables(conv.messages)
     if shown:  # the goal is met when a reply shows what the recorded outcome showed
         goal |= {"required": ["outcome"], "deliverable_keywords": {"outcome": shown}}

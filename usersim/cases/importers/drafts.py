@@ -30,7 +30,7 @@ from usersim.cases.loader import _read_with_includes, include_roots
 from usersim.cases.relocate import relocate
 from usersim.core.messages import Message
 from usersim.core.secrets import redact_value
-from usersim.lang.pii import mask_value
+from usersim.lang.pii import Redactor
 
 # Keys of an environment source file (a case or suite) that the drafted cases take over.
 _ENV_KEYS = ("environment", "policy", "context", "language", "system_prompt", "tools")
@@ -47,13 +47,23 @@ class DraftOptions(BaseModel):
     environment: Path | None = Field(
         default=None, description="A case or suite file whose environment, policy and context the cases use."
     )
-    redact_pii: bool = Field(default=False, description="Mask emails, phone and card-like numbers.")
+    redactor: Redactor | None = Field(
+        default=None,
+        description="With --redact-pii: the redactor the conversations went through; drafted data "
+        "from elsewhere (the environment's rows) gets the same placeholders.",
+    )
 
 
 def texts(language: str) -> dict[str, str]:
     """The drafted files' texts in `language` (usersim/lang/data/<code>/drafts.yaml)."""
     res = lang.resources(language if language in lang.language_codes() else "en")
-    return {k: str(v) for k, v in res.topic("drafts").items()}
+    return {k: v for k, v in res.topic("drafts").items() if isinstance(v, str)}
+
+
+def small_talk(language: str) -> list[str]:
+    """The greetings and pleasantries a user opens with in `language` (drafts.yaml `small_talk`)."""
+    res = lang.resources(language if language in lang.language_codes() else "en")
+    return [str(p) for p in res.topic("drafts").get("small_talk") or []]
 
 
 def language_of(conv: Conversation) -> str:
@@ -89,6 +99,24 @@ class EnvSource(BaseModel):
         if isinstance(picked.get("environment"), dict):
             env = Environment.model_validate(picked["environment"], context={"case_dir": path.parent})
         return cls(data=relocate(picked, path.parent, out_dir), env=env)
+
+    def redacted(self, redactor: Redactor, state_file: str) -> tuple[EnvSource, dict[str, Any]]:
+        """The source with its environment's rows through `redactor` (a row's `name`, `email`,
+        `address` ... whole by kind, pii.yaml `fields`), so the recorded calls with placeholders
+        run against rows holding the same placeholders; and the rows to write to `state_file`
+        (relative to out_dir), which the drafted cases then reference."""
+        if self.env is None or not isinstance(self.env.state, dict):
+            return self, {}
+        redactor.learn_value(self.env.state, fields=True)
+        redactor.learn_value(self.env.state_updates, fields=True)
+        state = redactor.redact_value(self.env.state, fields=True)
+        updates = redactor.redact_value(self.env.state_updates, fields=True)
+        data = copy.deepcopy(self.data)
+        data["environment"] = {**data["environment"], "state": state_file}
+        if updates:
+            data["environment"]["state_updates"] = updates
+        env = self.env.model_copy(update={"state": state, "state_updates": updates})
+        return EnvSource(data=data, env=env), state
 
     def tool_names(self) -> set[str]:
         from usersim.cases.environment import build_tools
@@ -204,10 +232,9 @@ def draft_cases(
     conv: Conversation,
     opts: DraftOptions,
     source: EnvSource | None = None,
-    masked: dict[str, int] | None = None,
 ) -> list[dict[str, Any]]:
-    """The case data (one mapping per chosen user turn) drafted from `conv`; `masked` counts the
-    personal data masked."""
+    """The case data (one mapping per chosen user turn) drafted from `conv` (redacted already when
+    personal data is to be left out: usersim.cases.importers.redact)."""
     language = language_of(conv)
     t = texts(language)
     users = conv.user_turns()
@@ -264,7 +291,7 @@ def draft_cases(
         data["notes"] = " ".join(notes)
         # the recorded turn itself: the divergence judge numbers the live turns from the message on
         data["reference_transcript"] = [_message_data(m) for m in conv.messages[start:end]]
-        cases.append(clean(data, opts, masked))
+        cases.append(clean(data, opts))
     return cases
 
 
@@ -273,14 +300,16 @@ def draft_organic(
     opts: DraftOptions,
     persona_ref: str,
     source: EnvSource | None = None,
-    masked: dict[str, int] | None = None,
+    opening: str | None = None,
 ) -> dict[str, Any]:
     """An organic case that lets the drafted persona (`persona_ref`, a path relative to out_dir)
-    talk to the agent from the recording's opening, judged by what the whole recording did."""
+    talk to the agent from `opening` (the persona's; else the recording's first user message),
+    judged by what the whole recording did."""
     language = language_of(conv)
     t = texts(language)
     users = conv.user_turns()
-    opening = conv.messages[users[0]].content if users else ""
+    if opening is None:
+        opening = conv.messages[users[0]].content if users else ""
     checks = tool_checks(conv.messages)
     if source is not None and source.env is not None:
         checks.append(final_state_check(source.env, conv.messages))
@@ -310,7 +339,7 @@ def draft_organic(
     data["judging"] = {"scoring": {"methods": ["auto"]}, "checks": checks}
     data["notes"] = t["review"]
     data["reference_transcript"] = [_message_data(m) for m in conv.messages if m.role != "system"]
-    return clean(data, opts, masked)
+    return clean(data, opts)
 
 
 def _message_data(m: Message) -> dict[str, Any]:
@@ -325,11 +354,12 @@ def _message_data(m: Message) -> dict[str, Any]:
     return out
 
 
-def clean(data: dict[str, Any], opts: DraftOptions, masked: dict[str, int] | None = None) -> dict[str, Any]:
-    """Secrets redacted (always), personal data masked (`redact_pii`, counted in `masked`), empty
-    values dropped."""
+def clean(data: dict[str, Any], opts: DraftOptions) -> dict[str, Any]:
+    """Secrets redacted (always), empty values dropped; with a redactor, anything personal the
+    drafting brought in from outside the conversation (the environment's rows) replaced by the
+    same placeholders the conversation got."""
     # `tools: []` stays: it keeps usersim's travel tools away from an agent that had only the recorded ones
     out = redact_value(
         {k: v for k, v in data.items() if v not in (None, [], {}) or (k == "tools" and v == [])}
     )
-    return mask_value(out, masked) if opts.redact_pii else out
+    return opts.redactor.redact_value(out) if opts.redactor is not None else out
