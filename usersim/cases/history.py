@@ -24,7 +24,9 @@ from typing import Any
 from usersim.core.messages import Message
 
 _MESSAGE_KEYS = {"role", "content", "tool_calls", "tool_call_id", "name", "is_error"}
-_IGNORED_KEYS = {"refusal", "annotations", "audio", "function_call", "reasoning_content"}
+# OpenAI response fields a replay has no use for, and a usersim record's `by` (who played a user
+# turn: a replayed history is the same conversation whoever typed it)
+_IGNORED_KEYS = {"refusal", "annotations", "audio", "function_call", "reasoning_content", "by"}
 
 
 def _text(content: Any, where: str) -> str:

@@ -16,6 +16,9 @@ from usersim.judges.checks.registry import Outcome, check_registry, evaluate, va
 from usersim.judges.checks.vacuity import Problems, exposed_skills, never_fails, never_passes
 
 _ERROR_STOPS = {"agent_error", "simulator_error", "case_error"}  # an `error` verdict, whatever the checks say
+# Only a person in the user's seat (`usersim play`) ends a conversation so; a check that lists every
+# other end cannot fail in `usersim run`, which is where a suite is judged.
+_SEAT_STOPS = {"user_stopped"}
 
 
 class _Params(BaseModel):
@@ -149,7 +152,7 @@ class StopReasonParams(_Params):
             ends = {"replay_complete"}
         else:
             ends = set(get_args(StopReason)) - {"replay_complete"}
-        ends -= _ERROR_STOPS
+        ends -= _ERROR_STOPS | _SEAT_STOPS
         if ends <= listed:
             why = (
                 "it lists every reason a " + case.mode + " conversation ends with: " + ", ".join(sorted(ends))
