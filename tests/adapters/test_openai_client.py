@@ -123,3 +123,19 @@ async def test_fake_model_replaces_the_network(fake_model):
     assert first["content"] == "scripted" and usage.calls == 1
     assert second["tool_calls"][0]["function"]["name"] == "web_search"
     assert [c["model"] for c in fake_model.calls] == ["judge", "judge"]
+
+
+async def test_the_chat_span_names_the_response_model_id_provider_and_server(openai_stub):
+    # the GenAI conventions' chat span attributes come from the response as read here; a cache
+    # hit names the response it reuses; the caller's message never carries them
+    from usersim.core import timeline
+
+    openai_stub.script(text("hi"))
+    with timeline.collecting() as tl:
+        m1, _ = await chat_completion(model="m9", messages=MSGS, seed=3)
+        m2, u2 = await chat_completion(model="m9", messages=MSGS, seed=3)
+    assert m1 == m2 == {"role": "assistant", "content": "hi"} and u2.cached_calls == 1
+    first, again = (s[6] for s in tl.spans)
+    assert first["response_id"] == again["response_id"] == "chatcmpl-stub-1"
+    assert first["response_model"] == "m9" and first["provider"] == "openai"
+    assert first["server_address"] == "127.0.0.1" and first["server_port"] == openai_stub.port

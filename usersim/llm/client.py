@@ -42,6 +42,7 @@ from usersim.core.turns import away
 from usersim.llm import ahead
 from usersim.llm.cache import cache_key, get_cache
 from usersim.llm.prices import cost_usd
+from usersim.llm.providers import endpoint_of
 from usersim.llm.ratelimit import limiter_for
 from usersim.llm.wire import StatusError, WireConnectionError, WireTimeout, client_for, tls_context
 
@@ -55,6 +56,9 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 # such as llama.cpp's default serve one request at a time): bounded answers finish in time.
 DEFAULT_MAX_TOKENS = {"agent": 4096, "simulator": 600, "judge": 2000}
 _NO_RETRY = {400, 401, 403, 404, 422}
+# the response's model and id, carried from `_chat_completion` to the chat span (taken off the
+# message before any caller sees it)
+_SERVED = "_usersim_served"
 
 
 class LLMCallError(RuntimeError):
@@ -397,7 +401,9 @@ async def _chat_completion(
                 )
                 wait = None
             else:
-                if store is not None:
+                served = {"response_model": _get(resp, "model"), "response_id": _get(resp, "id")}
+                message = {**message, _SERVED: {k: v for k, v in served.items() if isinstance(v, str)}}
+                if store is not None:  # kept with the answer: a cache hit names the response it reuses
                     store.put(ckey, model, message, p_tok, c_tok)
                 cost = cost_usd(model, p_tok, c_tok)
                 return message, Usage(calls=1, prompt_tokens=p_tok, completion_tokens=c_tok, cost_usd=cost)
@@ -443,7 +449,15 @@ async def chat_completion(*, model: str, role: str = "agent", **kwargs: Any) -> 
             )
         else:
             message, usage = await _chat_completion(model=model, role=role, **kwargs)
+        message = dict(message)
+        served = message.pop(_SERVED, None) or {}
+        provider, address, port = endpoint_of(resolve_endpoint(kwargs.get("base_url"), None)[0])
         extra.update(
+            provider=provider,
+            response_model=served.get("response_model"),
+            response_id=served.get("response_id"),
+            server_address=None if _fakes else address,
+            server_port=None if _fakes else port,
             input_tokens=usage.prompt_tokens,
             output_tokens=usage.completion_tokens,
             cached=bool(usage.cached_calls) or None,
