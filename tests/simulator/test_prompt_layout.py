@@ -31,7 +31,10 @@ CASE = {
     "goal": "最终规划出包含机票、行程、酒店的完整方案",
     "max_turns": 6,
     "input": {"message": "我想暑假去日本玩"},
-    "judging": {"checks": [{"stop_reason": {"in": ["max_turns"]}}], "scoring": {"methods": ["auto"], "note": "rules"}},
+    "judging": {
+        "checks": [{"stop_reason": {"in": ["max_turns"]}}],
+        "scoring": {"methods": ["auto"], "note": "rules"},
+    },
 }
 
 
