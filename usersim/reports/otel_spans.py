@@ -16,15 +16,24 @@ Spans are built from the record alone (its `timeline`, `tool_trace`, `transcript
 run exports while it runs (`--otel`) or afterwards (`usersim otel export`). Records written before
 the timeline existed get the conversation span with its tool calls at its start.
 
+Attributes follow the conventions' requirement levels: every `chat` span names its provider
+(`gen_ai.provider.name`, by endpoint host; `openai` for records written before it was kept),
+request and response model, response id and server address/port where the call had them;
+`invoke_agent` names the agent's provider (that of its own model calls, else its transport);
+`error.type` is an exception class or a short code, never a message.
+
 Message content (gen_ai.input.messages / gen_ai.output.messages on the conversation span, tool
-arguments and results) is exported unless `content=False`; the record's text is redacted already
-and every string attribute is redacted again here.
+arguments and results) is exported unless `content=False`; then verdict explanations and error
+descriptions are left out too, and a criterion keeps its words with the conversation's values
+replaced (otel_content.ContentScrub). The record's text is redacted already and every string
+attribute is redacted again here.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from datetime import datetime
 from typing import Any
 
@@ -36,6 +45,8 @@ from opentelemetry.trace import SpanKind, Status, StatusCode
 from usersim.core.record import RunRecord, TranscriptMessage
 from usersim.core.secrets import redact
 from usersim.core.timeline import TimelineSpan
+from usersim.llm.providers import DEFAULT_PROVIDER
+from usersim.reports.otel_content import ContentScrub
 
 SCOPE = "usersim"
 
@@ -110,11 +121,39 @@ def genai_messages(messages: list[TranscriptMessage]) -> list[dict[str, Any]]:
     return out
 
 
-def _conversation_attrs(record: RunRecord, content: bool) -> dict[str, Any]:
+def conversation_id(record: RunRecord) -> str:
+    return f"{record.run_id}/{record.id}"
+
+
+def agent_provider(record: RunRecord, spans: list[TimelineSpan]) -> str:
+    """The agent's `gen_ai.provider.name`: the provider of its own model calls through usersim's
+    client; else what the spec says it speaks (`openai:MODEL` -> openai, `a2a:URL` -> a2a,
+    `python:mod:fn` -> python: a custom value, as the conventions allow)."""
+    for s in spans:
+        if s.kind == "chat" and s.attrs.get("role") == "agent":
+            return str(s.attrs.get("provider") or DEFAULT_PROVIDER)
+    scheme, sep, _ = record.agent.partition(":")
+    return scheme.lower() if sep and scheme else "usersim"
+
+
+_EXCEPTION = re.compile(r"\b([A-Za-z_][\w.]*(?:Error|Exception|Timeout|Exit|Interrupt))\b")
+
+
+def _error_type(record: RunRecord) -> str:
+    """What a conversation ended in error with, low-cardinality as the conventions ask: the
+    exception class its detail names (`... raised RuntimeError: ...` -> RuntimeError), else its
+    stop reason (`agent_error`), else `_OTHER`."""
+    found = _EXCEPTION.search(record.error or record.stop_detail or "")
+    return found.group(1) if found else (record.stop_reason or "_OTHER")
+
+
+def _conversation_attrs(record: RunRecord, spans: list[TimelineSpan], content: bool) -> dict[str, Any]:
     attrs: dict[str, Any] = {
         "gen_ai.operation.name": "invoke_agent",
+        "gen_ai.provider.name": agent_provider(record, spans),
         "gen_ai.agent.name": record.agent,
-        "gen_ai.conversation.id": f"{record.run_id}/{record.id}",
+        "gen_ai.conversation.id": conversation_id(record),
+        "error.type": _error_type(record) if record.status == "error" else None,
         "usersim.run_id": record.run_id,
         "usersim.record_id": record.id,
         "usersim.case_id": record.case_id,
@@ -188,7 +227,13 @@ def _leaf_attrs(span: TimelineSpan, record: RunRecord, tools: dict, content: boo
     if span.kind == "chat":
         return {
             "gen_ai.operation.name": "chat",
+            "gen_ai.provider.name": a.get("provider") or DEFAULT_PROVIDER,
             "gen_ai.request.model": span.name,
+            "gen_ai.response.model": a.get("response_model"),
+            "gen_ai.response.id": a.get("response_id"),
+            "gen_ai.conversation.id": conversation_id(record),
+            "server.address": a.get("server_address"),
+            "server.port": a.get("server_port") if a.get("server_address") else None,
             "gen_ai.usage.input_tokens": a.get("input_tokens"),
             "gen_ai.usage.output_tokens": a.get("output_tokens"),
             "usersim.role": a.get("role"),
@@ -229,7 +274,7 @@ def emit_record(
         f"invoke_agent {redact(record.agent)}",
         kind=SpanKind.INTERNAL,
         start_time=t0,
-        attributes=_clean(_conversation_attrs(record, content)),
+        attributes=_clean(_conversation_attrs(record, spans, content)),
     )
     ids.next_trace_id = 0
     tools = _tool_details(record)
@@ -250,12 +295,14 @@ def emit_record(
         if parent is not root:
             parent.end(end_time=t0 + last)
     verdict_time = t0 + end
+    scrub = None if content else ContentScrub(record)
     for v in record.verdicts:
         root.add_event(
-            "gen_ai.evaluation.result", attributes=_clean(_verdict_attrs(v)), timestamp=verdict_time
+            "gen_ai.evaluation.result", attributes=_clean(_verdict_attrs(v, scrub)), timestamp=verdict_time
         )
     if record.status == "error":
-        root.set_status(Status(StatusCode.ERROR, redact(record.error or record.stop_detail or "error")))
+        detail = record.error or record.stop_detail or "error"
+        root.set_status(Status(StatusCode.ERROR, redact(detail) if content else _error_type(record)))
     root.end(end_time=verdict_time)
 
 
@@ -306,16 +353,19 @@ def _emit_turn(
         otel.end(end_time=t0 + _end(step))
 
 
-def _verdict_attrs(v: Any) -> dict[str, Any]:
+def _verdict_attrs(v: Any, scrub: ContentScrub | None) -> dict[str, Any]:
     """A verdict as a gen_ai.evaluation.result event: name, label, score (partial credit, else 1/0
-    for pass/fail), explanation."""
+    for pass/fail), explanation; `error.type` when the judge itself failed. Without content
+    (`scrub`): no explanation (it quotes the transcript and tool arguments), the criterion with the
+    conversation's values replaced."""
     score = v.score if v.score is not None else {"pass": 1.0, "fail": 0.0}.get(v.verdict)
     return {
         "gen_ai.evaluation.name": v.judge,
         "gen_ai.evaluation.score.label": v.verdict,
         "gen_ai.evaluation.score.value": score,
-        "gen_ai.evaluation.explanation": v.reason,
-        "usersim.criterion": v.criterion,
+        "gen_ai.evaluation.explanation": v.reason if scrub is None else None,
+        "error.type": "judge_error" if v.verdict == "error" else None,
+        "usersim.criterion": v.criterion if scrub is None else scrub(v.criterion),
         "usersim.counts_toward_status": v.counts_toward_status,
     }
 
