@@ -116,3 +116,51 @@ def test_drafted_personas_ask_what_the_user_asked_and_keep_values_whole_without_
     assert dana["id"] == "C-1001" and dana["date_of_birth"] == "1985-03-14"
     values = [f["value"] for p in personas.values() for f in p["known_info"]]
     assert not any(v in ("7946", "0958", "900123", "1234", "12345678") for v in values), values
+
+
+def test_surrogates_leave_no_original_and_an_agent_that_checks_shapes_acts_on_them(tmp_path):
+    """--pii-surrogates: each personal value becomes a fictional one of the same shape (an email,
+    a Luhn-valid card, an IBAN with valid check digits, a street address), still none of the
+    originals anywhere; the same value the same surrogate in history, checks, persona and state;
+    and the organic address change, which the bank agent refuses to act on with `<ADDRESS_1>`
+    ("the full new address (street, city)?"), passes the correct agent and fails the flawed one."""
+    from usersim.lang.pii import find_pii
+
+    out = tmp_path / "imported"
+    res = usersim(
+        "import", str(DATA / "pii_chats.jsonl"), "--to", str(out), "--pii-surrogates", "--persona",
+        "--environment", SUITE,
+    )  # fmt: skip
+    assert res.stdout.strip().splitlines()[-1].endswith("all valid"), res.stdout + res.stderr
+    # as many values as with placeholders: a title cut inside a surrogate is no new value
+    assert "6 name value(s)" in res.stdout and "6 phone value(s)" in res.stdout, res.stdout
+    written = {p: p.read_text(encoding="utf-8") for p in out.rglob("*") if p.is_file()}
+    leaks = []
+    for p, text in written.items():
+        flat = re.sub(r"[\s\-()+.]", "", text)
+        for value in ORIGINALS:
+            if value in text or (len(_digits(value)) >= 6 and _digits(value) in flat):
+                leaks.append((p.name, value))
+        assert not re.search(r"<[A-Z]+_\d+>", text), p  # no placeholder either
+    assert leaks == []
+
+    case = yaml.safe_load((out / "conv_pii-address-t4.yaml").read_text(encoding="utf-8"))
+    address = case["input"]["message"].removeprefix("It's ").rstrip(".")
+    assert [f.kind for f in find_pii(address)] == ["address"], address
+    (fs,) = [c["final_state"] for c in case["judging"]["checks"] if "final_state" in c]
+    assert fs["expect"]["customers"] == [{"customer_id": "C-1001", "address": address}]
+    refund = written[out / "conv_pii-refund-t3.yaml"]
+    kinds = {f.kind for f in find_pii(refund)}
+    assert {"iban", "phone", "email", "card", "address"} <= kinds  # each still reads as its kind
+
+    organic = [out / "conv_pii-address-sim.yaml"]
+    for agent, status in (("correct", "passed"), ("flawed", "failed")):
+        run = tmp_path / agent
+        usersim(
+            "run", *map(str, organic), "--agent", f"python:examples.bank.agent:{agent}",
+            "--simulator", "rule", "--out", str(run), "--no-progress", check=False,
+        )  # fmt: skip
+        (record,) = [yaml.safe_load(x) for x in (run / "results.jsonl").read_text().splitlines()]
+        assert record["status"] == status, [v["reason"] for v in record["verdicts"] if v["verdict"] != "pass"]
+    assert record["blame"] == "agent"  # the flawed agent skipped verifying the caller
+    assert any("verify_customer was never called" in v["reason"] for v in record["verdicts"])

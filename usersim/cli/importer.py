@@ -81,6 +81,13 @@ def _problems(cases: list[Path], personas: list[Path], root: Path) -> list[str]:
     "placeholders (<EMAIL_1>, the same value the same placeholder) before anything is drafted.",
 )
 @click.option(
+    "--pii-surrogates",
+    is_flag=True,
+    help="With --redact-pii's detection, put a fictional value of the same shape in place of each "
+    "personal value (user1@example.com, a Luhn-valid test card, '1 Sample Street, Springfield'), so an "
+    "agent that checks what it is told still acts on the replayed conversation. Implies --redact-pii.",
+)
+@click.option(
     "--environment",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="A case or suite file whose environment (state and tools), policy and context the cases use: "
@@ -95,6 +102,7 @@ def importer(
     at: str,
     with_persona: bool,
     redact_pii: bool,
+    pii_surrogates: bool,
     environment: Path | None,
     dimension: str,
     force: bool,
@@ -110,7 +118,7 @@ def importer(
     from usersim.lang.pii import Redactor
     from usersim.personas.draft import draft_note, draft_persona
 
-    redactor = Redactor() if redact_pii else None
+    redactor = Redactor(surrogates=pii_surrogates) if redact_pii or pii_surrogates else None
     opts = DraftOptions(
         out_dir=out_dir, at=at, dimension=dimension, environment=environment, redactor=redactor
     )  # type: ignore[arg-type]

@@ -5,7 +5,10 @@ Phones are found by `phonenumbers` (libphonenumber's metadata: every national fo
 regex per country); card numbers (Luhn) and IBANs (check digits) are checked by `python-stdnum`.
 The kinds, placeholders, candidate patterns and the patterns no library covers are data:
 usersim/lang/data/pii.yaml. A `Redactor` gives one value one placeholder (`<EMAIL_1>`, `<PHONE_2>`)
-wherever it appears, so text redacted in several places still agrees.
+wherever it appears, so text redacted in several places still agrees. With `surrogates` it gives
+a well-formed fictional value of the same kind instead (`user1@example.com`, a Luhn-valid test
+card, an IBAN with valid check digits, `1 Sample Street, Springfield`: pii.yaml `surrogates`), so
+an agent that checks the shape of what it is told still acts on a redacted conversation.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from usersim.core.yamlfile import load_trusted
 from usersim.lang.resources import DATA
 
 _PLACEHOLDER = re.compile(r"<[A-Z]+_\d+>")
+_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 @dataclass(frozen=True)
@@ -188,11 +192,38 @@ class Redactor:
     table: dict[tuple[str, str], str] = field(default_factory=dict)  # (kind, key) -> placeholder
     literals: dict[str, tuple[str, str]] = field(default_factory=dict)  # text -> (kind, key)
 
+    surrogates: bool = False
+    issued: set[str] = field(default_factory=set)  # the surrogates given out: never redacted again
+    originals: set[str] = field(default_factory=set)  # the values replaced: no surrogate equals one
+
     def _placeholder(self, kind: str, key: str) -> str:
         if (kind, key) not in self.table:
             n = 1 + sum(1 for k, _ in self.table if k == kind)
-            self.table[(kind, key)] = str(rules()["placeholder"]).format(kind=kind.upper(), n=n)
+            if self.surrogates:
+                script = "zh" if _CJK.search(key) else "en"
+                value = surrogate(kind, n, script)
+                while _fold(value) in self.originals or value in self.issued:
+                    n += 100
+                    value = surrogate(kind, n, script)
+                self.issued.add(value)
+            else:
+                value = str(rules()["placeholder"]).format(kind=kind.upper(), n=n)
+            self.table[(kind, key)] = value
         return self.table[(kind, key)]
+
+    def _given_in(self, text: str) -> set[str]:
+        """The surrogates in `text`, whole or cut short before an ellipsis."""
+        out = set()
+        for value in self.issued:
+            if value in text:
+                out.add(value)
+            if "…" in text:
+                out.update(value[:n] + "…" for n in range(3, len(value)) if value[:n] + "…" in text)
+        return out
+
+    def _given(self, text: str) -> bool:
+        """Whether `text` is already a placeholder or a surrogate this redactor gave."""
+        return bool(_PLACEHOLDER.fullmatch(text)) or text in self.issued
 
     def _key(self, kind: str, text: str) -> str:
         """The key of a whole value of `kind` (a field's value): the finder's when it reads the
@@ -208,13 +239,15 @@ class Redactor:
     def learn(self, text: str, kind: str | None = None) -> None:
         """Remember the values found in `text` (all of it is one `kind` value when given)."""
         if kind is not None:
-            if text.strip() and not _PLACEHOLDER.fullmatch(text.strip()):
+            if text.strip() and not self._given(text.strip()):
                 self._remember(kind, text.strip(), self._key(kind, text))
             return
         for f in find_pii(text, self.kinds):
-            self._remember(f.kind, text[f.start : f.end], f.key)
+            if not self._given(text[f.start : f.end]):
+                self._remember(f.kind, text[f.start : f.end], f.key)
 
     def _remember(self, kind: str, raw: str, key: str) -> None:
+        self.originals.add(_fold(raw))
         self._placeholder(kind, key)
         if kind in ("name", "address") and len(raw) >= (3 if raw.isascii() else 2):  # wherever they appear
             self.literals.setdefault(raw, (kind, key))
@@ -226,9 +259,15 @@ class Redactor:
     def redact(self, text: str, kind: str | None = None) -> str:
         """`text` with every personal value in it replaced by its placeholder (all of it one
         `kind` value when given)."""
-        if kind is not None and text.strip() and not _PLACEHOLDER.fullmatch(text.strip()):
+        if kind is not None and text.strip() and not self._given(text.strip()):
             self.learn(text, kind)
             return self.table[(kind, self._key(kind, text))]
+        # surrogates already in the text (a drafted file redacted once more) are held aside, and so
+        # is one a snippet cut short ("IBAN GB45SAMP0000000…": its digits are not a phone)
+        held: list[str] = []
+        for value in sorted(self._given_in(text), key=len, reverse=True):
+            held.append(value)
+            text = text.replace(value, f"\ue000{chr(0xE100 + len(held) - 1)}\ue001")
         found = find_pii(text, self.kinds)
         out, last = [], 0
         for f in found:
@@ -241,7 +280,10 @@ class Redactor:
                 # whole words in scripts with spaces; anywhere in Chinese (李明 in 已为李明登记)
                 left = r"(?<![A-Za-z0-9])" if raw[:1].isascii() else ""
                 right = r"(?![A-Za-z0-9])" if raw[-1:].isascii() else ""
-                text = re.sub(left + re.escape(raw) + right, self.table[self.literals[raw]], text)
+                value = self.table[self.literals[raw]].replace("\\", "\\\\")  # a literal replacement
+                text = re.sub(left + re.escape(raw) + right, value, text)
+        for i, value in enumerate(held):
+            text = text.replace(f"\ue000{chr(0xE100 + i)}\ue001", value)
         return text
 
     def redact_value(self, value: Any, fields: bool = False, kind: str | None = None) -> Any:
@@ -275,6 +317,32 @@ class Redactor:
         for kind, _ in self.table:
             out[kind] = out.get(kind, 0) + 1
         return out
+
+
+def surrogate(kind: str, n: int, script: str = "en") -> str:
+    """The `n`th fictional value of `kind` (pii.yaml `surrogates`; an address and a name in the
+    script of the value replaced); cards and IBANs get valid check digits, so they read as what
+    they stand for."""
+    spec = rules()["surrogates"][kind]
+    if isinstance(spec, dict):
+        spec = spec.get(script, spec["en"])
+    if isinstance(spec, list):
+        base, lap = str(spec[(n - 1) % len(spec)]), (n - 1) // len(spec)
+        if not lap:
+            return base
+        if script == "zh":
+            return base + "甲乙丙丁戊己庚辛"[(lap - 1) % 8]
+        first, _, last = base.partition(" ")
+        return f"{first} {chr(ord('A') + (lap - 1) % 26)}. {last}"
+    template = str(spec)
+    if kind == "card":
+        body = template.format(n=n)
+        digits = body + luhn.calc_check_digit(body)
+        return " ".join(digits[i : i + 4] for i in range(0, len(digits), 4))
+    if kind == "iban":
+        body = template.format(n=n, check="00")
+        return body[:2] + stdnum_iban.calc_check_digits(body) + body[4:]
+    return template.format(n=n)
 
 
 def field_kinds(row: dict[Any, Any]) -> dict[Any, str]:

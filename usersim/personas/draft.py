@@ -215,15 +215,28 @@ def draft_note(conv: Conversation) -> str:
 
 def deliverables(messages: list[Message]) -> list[str]:
     """What the recording's outcome showed the user: the values (codes, amounts, dates) of the
-    agent's last reply that the user never said, as the words that show it delivered."""
+    agent's last reply that the user never said, as the words that show it delivered; then the
+    values the user gave that the agent acted on (a tool call's argument) and the last reply
+    states back ("your address is now 1 Sample Street, Springfield"): another agent confirms the
+    same action by them, not by the recorded agent's reference numbers."""
     said = " ".join(m.content for m in messages if m.role == "user")
     last = next((m.content for m in reversed(messages) if m.role == "assistant" and m.content.strip()), "")
+    acted = " ".join(
+        str(v)
+        for m in messages
+        if m.role == "assistant"
+        for tc in m.tool_calls
+        for v in tc.arguments.values()
+    )
     found: list[str] = []
+    echoed: list[str] = []
     for act in user_acts(last):  # the values reading, applied to the reply's sentences
         for v in _values(act.text, act.values):
             if v not in said and v not in found:
                 found.append(v)
-    return found[:4]
+            elif v in said and v in acted and v not in echoed and len(v) >= 4:
+                echoed.append(v)
+    return found[:4] + echoed[:2]
 
 
 def draft_persona(conv: Conversation) -> dict[str, Any]:
