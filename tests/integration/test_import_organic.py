@@ -7,6 +7,7 @@ fixture file."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -82,3 +83,43 @@ def test_each_fixtures_bank_conversations_replay_organically_pass_correct_fail_f
             assert any(
                 v["verdict"] == "fail" and v["judge"] in ("tool_called", "final_state") for v in r["verdicts"]
             )
+
+
+def test_the_bank_suite_exported_as_traces_and_imported_back_judges_like_the_suite(tmp_path):
+    """The bank suite played by the correct agent, exported (`usersim otel export`) and imported
+    back with drafted personas: every organic case passes the correct agent with its goal met, and
+    the flawed agent fails exactly the conversations it fails in the hand-written suite (a card
+    blocked or shipped wrong, the newest charge disputed, an address changed unverified, an old
+    charge disputed); a drafted persona keeps the user's choices (express shipping) and names a
+    volunteered date a date, not the card it was said with."""
+    bank = str(REPO / "examples/bank/cases")
+    usersim(
+        "run", bank, "--agent", AGENT.format("correct"), "--out", str(tmp_path / "suite"), "--no-progress"
+    )
+    suite_flawed = run([REPO / "examples/bank/cases"], "flawed", tmp_path / "suite-flawed")
+    usersim("otel", "export", str(tmp_path / "suite"), "--to", str(tmp_path / "traces.jsonl"))
+    out = tmp_path / "imported"
+    res = usersim(
+        "import", str(tmp_path / "traces.jsonl"), "--to", str(out), "--persona", "--environment", SUITE
+    )
+    assert res.stdout.strip().endswith("all valid"), res.stdout + res.stderr
+    organic = sorted(out.glob("*-sim.yaml"))
+    assert len(organic) == len(suite_flawed) == 10
+
+    def case_of(imported_id: str) -> str:
+        return re.search(r"BANK-\d+", imported_id).group(0)
+
+    correct = run(organic, "correct", tmp_path / "correct")
+    assert {case_of(k): (r["status"], r["stop_reason"]) for k, r in correct.items()} == {
+        k: ("passed", "goal_met") for k in suite_flawed
+    }, {k: [v["reason"] for v in r["verdicts"] if v["verdict"] != "pass"] for k, r in correct.items()}
+    flawed = run(organic, "flawed", tmp_path / "flawed")
+    assert (
+        {case_of(k) for k, r in flawed.items() if r["status"] == "failed"}
+        == {k for k, r in suite_flawed.items() if r["status"] == "failed"}
+        == {"BANK-02", "BANK-03", "BANK-06", "BANK-07", "BANK-08"}
+    )
+
+    persona = next(yaml.safe_load(p.read_text("utf-8")) for p in (out / "personas").glob("*bank-09*"))
+    facts = {f["slot"]: f["value"] for f in persona["known_info"]}
+    assert facts["shipping"] == "Express" and facts["dates"] == "yesterday" and "card" not in facts

@@ -20,6 +20,7 @@ The draft is tagged `draft` and says in `notes` what to check; a human finishes 
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import date
 from typing import Any
@@ -113,8 +114,16 @@ def _facts(messages: list[Message]) -> tuple[list[dict[str, Any]], list[str], li
         given = [(a, v) for a in acts for v in _values(a.text, a.values)]
         if asked and any(a.kind == "dont_know" for a in acts):  # asked, and the user could not say
             unknown += [snippet(q.text, 120) for q in asked if snippet(q.text, 120) not in unknown]
-        slots = [s for q in asked for s in q.slots]
-        if asked and not given:  # a request answered in words ("The monitor never arrived.")
+        # a choice the agent offered ("standard shipping or express shipping?") answered by naming
+        # one option: a preference fact (slot: what the options share, value: the user's word);
+        # the question's own slots are not what the answer is (Friday is no "card")
+        choices = [c for q in asked if (c := _choice(q, m.content, lang.detect(m.content)))]
+        for slot, value, about in choices:
+            if value not in seen:
+                seen.add(value)
+                facts.append({"slot": _free_slot(slot, facts), "value": value, "description": about})
+        slots = [s for q in asked if not (q.kind == "clarify" and choices) for s in q.slots]
+        if asked and not given and not choices:  # a request answered in words ("The monitor never arrived.")
             words = [a.text.strip() for a in acts if a.kind in ("other", "provide")]
             if words:
                 trigger = snippet(asked[0].text.strip().rstrip("?？"), 80).rstrip("…")
@@ -133,25 +142,95 @@ def _facts(messages: list[Message]) -> tuple[list[dict[str, Any]], list[str], li
                 slot = kind
             elif n < len(open_slots):
                 slot = open_slots[n]
+            elif _kind_slot(value):  # a volunteered date or amount is one ("lost my card yesterday")
+                slot = _kind_slot(value)
             elif act.slots:
                 slot = act.slots[0]
             elif _EMAIL.fullmatch(value):
                 slot = "email"
-            elif _kind_slot(value):
-                slot = _kind_slot(value)
             else:
                 shapes += 1
                 slot = f"value_{shapes}"
-            name = base = _slot_name(slot)
-            k = 1
-            while any(f["slot"] == name for f in facts):
-                k += 1
-                name = f"{base}_{k}"
+            name = _free_slot(slot, facts)
             # described by the question it answered: the simulator recognises the question again by it
             about = asked[min(n, len(asked) - 1)].text if asked else act.text
             facts.append({"slot": name, "value": value, "description": snippet(about, 120)})
         asked = []
     return facts, unknown, events
+
+
+def _free_slot(slot: str, facts: list[dict[str, Any]]) -> str:
+    """`slot` as a fact name no earlier fact has (card, card_2, ...)."""
+    name = base = _slot_name(slot)
+    k = 1
+    while any(f["slot"] == name for f in facts):
+        k += 1
+        name = f"{base}_{k}"
+    return name
+
+
+def _function_words(language: str) -> set[str]:
+    res = lang.resources(language if language in lang.language_codes() else "en")
+    return {str(w) for w in res.topic("drafts").get("function_words") or []}
+
+
+def _tokens(text: str) -> list[str]:
+    """Latin words of a text, lower case, in order (Chinese is read by substrings, `_cjk_value`)."""
+    return re.findall(r"[a-z]{3,}", text.lower())
+
+
+def _cjk_value(answer: str, option: str, others: list[str]) -> str:
+    """The longest run of Chinese in both the answer and `option` that no other option has."""
+    best = ""
+    for i in range(len(answer)):
+        for j in range(len(answer), i + 1 + len(best), -1):
+            piece = answer[i:j]
+            if (
+                re.fullmatch(r"[\u4e00-\u9fff]+", piece)
+                and piece in option
+                and not any(piece in o for o in others)
+            ):
+                best = piece
+                break
+    return best
+
+
+def _choice(question: Any, answer: str, language: str) -> tuple[str, str, str] | None:
+    """(what the options share, the option's word(s) the answer names, the question) when
+    `question` offers options and `answer` names one of them and no other, else None."""
+    options = [o for o in getattr(question, "options", ()) or () if o.strip()]
+    if question.kind != "clarify" or len(options) < 2:
+        return None
+    stop = _function_words(language)
+    named: list[str] = []
+    for i, option in enumerate(options):
+        others = [o for j, o in enumerate(options) if j != i]
+        other_words = {w for o in others for w in _tokens(o)}
+        own = [w for w in _tokens(answer) if w in _tokens(option) and w not in other_words and w not in stop]
+        zh = _cjk_value(answer, option, others)
+        zh = zh if len(zh) >= 2 and zh not in stop else ""
+        if own or zh:
+            named.append(own[0] if own else zh)
+    if len(named) != 1:
+        return None
+    value = named[0]
+    # what the choice is about: the word every option shares, the first after the named one in
+    # its option ("express shipping ($15.00, 2 days)": shipping, not days), for Chinese the pair
+    # of characters every option has ("标准配送" / "加急配送": 配送)
+    option = next(o for o in options if value.lower() in o.lower())
+    shared = [w for w in _tokens(option) if w not in stop and all(w in _tokens(o) for o in options)]
+    after = option.lower().find(value.lower()) + len(value)
+    later = [w for w in shared if option.lower().find(w, after) >= 0]
+    pairs = [
+        option[k : k + 2]
+        for k in range(len(option) - 1)
+        if re.fullmatch(r"[\u4e00-\u9fff]{2}", option[k : k + 2])
+        and option[k : k + 2] not in stop
+        and all(option[k : k + 2] in o for o in options)
+    ]
+    slot = (later or shared or pairs or ["choice"])[0]
+    at = answer.lower().find(value)
+    return slot, answer[at : at + len(value)] if at >= 0 else value, snippet(question.text, 120)
 
 
 def _goal(opening: str) -> str:
@@ -236,7 +315,43 @@ def deliverables(messages: list[Message]) -> list[str]:
                 found.append(v)
             elif v in said and v in acted and v not in echoed and len(v) >= 4:
                 echoed.append(v)
-    return found[:4] + echoed[:2]
+    return found[:4] + echoed[:2] + _result_words(messages, found + echoed)[:2]
+
+
+def _leaves(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _leaves(v)]
+    if isinstance(value, list):
+        return [x for v in value for x in _leaves(v)]
+    return [value] if isinstance(value, str) else []
+
+
+def _result_words(messages: list[Message], taken: list[str]) -> list[str]:
+    """What the last action's result says that the last reply tells the user and no earlier reply
+    did: `{"status": "blocked"}` and "Your card ending in 7788 is now blocked." give `blocked` (the
+    card's digits were in an earlier reply: another agent says them before acting)."""
+    replies = [i for i, m in enumerate(messages) if m.role == "assistant" and m.content.strip()]
+    if not replies:
+        return []
+    last = messages[replies[-1]].content
+    earlier = " ".join(messages[i].content for i in replies[:-1]).lower()
+    start = max((i for i, m in enumerate(messages[: replies[-1]]) if m.role == "user"), default=-1)
+    out: list[str] = []
+    for m in messages[start + 1 : replies[-1]]:
+        if m.role != "tool":
+            continue
+        try:
+            leaves = _leaves(json.loads(m.content))
+        except ValueError:
+            continue
+        for leaf in leaves:
+            word = leaf.strip()
+            if not 3 <= len(word) <= 40 or word in out or word in taken or word.lower() in earlier:
+                continue
+            pattern = rf"(?<![\w-]){re.escape(word)}(?![\w-])" if word.isascii() else re.escape(word)
+            if re.search(pattern, last, re.IGNORECASE):
+                out.append(word)
+    return out
 
 
 def draft_persona(conv: Conversation) -> dict[str, Any]:
