@@ -6,10 +6,15 @@ from typing import Any
 
 from bench.metrics import ROLES, dig
 
-HARNESSES = ("bare_json", "bare_sdk", "openevals", "usersim", "cli")
+HARNESSES = ("bare_json", "bare_sdk", "openevals", "usersim", "usersim_cli")
 
 
 def _cell(value: Any, width: int) -> str:
+    if isinstance(value, dict) and "median" in value:  # a median with its spread
+        if value["median"] is None:
+            return f"{'n/a':>{width}}"
+        text = f"{value['median']:.3g} [{value['min']:.3g}-{value['max']:.3g}]"
+        return f"{text:>{width}}"
     if value is None:
         return f"{'n/a':>{width}}"
     if isinstance(value, float):
@@ -18,28 +23,36 @@ def _cell(value: Any, width: int) -> str:
 
 
 def _sequential(parts: dict[str, Any]) -> list[str]:
-    seq = parts.get("sequential") or {}
-    if not any(isinstance(seq.get(h), dict) for h in HARNESSES):
-        return [f"sequential: {seq.get('reason', 'not run')}"]
     cols = (
         "calls_per_conversation",
         "cpu_ms_per_call",
         "wall_ms_per_call",
-        "cpu_ms_per_turn",
         "wall_ms_per_turn",
+        "peak_rss_mb",
     )
-    lines = [f"{'sequential, 0 latency':<24}" + "".join(f"{c.replace('_per_', '/'):>18}" for c in cols)]
-    for h in HARNESSES:
-        row = seq.get(h)
-        lines.append(f"{h:<24}" + "".join(_cell(dig(row or {}, c), 18) for c in cols))
+    lines = []
+    for part in ("whole_process", "warm"):
+        seq = parts.get(part) or {}
+        if not any(isinstance(seq.get(h), dict) for h in HARNESSES):
+            lines.append(f"{part}: {seq.get('reason', 'not run')}")
+            continue
+        lines.append(f"{part + ', 0 latency':<24}" + "".join(f"{c.replace('_per_', '/'):>24}" for c in cols))
+        for h in HARNESSES:
+            if h in seq:
+                lines.append(f"{h:<24}" + "".join(_cell(dig(seq[h] or {}, c), 24) for c in cols))
+        lines.append("")
     return lines
 
 
 def _concurrency(parts: dict[str, Any]) -> list[str]:
-    lines = [f"{'efficiency':<24}{'C=128, 1 s':>18}{'C=32, 200 ms':>18}"]
-    for h in HARNESSES[:4]:
-        cells = [dig(parts, f"{p}.{h}.efficiency") for p in ("concurrency_1s", "concurrency_200ms")]
-        lines.append(f"{h:<24}" + "".join(_cell(c, 18) for c in cells))
+    lines = [f"{'concurrency':<24}{'eff C=128, 1 s':>24}{'RSS MB C=128':>24}{'eff C=32, 200 ms':>24}"]
+    for h in ("bare_json", "openevals", "usersim"):
+        cells = [
+            dig(parts, f"concurrency_1s.{h}.efficiency"),
+            dig(parts, f"concurrency_1s.{h}.peak_rss_mb"),
+            dig(parts, f"concurrency_200ms.{h}.efficiency"),
+        ]
+        lines.append(f"{h:<24}" + "".join(_cell(c, 24) for c in cells))
     return lines
 
 
@@ -70,9 +83,11 @@ def table(result: dict[str, Any]) -> str:
     lines = [*_sequential(parts), "", *_concurrency(parts), "", *_tokens(parts), ""]
     for key, value in result["headline"].items():
         lines.append(f"{key:<44}{value}")
-    lines += ["", f"{'target (issue 27, Done when)':<60}{'measured':>12}{'target':>10}  met"]
+    lines += ["", f"{'target (issue)':<76}{'measured':>12}{'target':>10}  met"]
     for t in result["targets"]:
         met = {True: "yes", False: "NO", None: "—"}[t["met"]]
         extra = f"  ({t['reason'][:90]})" if t.get("reason") else ""
-        lines.append(f"{t['item'][:60]:<60}{_cell(t['measured'], 12)}{t['target']:>10}  {met}{extra}")
+        item = f"#{t['issue']} {t['item']}"[:76]
+        lines.append(f"{item:<76}{_cell(t['measured'], 12)}{t['target']:>10}  {met}{extra}")
+    lines.append(f"bench wall {result['seconds']} s")
     return "\n".join(lines)
