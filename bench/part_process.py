@@ -171,14 +171,17 @@ def _play(name: str, prompts: h.Prompts, count: int, concurrency: int, out: Path
     return h.bare_json_conversations(prompts, count, concurrency)
 
 
-def bench_concurrency(prompts: h.Prompts, latency: float, concurrency: int) -> dict[str, Any]:
+def bench_concurrency(
+    prompts: h.Prompts, latency: float, concurrency: int, *, openevals: bool = True
+) -> dict[str, Any]:
     """`count` conversations at `concurrency`, the stub answering after `latency`: each harness in a
     process of its own (bench/child.py), ROUNDS interleaved rounds. Efficiency = ideal wall
     (waves x one conversation's wall at this latency, per harness, in this process after a warm-up)
     / the child's wall of the conversations (imports excluded); peak RSS = the child's ru_maxrss
-    (imports included: what the process holds at its fullest)."""
+    (imports included: what the process holds at its fullest). `openevals=False` leaves openevals
+    out (no target reads it there; it keeps `make bench` within its time)."""
     count = n(256, concurrency)
-    names = ["usersim", "bare_json"] + (["openevals"] if h.openevals_missing() is None else [])
+    names = ["usersim", "bare_json"] + (["openevals"] if openevals and h.openevals_missing() is None else [])
     out: dict[str, Any] = {"latency_s": latency, "concurrency": concurrency, "conversations": count}
     samples: dict[str, list[dict[str, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -211,7 +214,7 @@ def bench_concurrency(prompts: h.Prompts, latency: float, concurrency: int) -> d
         out["usersim_vs_openevals_peak_rss"] = paired(
             rss, [row["peak_rss_mb"] for row in samples["openevals"]]
         )
-    else:
+    elif openevals:
         out["openevals"] = None
         out["reason"] = h.openevals_missing()
     return out
