@@ -9,8 +9,10 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +82,23 @@ class Stub:
         """Model calls served so far."""
         return int(self._ask("__count__") or 0)
 
+    def tagged(self, tag: str) -> str:
+        """The base URL whose calls the stub counts under `tag` (bench/stub_server.py)."""
+        return self.url.removesuffix("/v1") + f"/t/{tag}/v1"
+
+    def use(self, tag: str) -> str:
+        """Point OPENAI_BASE_URL (what every in-process harness reads) at `tag`'s URL; returns it."""
+        os.environ["OPENAI_BASE_URL"] = url = self.tagged(tag)
+        return url
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """{tag: {model: calls}} the stub served so far, per harness tag (untagged under "")."""
+        return dict(json.loads(self._ask("__counts__") or "{}"))
+
+    def served(self, tag: str) -> int:
+        """Model calls the stub served under `tag` (every model)."""
+        return sum(self.counts().get(tag, {}).values())
+
     def log(self) -> list[dict[str, Any]]:
         """The exchanges since the last log() (the stub must run with log=True)."""
         return list(json.loads(self._ask("__log__") or "[]"))
@@ -99,6 +118,50 @@ async def timed(work: Any, child: bool = False) -> tuple[float, float, Any]:
     c0, t0 = cpu_s(who), time.perf_counter()
     value = (await work) if asyncio.iscoroutine(work) else work()
     return cpu_s(who) - c0, time.perf_counter() - t0, value
+
+
+@dataclass
+class Process:
+    """What one child process cost, start to exit: wall (fork to reaping), CPU (user + system,
+    resource.getrusage(RUSAGE_CHILDREN) of the launcher whose only child it was), its peak RSS (its
+    own ru_maxrss from wait4), and its stdout."""
+
+    wall_s: float
+    cpu_s: float
+    peak_rss_mb: float
+    stdout: str
+
+
+# A small launcher forks and execs the command, so the child's ru_maxrss starts from a bare
+# interpreter's pages, not from this process's (a child forked from a process holding usersim's
+# modules reports that process's RSS as its peak until exec: 170 MB for a 40 MB loop).
+_LAUNCHER = """import json, os, resource, sys, time
+cmd, report = json.loads(sys.argv[1]), sys.argv[2]
+t0 = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.execv(cmd[0], cmd)
+_, status, usage = os.wait4(pid, 0)
+wall = time.perf_counter() - t0
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+with open(report, "w") as f:
+    json.dump({"wall_s": wall, "cpu_s": r.ru_utime + r.ru_stime, "maxrss_kb": usage.ru_maxrss}, f)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def measure_process(cmd: list[str], env: dict[str, str] | None = None, ok: tuple[int, ...] = (0,)) -> Process:
+    """Run `cmd` (its first item a path) to its exit through the launcher and measure it (Process).
+    Raises with the stderr tail on an exit code not in `ok`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "usage.json"
+        launch = [sys.executable, "-c", _LAUNCHER, json.dumps(cmd), str(report)]
+        proc = subprocess.run(launch, capture_output=True, text=True, env={**os.environ, **(env or {})})
+        if proc.returncode not in ok:
+            name = Path(cmd[1]).name if len(cmd) > 1 and not cmd[1].startswith("-") else cmd[0]
+            raise RuntimeError(f"{name} exited {proc.returncode}: {proc.stderr[-2000:]}")
+        usage = json.loads(report.read_text())
+    return Process(usage["wall_s"], usage["cpu_s"], usage["maxrss_kb"] / 1024, proc.stdout)
 
 
 def run_cli(args: list[str], *, ok: tuple[int, ...] = (0, 1), env: dict[str, str] | None = None) -> str:

@@ -10,13 +10,16 @@ against the stub's `agent`, `sim` and `judge` models:
   cannot be imported).
 
 usersim and the bare loops make the same calls: 5 agent, 5 simulator (the 5th says stop) and the
-judges'. openevals ends at max_turns and its first user line is fixed, so it makes 4 simulator
-calls; every figure is also given per model call.
+judges' (the case's rubric and the simulated user's fidelity). openevals ends at max_turns and its
+first user line is fixed, so it makes 4 simulator calls, and one judge call: the case's rubric
+(bench/openevals_rubric.md, openevals' own conversation-prompt layout); every figure is also given
+per model call, and the calls are what the stub served (bench/stub_server.py's tags).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 from collections.abc import Awaitable, Callable
@@ -39,6 +42,26 @@ class Prompts:
     sim_system: str = "You are role-playing a USER planning a trip."
     sim_extra: dict[str, Any] = field(default_factory=dict)
     judges: list[dict[str, Any]] = field(default_factory=list)  # whole judge request bodies
+
+
+def dump_prompts(prompts: Prompts, path: Path) -> Path:
+    """`prompts` as JSON (what a harness in a child process reads back with load_prompts)."""
+    path.write_text(json.dumps(dataclasses.asdict(prompts), ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def load_prompts(path: str | Path) -> Prompts:
+    return Prompts(**json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+def rubric_prompt() -> str:
+    """openevals' judge prompt for the bench case: bench/openevals_rubric.md with the case's
+    `judging.rubric` items (the same rubric usersim's judge reads), `{outputs}` left for openevals."""
+    import yaml
+
+    items = yaml.safe_load(CASE.read_text(encoding="utf-8"))["judging"]["rubric"]
+    template = (CASE.parent / "openevals_rubric.md").read_text(encoding="utf-8")
+    return template.replace("[[RUBRIC]]", "\n".join(f"- {item}" for item in items))
 
 
 def capture_prompts(exchanges: list[dict[str, Any]]) -> Prompts:
@@ -178,10 +201,12 @@ def openevals_missing() -> str | None:
     return None
 
 
-async def openevals_conversations(prompts: Prompts, count: int, concurrency: int, judges: int) -> int:
-    """openevals' multiturn simulator: an LLM simulated user with usersim's persona prompt, the agent
-    as a ChatOpenAI app, `judges` LLM-as-judge trajectory evaluators (the stub answers them by the
-    first words, as it answers usersim's rubric and fidelity judges)."""
+async def openevals_conversations(prompts: Prompts, count: int, concurrency: int) -> int:
+    """openevals' multiturn simulator (`run_multiturn_simulation_async`): its own LLM simulated user
+    (`create_async_llm_simulated_user`) with usersim's persona prompt for the case, the agent as a
+    ChatOpenAI app with usersim's agent system prompt and tools, and openevals' LLM-as-judge
+    (`create_async_llm_as_judge`) as the trajectory evaluator on the case's rubric. Returns the
+    conversations played (the calls are counted at the stub)."""
     from langchain_openai import ChatOpenAI
     from openevals.llm import create_async_llm_as_judge
     from openevals.simulators import create_async_llm_simulated_user, run_multiturn_simulation_async
@@ -206,11 +231,7 @@ async def openevals_conversations(prompts: Prompts, count: int, concurrency: int
         history.append({"role": "assistant", "content": reply.content})
         return {"role": "assistant", "content": reply.content}
 
-    heads = ["Criteria to judge", *["You audit a SIMULATED USER"] * (judges - 1)]
-    evaluators = [
-        create_async_llm_as_judge(prompt=h + "\n{outputs}", judge=judge, feedback_key=f"judge{i}")
-        for i, h in enumerate(heads)
-    ]
+    evaluator = create_async_llm_as_judge(prompt=rubric_prompt(), judge=judge, feedback_key="rubric")
 
     async def one(i: int) -> None:
         async with sem:
@@ -219,9 +240,12 @@ async def openevals_conversations(prompts: Prompts, count: int, concurrency: int
                 client=sim,
                 fixed_responses=[OPENING],
             )
-            await run_multiturn_simulation_async(
-                app=app, user=user, max_turns=TURNS, trajectory_evaluators=evaluators, thread_id=str(i)
+            result = await run_multiturn_simulation_async(
+                app=app, user=user, max_turns=TURNS, trajectory_evaluators=[evaluator], thread_id=str(i)
             )
+            histories.pop(str(i), None)
+            if not result["evaluator_results"] or result["evaluator_results"][0]["score"] is not True:
+                raise RuntimeError(f"openevals bench conversation not judged: {result['evaluator_results']}")
 
     await asyncio.gather(*(one(i) for i in range(count)))
-    return count * (2 * TURNS - 1 + judges)  # 5 agent, 4 simulator, the judges
+    return count

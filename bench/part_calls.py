@@ -1,16 +1,15 @@
-"""The per-call parts: the harnesses side by side sequentially and at concurrency, and the tokens
-each sends for the same conversation."""
+"""The in-process parts: the harnesses side by side in their warm steady state, and the tokens each
+sends for the same conversation (the whole-process and concurrency parts: bench/part_process.py)."""
 
 from __future__ import annotations
 
-import statistics
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from bench import harnesses as h
-from bench.common import ROUNDS, TURNS, Stub, cli_run_args, median, n, reason, run_cli, timed
-from bench.metrics import conversation_tokens, efficiency, per_unit, ratio
+from bench.common import ROUNDS, TURNS, Stub, n, timed
+from bench.metrics import conversation_tokens, paired, ratio, spread
 
 
 def encoder() -> Any:
@@ -45,7 +44,7 @@ async def bench_tokens(prompts: h.Prompts, usersim_log: list[dict[str, Any]]) ->
         out["bare"] = conversation_tokens(stub.log(), encode)
         skip = h.openevals_missing()
         if skip is None:
-            await h.openevals_conversations(prompts, 1, 1, max(1, len(prompts.judges)))
+            await h.openevals_conversations(prompts, 1, 1)
             out["openevals"] = conversation_tokens(stub.log(), encode)
         else:
             out["openevals"] = None
@@ -60,99 +59,54 @@ async def bench_tokens(prompts: h.Prompts, usersim_log: list[dict[str, Any]]) ->
 
 
 def _harness_runs(prompts: h.Prompts, tmp: Path) -> dict[str, Any]:
-    """name -> (count, concurrency, round) -> awaitable giving the model calls made."""
-    judges = max(1, len(prompts.judges))
+    """name -> (count, concurrency, round) -> awaitable playing the conversations."""
     runs: dict[str, Any] = {
         "bare_json": lambda c, k, r: h.bare_json_conversations(prompts, c, k),
         "bare_sdk": lambda c, k, r: h.bare_sdk_conversations(prompts, c, k),
         "usersim": lambda c, k, r: h.usersim_conversations(c, k, tmp / f"u{c}-{k}-{r}"),
     }
     if h.openevals_missing() is None:
-        runs["openevals"] = lambda c, k, r: h.openevals_conversations(prompts, c, k, judges)
+        runs["openevals"] = lambda c, k, r: h.openevals_conversations(prompts, c, k)
     return runs
 
 
-async def bench_sequential(prompts: h.Prompts) -> dict[str, Any]:
-    """Each harness plays `count` conversations one at a time at zero latency, in ROUNDS interleaved
-    rounds (the order rotates each round); CPU and wall per model call and per simulated turn are
-    medians over the rounds, the usersim / peer ratios medians of the per-round (paired) ratios."""
-    count = n(20, 3)
-    samples: dict[str, list[tuple[float, float]]] = {}
-    calls: dict[str, int] = {}
+async def bench_warm(prompts: h.Prompts) -> dict[str, Any]:
+    """The warm steady state: in this process, after a warm-up of 2 conversations per harness
+    (imports, first connections, first loads), each harness plays `count` conversations one at a
+    time at zero latency, in ROUNDS interleaved rounds (the order rotates each round); CPU and wall
+    per model call and per simulated turn, each the median of the rounds with min and max, and the
+    usersim / peer ratios of the same round."""
+    count = n(50, 3)
+    samples: dict[str, list[dict[str, float]]] = {}
     with Stub(0.0) as stub, tempfile.TemporaryDirectory() as tmp:
         runs = _harness_runs(prompts, Path(tmp))
-
-        def cli(r: int) -> None:
-            run_cli(cli_run_args(count, Path(tmp) / f"cli{r}"))
-
-        for run in runs.values():  # warm-up: imports and first connections are not per-call cost
-            await run(1, 1, -1)
-        names = [*runs, "cli"]
+        stub.use("warmup")
+        for run in runs.values():
+            await run(2, 1, -1)
+        names = list(runs)
         for r in range(ROUNDS):
             for name in names[r % len(names) :] + names[: r % len(names)]:
-                before = stub.calls()
-                if name == "cli":
-                    c, w, _ = await timed(lambda r=r: cli(r), child=True)
-                else:
-                    c, w, _ = await timed(runs[name](count, 1, r))
-                calls[name] = stub.calls() - before  # what the stub served, not what a harness says
-                samples.setdefault(name, []).append((c, w))
-    out: dict[str, Any] = {
-        "conversations_per_round": count,
-        "rounds": ROUNDS,
-        "turns_per_conversation": TURNS,
-    }
-    for name, vals in samples.items():
-        out[name] = {"calls_per_conversation": round(calls[name] / count, 2)}
-        out[name] |= per_unit(vals, calls[name], count * TURNS)
+                stub.use(tag := f"{name}-{r}")
+                c, w, _ = await timed(runs[name](count, 1, r))
+                calls = stub.served(tag)  # what the stub served, not what a harness says
+                samples.setdefault(name, []).append(
+                    {
+                        "cpu_ms_per_call": c / calls * 1000,
+                        "wall_ms_per_call": w / calls * 1000,
+                        "cpu_ms_per_turn": c / (count * TURNS) * 1000,
+                        "wall_ms_per_turn": w / (count * TURNS) * 1000,
+                        "calls_per_conversation": calls / count,
+                    }
+                )
+    out: dict[str, Any] = {"conversations": count, "rounds": ROUNDS, "turns_per_conversation": TURNS}
+    for name, rows in samples.items():
+        out[name] = {key: spread([row[key] for row in rows]) for key in rows[0]}
     if "openevals" not in samples:
         out["openevals"] = None
         out["reason"] = h.openevals_missing()
     for peer in ("openevals", "bare_json", "bare_sdk"):
         if peer in samples:
-            per_round = [u[1] / p[1] for u, p in zip(samples["usersim"], samples[peer], strict=True)]
-            per_call = calls["usersim"] / calls[peer]
-            out[f"usersim_vs_{peer}_wall_per_turn"] = median(per_round)
-            out[f"usersim_vs_{peer}_wall_per_call"] = median([x / per_call for x in per_round])
-    return out
-
-
-async def bench_concurrency(prompts: h.Prompts, latency: float, concurrency: int) -> dict[str, Any]:
-    """Efficiency = ideal wall (waves x one conversation's wall at this latency, per harness) /
-    measured wall of `count` conversations at `concurrency`; medians of ROUNDS interleaved rounds."""
-    count = n(256, concurrency)
-    out: dict[str, Any] = {"latency_s": latency, "concurrency": concurrency, "conversations": count}
-    with tempfile.TemporaryDirectory() as tmp:
-        with Stub(0.0):  # warm-up: imports and first loads are not part of one conversation's wall
-            runs = _harness_runs(prompts, Path(tmp))
-            for run in runs.values():
-                await run(1, 1, -1)
-        walls: dict[str, list[float]] = {}
-        one: dict[str, float] = {}
-        with Stub(latency):
-            names = list(runs)
-            for name in names:
-                try:
-                    one[name] = (await timed(runs[name](1, 1, -2)))[1]
-                except Exception as exc:  # noqa: BLE001 - one harness failing leaves the others
-                    out[name] = {"reason": reason(exc)}
-            for r in range(ROUNDS):
-                for name in names[r % len(names) :] + names[: r % len(names)]:
-                    if name not in one or "reason" in (out.get(name) or {}):
-                        continue
-                    try:
-                        walls.setdefault(name, []).append((await timed(runs[name](count, concurrency, r)))[1])
-                    except Exception as exc:  # noqa: BLE001 - its figures stay null with the reason
-                        out[name] = {"reason": reason(exc)}
-                        walls.pop(name, None)
-    for name, w in walls.items():
-        wall = statistics.median(w)
-        out[name] = {
-            "one_conversation_s": round(one[name], 3),
-            "wall_s": round(wall, 3),
-            "efficiency": efficiency(one[name], count, concurrency, wall),
-        }
-    if "openevals" not in runs:
-        out["openevals"] = None
-        out["reason"] = h.openevals_missing()
+            for key in ("wall_ms_per_turn", "wall_ms_per_call", "cpu_ms_per_call"):
+                a = [row[key] for row in samples["usersim"]]
+                out[f"usersim_vs_{peer}_{key}"] = paired(a, [row[key] for row in samples[peer]])
     return out

@@ -92,7 +92,7 @@ def _watch(cmd: list[str], stub: Stub) -> dict[str, Any]:
 
 def bench_scale() -> dict[str, Any]:
     """10,000 organic conversations (BENCH_SCALE scales it), rule simulator, the stub agent answering
-    after 1 s, concurrency 512, one `usersim run` process, in BENCH_ROUNDS runs: the median run's
+    after 1 s, concurrency 512, one `usersim run` process, in BENCH_SCALE_ROUNDS runs (2): the median run's
     figures (by `slowdown`), every run's slowdown and memory growth beside them. The thirds of a
     run's steady part by wall (`slowdown`, the target) and by the process's CPU (`cpu_slowdown`:
     > 1 means a conversation costs more CPU at the end, something grows; `cores_*_third`: the CPU
@@ -101,7 +101,9 @@ def bench_scale() -> dict[str, Any]:
     other guests), and the steady part in tenths (`slices`): the run's pace from start to end."""
     # BENCH_SCALE_CONVERSATIONS sets the count alone (10,000 take long on a loaded machine)
     count = int(os.environ.get("BENCH_SCALE_CONVERSATIONS") or n(10_000, 300))
-    runs = sorted((_scale_run(count) for _ in range(max(1, ROUNDS))), key=lambda r: r["slowdown"] or 0)
+    # BENCH_SCALE_ROUNDS runs (2 by default: 80 s each here, and `make bench` has 20 minutes)
+    rounds = int(os.environ.get("BENCH_SCALE_ROUNDS") or max(1, min(ROUNDS, 2)))
+    runs = sorted((_scale_run(count) for _ in range(rounds)), key=lambda r: r["slowdown"] or 0)
     return {
         **runs[(len(runs) - 1) // 2],  # of an even number of runs, the lower middle one
         "rounds": len(runs),

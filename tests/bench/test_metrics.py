@@ -7,6 +7,7 @@ import pytest
 
 from bench.harnesses import capture_prompts
 from bench.metrics import (
+    JUSTIFIED_EXTRA_CALLS,
     TARGETS,
     common_prefix,
     conversation_tokens,
@@ -14,15 +15,17 @@ from bench.metrics import (
     cpu_thirds,
     efficiency,
     headline,
-    per_unit,
+    paired,
     reply_tokens,
     request_tokens,
     rss_in_run,
     slices,
+    spread,
     steady_ends,
     stolen_share,
     targets,
     thirds,
+    unjustified_calls,
 )
 
 
@@ -92,16 +95,6 @@ def test_efficiency_is_ideal_waves_over_measured_wall():
     assert efficiency(10.0, 256, 128, 25.0) == 0.8  # 2 waves of 10 s in 25 s
     assert efficiency(10.0, 100, 128, 10.0) == 1.0  # one partial wave
     assert efficiency(2.0, 129, 128, 8.0) == 0.5  # 129 conversations need a second wave
-
-
-def test_per_unit_takes_medians_and_divides_per_call_and_per_turn():
-    samples = [(1.0, 2.0), (3.0, 4.0), (2.0, 100.0)]  # CPU median 2 s, wall median 4 s
-    assert per_unit(samples, calls=1000, turns=500) == {
-        "cpu_ms_per_call": 2.0,
-        "wall_ms_per_call": 4.0,
-        "cpu_ms_per_turn": 4.0,
-        "wall_ms_per_turn": 8.0,
-    }
 
 
 def test_thirds_compare_the_pace_at_the_start_and_the_end():
@@ -186,53 +179,78 @@ def test_the_stolen_share_is_the_machines_cpu_time_given_to_other_guests():
     assert stolen_share(steal, 5.0, 5.0, 2) is None
 
 
+def _m(value: float) -> dict:
+    """A median with its spread, as the bench's per-round figures are stored."""
+    return {"median": value, "min": value * 0.9, "max": value * 1.1}
+
+
 def _parts(**over) -> dict:
-    seq = {
-        "bare_json": {
-            "cpu_ms_per_call": 0.5,
-            "wall_ms_per_call": 1.0,
-            "cpu_ms_per_turn": 1.2,
-            "wall_ms_per_turn": 2.4,
-        },
-        "bare_sdk": {
-            "cpu_ms_per_call": 4.0,
-            "wall_ms_per_call": 5.0,
-            "cpu_ms_per_turn": 9.6,
-            "wall_ms_per_turn": 12,
-        },
-        "usersim": {
-            "cpu_ms_per_call": 2.5,
-            "wall_ms_per_call": 3.0,
-            "cpu_ms_per_turn": 6.0,
-            "wall_ms_per_turn": 7.2,
-        },
-        "usersim_vs_openevals_wall_per_turn": 0.9,
+    whole = {
+        "usersim": {"cpu_ms_per_call": _m(3.5), "calls_by_model": {"agent": 5, "sim": 5, "judge": 2}},
+        "usersim_cli": {"cpu_ms_per_call": _m(4.0)},
+        "openevals": {"cpu_ms_per_call": _m(4.2), "calls_by_model": {"agent": 5, "sim": 4, "judge": 1}},
+        "usersim_vs_openevals_wall_ms_per_turn": _m(0.7),
+        "usersim_cli_vs_openevals_wall_ms_per_turn": _m(0.9),
     }
-    return {"sequential": seq, **over}
+    warm = {
+        "usersim": {"cpu_ms_per_call": _m(1.2)},
+        "bare_json": {"cpu_ms_per_call": _m(0.4)},
+        "usersim_vs_bare_json_cpu_ms_per_call": _m(3.0),
+        "usersim_vs_openevals_wall_ms_per_turn": _m(0.3),
+    }
+    return {"whole_process": whole, "warm": warm, **over}
 
 
-def test_headline_measures_overhead_against_the_lower_floor():
+def test_a_spread_is_the_median_of_the_rounds_with_their_min_and_max():
+    assert spread([3.0, 1.0, 2.0, 10.0, 2.5]) == {"median": 2.5, "min": 1.0, "max": 10.0}
+    assert spread([]) == {"median": None, "min": None, "max": None}
+    # paired: the ratio of each round's two figures, then their spread (not a ratio of medians)
+    assert paired([2.0, 4.0, 9.0], [1.0, 8.0, 3.0]) == {"median": 2.0, "min": 0.5, "max": 3.0}
+
+
+def test_extra_calls_are_unjustified_beyond_what_each_model_is_allowed():
+    oe = {"agent": 5, "sim": 4, "judge": 1}
+    assert unjustified_calls({"agent": 5, "sim": 5, "judge": 2}, oe) == 0  # the stop call, the fidelity judge
+    assert unjustified_calls({"agent": 6, "sim": 5, "judge": 2}, oe) == 1  # an agent call nothing explains
+    assert unjustified_calls({"agent": 5, "sim": 5, "judge": 3}, oe) == 1  # a second extra judge call
+    assert unjustified_calls({"agent": 5, "sim": 4, "judge": 1}, oe) == 0  # none extra
+    assert set(JUSTIFIED_EXTRA_CALLS) == {"sim", "judge"}
+
+
+def test_headline_puts_the_whole_process_beside_the_warm_state():
     h = headline(_parts())
-    assert h["lower_floor"] == "bare_json" and h["usersim_vs_floor_cpu"] == 5.0
-    assert h["overhead_cpu_ms_per_call"] == 2.0 and h["overhead_wall_ms_per_turn"] == 4.8
-    parts = _parts()
-    parts["sequential"]["bare_json"] = None  # no plain-JSON loop: the SDK loop is the floor left
-    assert headline(parts)["lower_floor"] == "bare_sdk" and headline(parts)["usersim_vs_floor_cpu"] is None
+    assert (h["whole_process_cpu_ms_per_call"], h["warm_cpu_ms_per_call"]) == (3.5, 1.2)
+    assert h["whole_process_vs_openevals_wall_per_turn"] == 0.7
+    assert h["whole_process_cli_vs_openevals_wall_per_turn"] == 0.9
+    assert (h["warm_vs_openevals_wall_per_turn"], h["usersim_vs_floor_cpu"]) == (0.3, 3.0)
+    assert h["unjustified_extra_calls"] == 0
     assert "reason" in headline({})
+    no_oe = _parts()
+    del no_oe["whole_process"]["openevals"], no_oe["whole_process"]["usersim_vs_openevals_wall_ms_per_turn"]
+    no_oe["whole_process"]["reason"] = "openevals not importable"
+    h = headline(no_oe)
+    assert h["unjustified_extra_calls"] is None and h["reason"] == "openevals not importable"
 
 
 def test_targets_are_computed_from_the_measured_figures():
     parts = _parts(
         tokens={"usersim_vs_bare": 1.2, "usersim": {"by_role": {"agent": {"reusable_prefix_share": 0.95}}}},
         ray={"cpu_bound": None, "reason": "ray not importable (ImportError: no ray)"},
+        concurrency_1s={"usersim": {"efficiency": _m(0.92)}, "usersim_vs_openevals_peak_rss": _m(1.6)},
+        bench={"seconds": 1300.0},
     )
     parts["headline"] = headline(parts)
     rows = {r["item"]: r for r in targets(parts)}
-    assert len(rows) == len(TARGETS)
-    cpu = rows["harness CPU ms per model call (graph, judges, store, report)"]
-    assert (cpu["measured"], cpu["target"], cpu["met"]) == (2.5, "<= 3", True)
-    assert rows["harness CPU per call / plain-JSON floor"]["met"] is True  # 5.0 <= 5
-    assert rows["wall per simulated turn / openevals'"]["met"] is False  # 0.9 > 0.8
+    assert len(rows) == len(TARGETS) and {r["issue"] for r in rows.values()} == {27, 44}
+    cpu = rows["CPU ms per model call, whole process (start to exit), 50 conversations"]
+    assert (cpu["measured"], cpu["target"], cpu["met"]) == (3.5, "<= 3", False)
+    assert rows["wall per simulated turn / openevals', whole process, paired rounds"]["met"] is True
+    assert rows["efficiency at 1 s latency, C=128, 256 conversations"]["met"] is True
+    assert rows["peak RSS at C=128 / openevals', paired rounds"]["met"] is False  # 1.6 > 1.5
+    assert rows["calls per conversation beyond openevals' not justified"]["met"] is True
+    assert rows["`make bench` wall s at its defaults"]["met"] is False  # 1300 s > 20 minutes
+    warm = rows["harness CPU ms per model call, warm (graph, judges, store, report)"]
+    assert (warm["measured"], warm["met"]) == (1.2, True)
     assert rows["tokens per judged conversation / bare loop"]["met"] is False
     assert rows["reusable prefix share, agent calls after turn 1"]["met"] is True
     sim = rows["reusable prefix share, simulator calls after turn 1"]

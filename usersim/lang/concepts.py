@@ -12,6 +12,7 @@ their own resource folder (`<code>/acts.yaml`, key `concepts`).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -43,13 +44,14 @@ def _spec(code: str, concept: str) -> dict:
     return spec if isinstance(spec, dict) else {"words": list(spec)}
 
 
-Row = tuple[str, str, re.Pattern[str], list[re.Pattern[str]]]
+Row = tuple[str, str, re.Pattern[str], tuple[str, ...]]
 _TABLES: dict[str, tuple[Resources, list[Row]]] = {}
 
 
 def _table(code: str) -> list[Row]:
-    """(concept, entry, any-word pattern, one pattern per word) of a language, for the resources
-    in force: the any-word pattern skips a concept at once when none of its words is there."""
+    """(concept, entry, any-word pattern, its words) of a language, for the resources in force:
+    the any-word pattern skips a concept at once when none of its words is there (one pattern per
+    word is compiled only for a concept a text names: most never are)."""
     res = resources(code)
     held = _TABLES.get(code)
     if held is None or held[0] is not res:
@@ -58,19 +60,24 @@ def _table(code: str) -> list[Row]:
             words = tuple(str(w) for w in _spec(code, concept).get("words", ()) or ())
             anyone = compiled(words)
             if anyone is not None:
-                each = [p for w in words if (p := compiled((w,))) is not None]
-                rows.append((concept, f"{code}/acts.concepts.{concept}", anyone, each))
+                rows.append((concept, f"{code}/acts.concepts.{concept}", anyone, words))
         held = _TABLES[code] = (res, rows)
     return held[1]
+
+
+@functools.lru_cache(maxsize=4096)
+def _each(words: tuple[str, ...]) -> list[re.Pattern[str]]:
+    """One pattern per word (each valid: the any-word pattern of the same words compiled)."""
+    return [p for w in words if (p := compiled((w,))) is not None]
 
 
 def _hits(text: str, codes: list[str], only: str | None = None) -> list[ConceptHit]:
     found: list[ConceptHit] = []
     for code in codes:
-        for concept, entry, anyone, each in _table(code):
+        for concept, entry, anyone, words in _table(code):
             if (only is not None and concept != only) or not anyone.search(text):
                 continue
-            for pat in each:  # each phrase on its own: one's hit never hides another's
+            for pat in _each(words):  # each phrase on its own: one's hit never hides another's
                 for m in pat.finditer(text):
                     if m.end() > m.start():
                         found.append(ConceptHit(concept, Cue(entry, m.start(), m.end(), m.group(0))))

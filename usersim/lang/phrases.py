@@ -29,15 +29,16 @@ def compiled(phrases: tuple[str, ...]) -> re.Pattern[str] | None:
     """One regex matching any of `phrases` (None for an empty list); a bad pattern names itself."""
     if not phrases:
         return None
-    parts = []
-    for p in phrases:
-        part = _one(p)
-        try:
-            re.compile(part)
-        except re.error as exc:
-            raise ValueError(f"language resource pattern {p!r} is not a valid regex: {exc}") from None
-        parts.append(part)
-    return re.compile("|".join(parts), re.IGNORECASE)
+    parts = [_one(p) for p in phrases]
+    try:  # compiled once; each part on its own only to name the bad one (every language reads
+        return re.compile("|".join(parts), re.IGNORECASE)  # hundreds of lists at its first use)
+    except re.error as whole:
+        for p, part in zip(phrases, parts, strict=True):
+            try:
+                re.compile(part)
+            except re.error as exc:
+                raise ValueError(f"language resource pattern {p!r} is not a valid regex: {exc}") from None
+        raise whole
 
 
 def codes_for(text: str) -> list[str]:
