@@ -11,6 +11,10 @@ judge (`usersim.role: simulator|judge`) are left out. Messages are the conventio
 (`gen_ai.user.message`, `gen_ai.assistant.message`, `gen_ai.tool.message`, `gen_ai.choice` with
 `content` / `tool_calls` / `id` attributes). Tool results the messages lack come from the
 `execute_tool` spans (`gen_ai.tool.call.id`, `gen_ai.tool.name`, `gen_ai.tool.call.result`).
+
+Spans of OpenLLMetry (`gen_ai.prompt.N.*`) and OpenInference (`llm.input_messages.N.message.*`)
+are read by `otlp_conventions`, their tool spans and session attributes (`session.id`,
+`traceloop.association.properties.session_id`) too: a session's traces are one conversation.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from usersim.cases.importers import otlp_conventions as conventions
 from usersim.cases.importers.conversation import (
     Conversation,
     ImportFormatError,
@@ -135,6 +140,8 @@ def _span_messages(span: dict[str, Any], where: str) -> list[Message]:
         dicts += chat_messages(a.get("gen_ai.input.messages")) + chat_messages(
             a.get("gen_ai.output.messages")
         )
+    elif (read := conventions.reader_for(a)) is not None:
+        dicts += read(a, f"{where}: span {span.get('spanId', '?')}")
     else:
         dicts += _event_messages(span)
     return openai_messages(dicts, f"{where} span {span.get('spanId', '?')}") if dicts else []
@@ -165,7 +172,18 @@ def _spans(path: Path) -> list[dict[str, Any]]:
 
 
 def _op(span: dict[str, Any]) -> str:
-    return str(span["attrs"].get("gen_ai.operation.name") or span.get("name", "").split(" ")[0])
+    a = span["attrs"]
+    return str(
+        a.get("gen_ai.operation.name") or conventions.operation(a) or span.get("name", "").split(" ")[0]
+    )
+
+
+def _tool(span: dict[str, Any]) -> tuple[str | None, str | None, Any]:
+    """(call id, name, result) of a tool span, GenAI conventions first."""
+    a = span["attrs"]
+    if "gen_ai.tool.name" in a or "gen_ai.tool.call.result" in a:
+        return a.get("gen_ai.tool.call.id"), a.get("gen_ai.tool.name"), a.get("gen_ai.tool.call.result", "")
+    return conventions.tool_result(a)
 
 
 def _with_tool_results(msgs: list[Message], tools: list[dict[str, Any]]) -> list[Message]:
@@ -176,19 +194,18 @@ def _with_tool_results(msgs: list[Message], tools: list[dict[str, Any]]) -> list
         for tc in m.tool_calls:
             if tc.id in answered:
                 continue
-            hit = next((t for t in tools if t["attrs"].get("gen_ai.tool.call.id") == tc.id), None) or next(
-                (t for t in tools if t["attrs"].get("gen_ai.tool.name") == tc.name), None
+            hit = next((t for t in tools if _tool(t)[0] == tc.id), None) or next(
+                (t for t in tools if _tool(t)[1] == tc.name), None
             )
             if hit is not None:
                 tools.remove(hit)
-                a = hit["attrs"]
                 error = (hit.get("status") or {}).get("code") in (2, "STATUS_CODE_ERROR")
                 out.append(
                     Message(
                         role="tool",
                         tool_call_id=tc.id,
                         name=tc.name,
-                        content=_text(_json(a.get("gen_ai.tool.call.result", ""))),
+                        content=_text(_json(_tool(hit)[2] or "")),
                         is_error=error,
                     )
                 )
@@ -203,14 +220,7 @@ def read_otlp(path: Path) -> list[Conversation]:
     convs: dict[str, list[Message]] = {}
     days: dict[str, str] = {}
     for trace, spans in groups.items():
-        key = next(
-            (
-                str(s["attrs"]["gen_ai.conversation.id"])
-                for s in spans
-                if s["attrs"].get("gen_ai.conversation.id")
-            ),
-            trace,
-        )
+        key = next((k for s in spans if (k := conventions.session_of(s["attrs"]))), trace)
         agents = [s for s in spans if _op(s) == "invoke_agent" and _span_messages(s, str(path))]
         chats = [s for s in spans if _op(s) in ("chat", "text_completion", "generate_content")]
         chats = [s for s in chats if str(s["attrs"].get("usersim.role", "agent")) not in _SKIP_ROLES]
