@@ -111,7 +111,8 @@ def importer(
     turn: the history before it replayed, the recorded tool results as mock tools, checks drafted
     from what the agent did and tagged `draft` for review)."""
     from usersim.cases.importers.conversation import ImportFormatError
-    from usersim.cases.importers.drafts import DraftOptions, EnvSource, draft_cases, draft_organic
+    from usersim.cases.importers.drafts import DraftOptions, draft_cases, draft_organic
+    from usersim.cases.importers.env_source import EnvSource
     from usersim.cases.importers.formats import read_conversations
     from usersim.cases.importers.redact import named_source, redact_conversations
     from usersim.cases.relocate import relative_to
