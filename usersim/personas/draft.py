@@ -7,10 +7,13 @@ What is read, all through the language layer (usersim.lang.acts):
   turns joined, up to the first question mark; the opening message is the recorded one with the
   rest of the ask after it (a greeting-only opening says the ask too);
 - known_info: the values the user gave. A value answering an agent request is named after the slot
-  the request asked for ("What is your customer ID?" -> customer_id); a value the user
-  volunteered is named after a concept in its sentence, else after its shape (value_1 ...);
-- goal.required: one `outcome`, delivered when a reply shows the values the recording's last
-  reply showed the user (codes, amounts, dates the user never said);
+  the request asked for ("What is your customer ID?" -> customer_id); a volunteered date or
+  amount after its kind (dates, amount), another volunteered value after a concept in its
+  sentence, else after its shape (value_1 ...); an answer naming one of the options a choice
+  question offered is a preference fact named after what the options share (shipping: Express);
+- goal.required: one `outcome`, delivered when a reply shows what the recording's last reply
+  showed the user: codes, amounts and dates the user never said, values the user gave that a tool
+  call used and the reply states back, words of the last action's result (blocked);
 - events: a request the user answered in words (no value: "The monitor never arrived.") becomes a
   `say` event on the agent's question, so the simulated user answers it the same way;
 - unknown_info candidates: agent requests the user's next message did not answer (no value given)
