@@ -11,7 +11,7 @@ from usersim.cases.importers.conversation import Conversation, ImportFormatError
 from usersim.cases.importers.langgraph import read_langgraph
 from usersim.cases.importers.langsmith import read_langsmith
 from usersim.cases.importers.openai_jsonl import read_openai_jsonl
-from usersim.cases.importers.otlp import read_otlp
+from usersim.cases.importers.otlp import is_flat_span, read_otlp
 
 READERS: dict[str, Callable[[Path], list[Conversation]]] = {
     "openai-jsonl": read_openai_jsonl,
@@ -48,6 +48,8 @@ def guess_format(path: Path) -> str:
     if '"resourceSpans"' in text[:4096]:
         return "otel"
     doc = _first(text)
+    if is_flat_span(doc):
+        return "otel"  # an SDK's span dump
     if isinstance(doc, dict):
         checkpoint = doc.get("checkpoint")
         if isinstance(checkpoint, dict) and "channel_values" in checkpoint:

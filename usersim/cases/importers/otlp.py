@@ -15,6 +15,9 @@ judge (`usersim.role: simulator|judge`) are left out. Messages are the conventio
 Spans of OpenLLMetry (`gen_ai.prompt.N.*`) and OpenInference (`llm.input_messages.N.message.*`)
 are read by `otlp_conventions`, their tool spans and session attributes (`session.id`,
 `traceloop.association.properties.session_id`) too: a session's traces are one conversation.
+A list of spans as the SDKs dump them (`span.to_json()`: `context.trace_id`, `start_time`, an
+`attributes` object, Phoenix's nested `{llm: {input_messages: [...]}}` flattened to dotted keys)
+is read the same way.
 """
 
 from __future__ import annotations
@@ -64,7 +67,9 @@ def any_value(v: Any) -> Any:
 
 
 def attributes(items: Any) -> dict[str, Any]:
-    """OTLP key/value attributes as a dict."""
+    """OTLP key/value attributes as a dict (a dumped span's attributes are one already)."""
+    if isinstance(items, dict):
+        return items
     return {a["key"]: any_value(a.get("value")) for a in items or [] if isinstance(a, dict) and "key" in a}
 
 
@@ -160,15 +165,76 @@ def _spans(path: Path) -> list[dict[str, Any]]:
                 except json.JSONDecodeError as exc:
                     raise ImportFormatError(f"{path}:{n}: not JSON ({exc.msg})") from None
     spans = []
+    flat = [d for doc in docs for d in (doc if isinstance(doc, list) else [doc]) if is_flat_span(d)]
+    if flat:  # an SDK's span dump: one span per document or a list of them
+        return sorted((_flat_span(s) for s in flat), key=lambda s: s["startTimeUnixNano"])
     for doc in docs:
         if not isinstance(doc, dict) or "resourceSpans" not in doc:
-            raise ImportFormatError(f"{path}: not an OTLP JSON trace (no `resourceSpans`)")
+            raise ImportFormatError(
+                f"{path}: not an OTLP JSON trace (no `resourceSpans`) nor a list of spans "
+                "(`context.trace_id` with an `attributes` object)"
+            )
         for rs in doc["resourceSpans"] or []:
             res = attributes((rs.get("resource") or {}).get("attributes"))
             for ss in rs.get("scopeSpans") or []:
                 for s in ss.get("spans") or []:
                     spans.append({**s, "attrs": {**res, **attributes(s.get("attributes"))}})
     return sorted(spans, key=lambda s: int(s.get("startTimeUnixNano") or 0))
+
+
+def is_flat_span(doc: Any) -> bool:
+    """A span as the SDKs dump it (`span.to_json()`, Phoenix): `context.trace_id`, `attributes` an object."""
+    return (
+        isinstance(doc, dict)
+        and isinstance(doc.get("context"), dict)
+        and "trace_id" in doc["context"]
+        and isinstance(doc.get("attributes"), dict)
+    )
+
+
+def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> dict[str, Any]:
+    """Nested attributes (Phoenix: `{llm: {input_messages: [{message: ...}]}}`) as dotted keys;
+    a list of scalars stays one value."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _flatten(v, f"{prefix}.{k}" if prefix else str(k), out)
+    elif isinstance(value, list) and any(isinstance(v, dict) for v in value):
+        for i, v in enumerate(value):
+            _flatten(v, f"{prefix}.{i}", out)
+    else:
+        out[prefix] = value
+    return out
+
+
+def _nanos(value: Any) -> int:
+    import datetime as dt
+
+    if isinstance(value, str) and not value.isdigit():
+        stamp = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        return int(stamp.replace(tzinfo=stamp.tzinfo or dt.UTC).timestamp() * 1e9)
+    return int(value or 0)
+
+
+def _flat_span(s: dict[str, Any]) -> dict[str, Any]:
+    """A dumped span in the OTLP JSON shape the reader works on."""
+    status = s.get("status") or {}
+    code = status.get("status_code") or status.get("code") if isinstance(status, dict) else None
+    return {
+        "traceId": s["context"]["trace_id"],
+        "spanId": s["context"].get("span_id", "?"),
+        "name": s.get("name", ""),
+        "startTimeUnixNano": _nanos(s.get("start_time")),
+        "status": {"code": 2 if str(code).upper() in ("ERROR", "STATUS_CODE_ERROR", "2") else 0},
+        "events": [
+            {"name": e.get("name", ""), "attributes": _flatten(e.get("attributes") or {}, "", {})}
+            for e in s.get("events") or []
+            if isinstance(e, dict)
+        ],
+        "attrs": {
+            **_flatten((s.get("resource") or {}).get("attributes") or {}, "", {}),
+            **_flatten(s["attributes"], "", {}),
+        },
+    }
 
 
 def _op(span: dict[str, Any]) -> str:
