@@ -56,12 +56,13 @@ def _run(
 
 def _clockless(rec: dict[str, Any]) -> dict[str, Any]:
     """A record without what the clock decides: when it started, how long it and its spans took,
-    and how long the first request had been on its way (the run id carries the start time)."""
+    how long the first request had been on its way (the run id carries the start time), and the
+    response ids the stub numbers in the order requests arrive (concurrent runs race)."""
     out = {k: v for k, v in rec.items() if k not in ("started_at", "duration_s", "run_id")}
     out["timeline"] = [
         {
             **{k: v for k, v in s.items() if k not in ("start_s", "duration_s")},
-            "attrs": {k: v for k, v in s["attrs"].items() if k != "sent_ahead_s"},
+            "attrs": {k: v for k, v in s["attrs"].items() if k not in ("sent_ahead_s", "response_id")},
         }
         for s in rec["timeline"]
     ]
