@@ -86,35 +86,34 @@ def calls(m: dict) -> list[dict]:
     ]  # fmt: skip
 
 
-def openllmetry_messages(prefix: str, messages: list[dict]) -> dict[str, Any]:
-    attrs: dict[str, Any] = {}
-    for i, m in enumerate(messages):
-        attrs[f"{prefix}.{i}.role"] = m["role"]
-        if m.get("content"):
-            attrs[f"{prefix}.{i}.content"] = m["content"]
-        if m.get("tool_call_id"):
-            attrs[f"{prefix}.{i}.tool_call_id"] = m["tool_call_id"]
-        for j, c in enumerate(calls(m)):
-            attrs.update({f"{prefix}.{i}.tool_calls.{j}.{k}": v for k, v in c.items()})
-    return attrs
+# where each convention puts a message's fields and a tool call's (id, name, arguments)
+LAYOUT = {
+    "openllmetry": ("{prefix}.{i}", "tool_calls.{j}", ("id", "name", "arguments")),
+    "openinference": (
+        "{prefix}.{i}.message",
+        "tool_calls.{j}.tool_call",
+        ("id", "function.name", "function.arguments"),
+    ),
+}
 
 
-def openinference_messages(prefix: str, messages: list[dict]) -> dict[str, Any]:
+def flat_messages(convention: str, prefix: str, messages: list[dict]) -> dict[str, Any]:
+    """Messages as one convention's indexed span attributes."""
+    message_at, call_at, call_keys = LAYOUT[convention]
     attrs: dict[str, Any] = {}
     for i, m in enumerate(messages):
-        at = f"{prefix}.{i}.message"
+        at = message_at.format(prefix=prefix, i=i)
         attrs[f"{at}.role"] = m["role"]
         if m.get("content"):
             attrs[f"{at}.content"] = m["content"]
         if m.get("tool_call_id"):
             attrs[f"{at}.tool_call_id"] = m["tool_call_id"]
         for j, c in enumerate(calls(m)):
-            tc = f"{at}.tool_calls.{j}.tool_call"
+            tc = f"{at}.{call_at.format(j=j)}"
             attrs.update(
                 {
-                    f"{tc}.id": c["id"],
-                    f"{tc}.function.name": c["name"],
-                    f"{tc}.function.arguments": c["arguments"],
+                    f"{tc}.{k}": c[field]
+                    for k, field in zip(call_keys, ("id", "name", "arguments"), strict=True)
                 }
             )
     return attrs
@@ -153,8 +152,8 @@ def conversation_spans(case: str, messages: list[dict], convention: str) -> list
                         "gen_ai.request.model": "gpt-4o-mini", "gen_ai.response.model": "gpt-4o-mini-2024-07-18",
                         "llm.usage.prompt_tokens": 40 + 12 * len(history), "llm.usage.completion_tokens": 18,
                         "traceloop.association.properties.session_id": session,
-                        **openllmetry_messages("gen_ai.prompt", history),
-                        **openllmetry_messages("gen_ai.completion", [m]),
+                        **flat_messages("openllmetry", "gen_ai.prompt", history),
+                        **flat_messages("openllmetry", "gen_ai.completion", [m]),
                         "gen_ai.completion.0.finish_reason": "tool_calls" if m.get("tool_calls") else "stop",
                     }  # fmt: skip
                     spans.append(span(trace, "openai.chat", attrs, t, root["spanId"], 3))
@@ -166,8 +165,8 @@ def conversation_spans(case: str, messages: list[dict], convention: str) -> list
                         "input.value": json.dumps(request), "input.mime_type": "application/json",
                         "output.value": json.dumps({"choices": [{"message": m}]}), "output.mime_type": "application/json",
                         "llm.token_count.prompt": 40 + 12 * len(history), "llm.token_count.completion": 18,
-                        **openinference_messages("llm.input_messages", history),
-                        **openinference_messages("llm.output_messages", [m]),
+                        **flat_messages("openinference", "llm.input_messages", history),
+                        **flat_messages("openinference", "llm.output_messages", [m]),
                     }  # fmt: skip
                     spans.append(span(trace, "ChatCompletion", attrs, t, root["spanId"], 3))
             elif m["role"] == "tool":
