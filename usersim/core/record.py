@@ -159,7 +159,10 @@ class RunRecord(Strict):
     skill_events: list[SkillEvent] = Field(default_factory=list, description="Skills listed / triggered.")
     usage: dict[str, Usage] = Field(default_factory=dict, description="Per role: agent, simulator, judge.")
     context_tokens: list[int] = Field(
-        default_factory=list, description="Tokens in the agent's context per turn."
+        default_factory=list,
+        description="Tokens in the agent's context per user turn: the prompt tokens its model reported for "
+        "the turn's first request when it made one call that reported usage, else the messages it was "
+        "sent counted with tiktoken (the model's own encoding when cached, else cl100k_base).",
     )
     timeline: list[TimelineSpan] = Field(
         default_factory=list,
