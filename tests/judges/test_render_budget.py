@@ -99,3 +99,26 @@ def test_bad_judge_spec_options_name_the_spec():
         parse_judge_spec("openai:m?ctx=8k")
     with pytest.raises(ValueError, match="must be a number"):
         parse_judge_spec("openai:m?temperature=hot")
+
+
+def test_a_prompt_whose_bytes_fit_is_rendered_whole_without_counting(monkeypatch):
+    """No token is shorter than a byte: a prompt whose UTF-8 bytes fit the room needs no tokenizer."""
+    import usersim.judges.render as render
+
+    t, h = transcript(2)
+    counted = render_for_judge(t, h, budget=10**6)
+
+    def no_count(text: str) -> int:
+        raise AssertionError("counted a prompt that fits by its bytes")
+
+    monkeypatch.setattr(render, "_tokens", no_count)
+    build = lambda text, notice: f"judge this:\n{text}\n{notice}"  # noqa: E731
+    need = len(build(counted.text, "").encode())
+    prompt, whole = render.render_in_full(t, h, room=need, build=build)
+    assert whole.text == counted.text and prompt == build(counted.text, "")
+    assert whole.tokens is None and whole.shortened == [] and whole.left_out == 0
+    assert whole.summary() == {"counted": False, "room_tokens": need, "bytes": len(counted.text.encode())}
+    # a byte more than the room: it may not fit, so it is left to the counted rendering
+    assert render.render_in_full(t, h, room=need - 1, build=build) is None
+    # Chinese is three bytes a character: the bound is loose, never short
+    assert count_tokens(counted.text) <= len(counted.text.encode())

@@ -46,7 +46,7 @@ from usersim.judges.llm import (
     parse_judge_spec,
     prompt,
 )
-from usersim.judges.render import Rendered, render_for_judge
+from usersim.judges.render import Rendered, render_for_judge, render_in_full
 from usersim.sandbox.skills.loader import SKILLS_DIR
 
 NO_MODEL = "needs an LLM judge; none configured (pass --judge-model openai:MODEL)"
@@ -391,10 +391,14 @@ class LLMRubricJudge:
         from usersim.cases.tokens import text_tokens
 
         spec = self.specs[model]
+        room = int(spec.context * (1 - PROMPT_MARGIN)) - spec.answer_reserve
+        whole = render_in_full(transcript, state.history_len, room=room, build=build)
+        if whole is not None:  # fits by its bytes: nothing to count
+            return whole
         # the prompt without the transcript, with the shortening notice at its longest: the same text
         # for every conversation of a case, so its count is remembered
         overhead = text_tokens(build("", "NOTE: " + "x " * 250))
-        budget = int(spec.context * (1 - PROMPT_MARGIN)) - spec.answer_reserve - overhead
+        budget = room - overhead
         rendered = render_for_judge(transcript, state.history_len, budget=max(256, budget))
         return build(rendered.text, rendered.notice()), rendered
 
@@ -533,7 +537,7 @@ class LLMRubricJudge:
         one = next(iter(rendered.values())) if rendered else None
         left_out = max((r.left_out for r in rendered.values()), default=0)
         if left_out:
-            full = max(r.full_tokens for r in rendered.values())
+            full = max(r.full_tokens or 0 for r in rendered.values())
             reason += f" (judged on a shortened transcript: ~{left_out} of {full} tokens left out)"
         details: dict[str, Any] = {
             "evidence": _evidence(chosen.evidence, transcript),

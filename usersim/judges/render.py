@@ -6,6 +6,10 @@ not, filler goes first (replayed history, then tool results no reply relies on, 
 messages), and tool results a reply relies on (items named in the answer) and the assistant's
 own replies are kept whole unless nothing else is left to shorten. Every shortened message
 carries a visible marker and is listed in `Rendered.shortened`.
+
+Counting tokens needs the tokenizer (tiktoken's encoding: about 0.25 s of CPU and 40 MB to load),
+so `render_in_full` first bounds a prompt by its UTF-8 bytes: a byte-level BPE token is at least
+one byte, so a prompt whose bytes fit the room needs no count and is rendered in full, uncounted.
 """
 
 from __future__ import annotations
@@ -61,10 +65,15 @@ class Rendered(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     text: str = Field(description="The rendered transcript.")
-    tokens: int = Field(description="Tokens of `text`.")
-    budget: int = Field(description="Tokens the transcript was allowed.")
-    full_tokens: int = Field(description="Tokens of the transcript rendered in full.")
+    tokens: int | None = Field(description="Tokens of `text`; None when the prompt fit uncounted.")
+    budget: int | None = Field(description="Tokens the transcript was allowed; None when uncounted.")
+    full_tokens: int | None = Field(
+        description="Tokens of the transcript rendered in full; None when uncounted."
+    )
     shortened: list[Shortened] = Field(default_factory=list, description="Messages shortened to fit.")
+    room_tokens: int | None = Field(
+        default=None, description="Tokens the whole prompt was allowed, when it fit by its bytes uncounted."
+    )
 
     @property
     def left_out(self) -> int:
@@ -72,6 +81,8 @@ class Rendered(BaseModel):
 
     def summary(self) -> dict[str, Any]:
         """What goes into a verdict's details."""
+        if self.tokens is None:
+            return {"counted": False, "room_tokens": self.room_tokens, "bytes": len(self.text.encode())}
         return {
             "budget_tokens": self.budget,
             "tokens": self.tokens,
@@ -206,6 +217,20 @@ def render_for_judge(transcript: list[Message], history_len: int = 0, *, budget:
     text = "\n".join(b["text"] for b in blocks)
     shortened.sort(key=lambda s: s.turn)
     return Rendered(text=text, tokens=_tokens(text), budget=budget, full_tokens=full, shortened=shortened)
+
+
+def render_in_full(
+    transcript: list[Message], history_len: int, *, room: int, build: Any
+) -> tuple[str, Rendered] | None:
+    """(prompt, Rendered) with the transcript whole when `build(text, notice)`'s prompt fits `room`
+    tokens by its UTF-8 bytes alone (no token is shorter than a byte); None when it may not."""
+    text = "\n".join(
+        _block(i, m, " (replayed history)" if i < history_len else "") for i, m in enumerate(transcript)
+    )
+    prompt = build(text, "")
+    if len(prompt.encode()) > room:
+        return None
+    return prompt, Rendered(text=text, tokens=None, budget=None, full_tokens=None, room_tokens=room)
 
 
 def _cap(sizes: list[int], target: int) -> int:
