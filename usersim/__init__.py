@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
@@ -20,7 +21,17 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str) -> Any:
     if name in ("run", "arun", "RunResult"):
-        from usersim import api
-
-        return getattr(api, name)
+        return getattr(_api(), name)
     raise AttributeError(f"module 'usersim' has no attribute '{name}'")
+
+
+def _api() -> Any:
+    """usersim.api, imported the first time with the cyclic collector paused (graphs.heap: its
+    imports are ~10^5 long-lived objects the collector would rescan as the heap grows)."""
+    if "usersim.api" in sys.modules:
+        return sys.modules["usersim.api"]
+    from usersim.graphs.heap import collector_paused
+
+    with collector_paused():
+        from usersim import api
+    return api

@@ -20,7 +20,7 @@ from usersim.cases.schema import Case
 from usersim.core.record import RunRecord
 from usersim.core.secrets import redact
 from usersim.core.turns import Turns
-from usersim.graphs.heap import quiet_heap
+from usersim.graphs.heap import collector_paused, quiet_heap
 from usersim.graphs.outputs import Finished, HeldRecords, Progress, write_outputs
 from usersim.graphs.plan import RunPlan
 from usersim.graphs.records_view import StoredRecords
@@ -216,12 +216,17 @@ async def _load_graph(todo: list[tuple[int, Trial]], cfg: RunConfig, plan: RunPl
             await asyncio.sleep(0)
         # the import holds the GIL; the loop (this thread) gets it back at each switch interval to
         # read the reply, so the import's CPU and the model's latency overlap
-        await asyncio.to_thread(importlib.import_module, GRAPH)
+        await asyncio.to_thread(_import_graph)
     else:
-        importlib.import_module(GRAPH)
+        _import_graph()
     # imported inside quiet_heap (run_trials): the graph's modules join the frozen pre-run heap, or
     # every full collection of the run walks them (graphs.heap; about 0.5 s of CPU in a short run)
     gc.freeze()
+
+
+def _import_graph() -> None:
+    with collector_paused():  # see graphs.heap
+        importlib.import_module(GRAPH)
 
 
 _END = object()
