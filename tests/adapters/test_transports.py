@@ -246,3 +246,26 @@ async def test_openai_agent_endpoint_failures_end_in_agent_error(openai_stub, mo
     with pytest.raises(AgentError, match=expect) as info:
         await load_agent("openai:gpt-x?timeout=0.3").respond(_input([SYSTEM, TURN1]))
     assert "openai:gpt-x" in str(info.value) and openai_stub.base_url in str(info.value)
+
+
+def scribbling_agent(messages, tools):
+    """python:tests.adapters.test_transports:scribbling_agent — changes the schemas it was given."""
+    tools[0]["function"]["description"] = "changed by the agent"
+    tools[0]["function"]["parameters"]["properties"].clear()
+    tools.clear()
+    return {"role": "assistant", "content": "done"}
+
+
+async def test_a_python_agent_that_changes_its_tool_schemas_changes_no_other_conversations():
+    """The sandbox's schemas are shared by every conversation of the process; a python: agent gets
+    its own copy to do with as it likes."""
+    from usersim.sandbox.base import open_sandbox
+
+    case = make_case()
+    before = json.dumps(open_sandbox(case).tool_schemas())
+    agent = load_agent("python:tests.adapters.test_transports:scribbling_agent")
+    schemas = open_sandbox(case).tool_schemas()
+    new = await drive(agent, [SYSTEM, TURN1], FakeTools(), case=case, schemas=schemas)
+    assert new[-1].content == "done"
+    assert json.dumps(schemas) == before  # what this conversation holds
+    assert json.dumps(open_sandbox(case).tool_schemas()) == before  # and every later one

@@ -423,3 +423,16 @@ def test_generic_queries_do_not_empty_filtered_results(sandbox):
     assert cheap_anc["products"] and all(p["price"] <= 500 for p in cheap_anc["products"])
     nothing = result_json(call(sandbox, "taobao_search_products", {"query": "推荐一下"}))
     assert nothing["products"] == [] and "放宽" in nothing["message"]
+
+
+def test_the_schemas_of_built_in_tools_are_shared_by_conversations_and_copies_are_the_callers():
+    """Every conversation's sandbox hands out the same schema objects (read-only); `schema()` is
+    a copy to change, and a change to it reaches no conversation."""
+    from usersim.sandbox.tools import tool_registry
+
+    tool = tool_registry.get("search_flights")
+    copy = tool.schema()
+    assert copy == tool.shared_schema() and copy is not tool.shared_schema()
+    copy["function"]["parameters"]["properties"].clear()
+    assert tool.shared_schema()["function"]["parameters"]["properties"]
+    assert tool.shared_schema() is tool_registry.get("search_flights").shared_schema()

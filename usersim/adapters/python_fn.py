@@ -29,6 +29,8 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl
 
+import orjson
+
 from usersim.adapters.base import AgentError, AgentInput, AgentReply
 from usersim.adapters.convert import message_from_reply
 from usersim.adapters.mcp_option import tools_mode
@@ -121,7 +123,8 @@ class PythonFunctionAgent:
             async with mcp_step(inp) as step:
                 reply = await self._call(inp, {"mcp_url": step.url})
             return AgentReply(messages=[*step.messages(), *reply.messages])
-        return await self._call(inp, inp.tools)
+        # its own copy: the schemas are shared by every conversation (Sandbox.tool_schemas)
+        return await self._call(inp, orjson.loads(orjson.dumps(inp.tools)))
 
     async def _call(self, inp: AgentInput, tools: Any) -> AgentReply:
         messages = to_openai_messages(inp.messages)

@@ -95,7 +95,10 @@ class Sandbox:
     def tool_schemas(self) -> list[dict[str, Any]]:
         """The available tools in OpenAI format (case.tools or the default set; + load_skill when skills on).
 
-        Built once per sandbox (one conversation): every agent turn is given the same schemas."""
+        Built once per sandbox (one conversation): every agent turn is given the same schemas, and
+        a built-in tool's schema is one object for every conversation of the process (at C=128,
+        a copy each was 11 MB of the peak): read-only. An adapter that hands them to user code
+        gives it a copy (adapters.python_fn)."""
         if self._schemas is None:
             self._schemas = [self._schema(n) for n in self.tool_names]
         return list(self._schemas)
@@ -105,7 +108,7 @@ class Sandbox:
             return mock_schema(self.mocks[name])
         if self.env and name in self.env.tools:
             return self.env.tools[name].schema()
-        return tool_registry.get(name).schema()
+        return tool_registry.get(name).shared_schema()
 
     def state(self) -> dict[str, list[dict[str, Any]]] | None:
         """A copy of the domain state as it stands now (None without an environment)."""

@@ -58,6 +58,11 @@ class Tool:
         schema's JSON text, several times cheaper than a deep copy)."""
         return json.loads(_schema_text(self))
 
+    def shared_schema(self) -> dict[str, Any]:
+        """The tool in OpenAI `tools` format, one object per process for every conversation: read
+        it, never change it (`schema()` gives a copy to change)."""
+        return _schema_of(self)
+
     def invoke(self, arguments: dict[str, Any], ctx: ToolContext) -> tuple[str, bool]:
         """(result text, is_error). Bad arguments and ToolErrors become error results."""
         try:
