@@ -104,6 +104,11 @@ def _broken(tmp_path: Path, convention: str, attribute: str, edit) -> tuple[Path
     return path, target["spanId"]
 
 
+def _set(key: str, text: str):
+    """An edit of a span's attributes: `key` says `text`."""
+    return lambda attrs: [{**a, "value": {"stringValue": text}} if a["key"] == key else a for a in attrs]
+
+
 @pytest.mark.parametrize(
     "convention, attribute, edit, says",
     [
@@ -116,23 +121,13 @@ def _broken(tmp_path: Path, convention: str, attribute: str, edit) -> tuple[Path
         (
             "openinference",
             "llm.input_messages.1.message.role",
-            lambda attrs: [
-                {**a, "value": {"stringValue": "customer"}}
-                if a["key"] == "llm.input_messages.1.message.role"
-                else a
-                for a in attrs
-            ],
+            _set("llm.input_messages.1.message.role", "customer"),
             "'customer' is not a chat role",
         ),
         (
             "openllmetry",
             "gen_ai.completion.0.tool_calls.0.arguments",
-            lambda attrs: [
-                {**a, "value": {"stringValue": '{"customer_id": "C-10'}}
-                if a["key"] == "gen_ai.completion.0.tool_calls.0.arguments"
-                else a
-                for a in attrs
-            ],
+            _set("gen_ai.completion.0.tool_calls.0.arguments", '{"customer_id": "C-10'),
             "not JSON",
         ),
     ],
